@@ -1,0 +1,134 @@
+"""Diagnostics: the one type every problem trainspec finds is reported as.
+
+A diagnostic carries a stable code (``TS101``), a severity, where it is (file, line, column,
+field path), what is wrong and what to do about it. Codes are public: tools and tests match
+on them, so a code never changes meaning. The registry :data:`CODES` documents each one.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, replace
+
+
+class Severity(str, enum.Enum):
+    """How bad a problem is. Errors make a command exit 1; warnings do not."""
+
+    ERROR = "error"
+    WARNING = "warning"
+
+
+#: Every diagnostic code and its one-line meaning. Grouped by the hundred:
+#: TS1xx reading files, TS2xx the spec schema, TS3xx cross-field meaning, TS4xx compiling,
+#: TS5xx checking emitted manifests, TS6xx project policy.
+CODES: dict[str, str] = {
+    # -- reading files ------------------------------------------------------------------
+    "TS100": "file cannot be read (missing, a directory, or permission denied)",
+    "TS101": "file is not valid UTF-8",
+    "TS102": "file is larger than the size cap",
+    "TS103": "YAML syntax error",
+    "TS104": "tab character in indentation",
+    "TS105": "duplicate key in a mapping",
+    "TS106": "alias expansion beyond the cap (possible billion-laughs document)",
+    "TS107": "document is not a mapping",
+    "TS108": "empty document (ignored)",
+    "TS109": "YAML 1.1 implicit boolean/number/null where a string is expected",
+    "TS110": "unknown kind for apiVersion trainspec.dev",
+    "TS111": "unsupported trainspec apiVersion",
+    "TS112": "Python spec file failed to import",
+    "TS113": "YAML tag or key type not allowed in specs",
+    # -- the spec schema ----------------------------------------------------------------
+    "TS200": "unknown field",
+    "TS201": "missing required field",
+    "TS202": "wrong type",
+    "TS203": "value out of range or not one of the allowed values",
+    "TS204": "invalid Kubernetes quantity",
+    "TS205": "invalid duration",
+    "TS206": "invalid name (must be an RFC 1035 label)",
+    "TS207": "invalid URI or scheme not allowed here",
+    "TS208": "checkpoint forms are mutually exclusive",
+    "TS209": "invalid parameter count",
+    "TS210": "invalid label or annotation key or value",
+    "TS211": "invalid environment variable name",
+    # -- meaning across fields ----------------------------------------------------------
+    "TS300": "procsPerNode does not match the GPUs per node",
+    "TS301": "multi-node job with a ReadWriteOnce volume",
+    "TS302": "a name is in both env and secretEnv",
+    "TS303": "environment variable name reserved by Kubeflow Trainer",
+    "TS304": "env value looks like a credential",
+    "TS305": "runtime not found among the inputs nor in the built-in catalog",
+    "TS306": "two specs define the same object",
+    "TS307": "template expression is undefined or invalid",
+    "TS308": "values file cannot be used",
+    # -- compiling ----------------------------------------------------------------------
+    "TS400": "resolved value conflicts with the runtime's limits",
+    "TS401": "name does not fit the Kubernetes name budget",
+    "TS402": "job asks for data sharding on a runtime that cannot shard",
+    "TS403": "Kueue gang admission without a queue",
+    "TS404": "namespaced runtime used from another namespace",
+    "TS405": "checkpoint size cannot be computed",
+    "TS406": "scheduling setting conflicts with the gang policy",
+    "TS407": "output directory cannot be written",
+    "TS408": "compiled output is stale",
+    # -- checking emitted manifests -----------------------------------------------------
+    "TS500": "manifest violates the CRD's structural schema",
+    "TS501": "manifest violates a CRD validation rule (CEL)",
+    "TS502": "CRD validation rule could not be evaluated",
+    "TS503": "manifest violates an admission-webhook rule",
+    "TS504": "no CRD known for this kind",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Related:
+    """A second place a diagnostic points at (for example the object a job conflicts with)."""
+
+    message: str
+    file: str | None = None
+    line: int | None = None
+    column: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One problem, located.
+
+    ``line`` and ``column`` are 1-based. ``path`` is the dotted field path inside the document
+    (``spec.checkpoint.size``, ``spec.args[2]``), empty for problems of the whole document.
+    """
+
+    code: str
+    message: str
+    severity: Severity = Severity.ERROR
+    file: str | None = None
+    line: int | None = None
+    column: int | None = None
+    path: str = ""
+    hint: str | None = None
+    related: tuple[Related, ...] = field(default=())
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity is Severity.ERROR
+
+    def at(self, file: str | None, line: int | None, column: int | None) -> Diagnostic:
+        """The same diagnostic placed at another location."""
+        return replace(self, file=file, line=line, column=column)
+
+    def sort_key(self) -> tuple:
+        return (self.file or "", self.line or 0, self.column or 0, self.code, self.path, self.message)
+
+
+def format_path(path: tuple[str | int, ...] | list[str | int]) -> str:
+    """Render a field path the way users write it: ``spec.args[2].name``."""
+    out: list[str] = []
+    for part in path:
+        if isinstance(part, int):
+            out.append(f"[{part}]")
+        else:
+            out.append(f".{part}" if out else str(part))
+    return "".join(out)
+
+
+def has_errors(diagnostics: list[Diagnostic] | tuple[Diagnostic, ...]) -> bool:
+    return any(d.is_error for d in diagnostics)
