@@ -1,0 +1,211 @@
+"""The serialiser's rules and the models' dataclass behaviour."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import subprocess
+import sys
+
+import pytest
+
+import trainspec.k8s as k8s
+from trainspec.k8s import (
+    Container,
+    EnvVar,
+    JAXMLPolicySource,
+    JobSetSpec,
+    MLPolicy,
+    Network,
+    ObjectMeta,
+    OwnerReference,
+    PodSpec,
+    ResourceRequirements,
+    RuntimeRef,
+    SerializationError,
+    TorchMLPolicySource,
+    Trainer,
+    XGBoostMLPolicySource,
+    to_dict,
+    wire_name,
+)
+
+from . import samples
+from .crd_schema import REPO_ROOT
+
+
+@pytest.mark.parametrize(
+    ("name", "wire"),
+    [
+        ("resources_per_node", "resourcesPerNode"),
+        ("num_proc_per_node", "numProcPerNode"),
+        ("training_runtime_spec", "trainingRuntimeSpec"),
+        ("runtime_patches", "runtimePatches"),
+        ("required_during_scheduling_ignored_during_execution", "requiredDuringSchedulingIgnoredDuringExecution"),
+        ("name", "name"),
+    ],
+)
+def test_wire_name_is_camel_case(name: str, wire: str) -> None:
+    assert wire_name(name) == wire
+
+
+def test_wire_override_beats_derivation() -> None:
+    assert to_dict(Network(enable_dns_hostnames=False, subdomain="tj")) == {
+        "enableDNSHostnames": False,
+        "subdomain": "tj",
+    }
+
+
+def test_none_is_omitted_and_field_order_is_kept() -> None:
+    out = to_dict(Trainer(num_proc_per_node=8, image="img:1", num_nodes=2))
+    assert out == {"image": "img:1", "numNodes": 2, "numProcPerNode": 8}
+    assert list(out) == ["image", "numNodes", "numProcPerNode"]  # declaration order
+
+
+def test_explicit_empties_are_emitted() -> None:
+    assert to_dict(MLPolicy(torch=TorchMLPolicySource())) == {"torch": {}}
+    assert to_dict(MLPolicy(jax=JAXMLPolicySource())) == {"jax": {}}
+    assert to_dict(MLPolicy(xgboost=XGBoostMLPolicySource())) == {"xgboost": {}}
+    assert to_dict(Trainer(args=[], env=[])) == {"args": [], "env": []}
+    assert to_dict(ObjectMeta(labels={})) == {"labels": {}}
+    assert to_dict(ObjectMeta()) == {}
+
+
+def test_maps_are_sorted_and_int_quantities_stay_ints() -> None:
+    resources = ResourceRequirements(
+        requests={"nvidia.com/gpu": 8, "memory": "1600Gi", "cpu": "500m"},
+        limits={"nvidia.com/gpu": 8, "memory": "1600Gi"},
+    )
+    out = to_dict(resources)
+    assert out == {
+        "requests": {"cpu": "500m", "memory": "1600Gi", "nvidia.com/gpu": 8},
+        "limits": {"memory": "1600Gi", "nvidia.com/gpu": 8},
+    }
+    assert list(out["requests"]) == ["cpu", "memory", "nvidia.com/gpu"]
+    assert type(out["requests"]["nvidia.com/gpu"]) is int
+    meta = to_dict(ObjectMeta(name="a", labels={"z": "1", "a": "2", "m": "3"}, annotations={"b": "", "a": ""}))
+    assert list(meta["labels"]) == ["a", "m", "z"]
+    assert list(meta["annotations"]) == ["a", "b"]
+
+
+def test_output_does_not_depend_on_map_insertion_order() -> None:
+    one = PodSpec(containers=[Container(name="c")], node_selector={"a": "1", "b": "2"})
+    two = PodSpec(containers=[Container(name="c")], node_selector={"b": "2", "a": "1"})
+    assert repr(to_dict(one)) == repr(to_dict(two))
+
+
+def test_tuples_serialise_as_lists_and_output_is_fresh() -> None:
+    container = Container(name="c", command=("python", "-m", "x"))  # type: ignore[arg-type]
+    out = to_dict(container)
+    assert out == {"name": "c", "command": ["python", "-m", "x"]}
+    args = ["a"]
+    trainer = Trainer(args=args, resources_per_node=ResourceRequirements(limits={"cpu": 1}))
+    out = to_dict(trainer)
+    out["args"].append("b")
+    out["resourcesPerNode"]["limits"]["cpu"] = 2
+    assert args == ["a"] and trainer.resources_per_node.limits == {"cpu": 1}  # type: ignore[union-attr]
+
+
+def test_enum_members_emit_their_value() -> None:
+    class Status(str, enum.Enum):
+        READY = "Ready"
+
+    out = to_dict(OwnerReference(api_version="v1", kind=Status.READY, name="n", uid="u"))  # type: ignore[arg-type]
+    assert out["kind"] == "Ready" and type(out["kind"]) is str
+
+
+def test_fields_named_kind_and_api_version_are_not_a_header() -> None:
+    # Only class constants make a top-level header; these are ordinary fields.
+    assert to_dict(RuntimeRef(name="torch")) == {"name": "torch"}
+    assert to_dict(OwnerReference(api_version="v1", kind="Pod", name="p", uid="1")) == {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "name": "p",
+        "uid": "1",
+    }
+
+
+def test_top_level_header_comes_first() -> None:
+    out = to_dict(samples.patched_trainjob())
+    assert list(out) == ["apiVersion", "kind", "metadata", "spec"]
+    assert out["apiVersion"] == "trainer.kubeflow.org/v1alpha1" and out["kind"] == "TrainJob"
+    runtime = to_dict(samples.mpi_runtime())
+    assert list(runtime)[:2] == ["apiVersion", "kind"] and runtime["kind"] == "TrainingRuntime"
+
+
+@pytest.mark.parametrize(
+    ("obj", "where"),
+    [
+        (Trainer(command={"python"}), ".command"),  # type: ignore[arg-type]
+        (Trainer(args=["ok", None]), ".args[1]"),  # type: ignore[list-item]
+        (ResourceRequirements(limits={"cpu": object()}), ".limits['cpu']"),  # type: ignore[dict-item]
+        (ObjectMeta(labels={1: "x"}), ".labels"),  # type: ignore[dict-item]
+        (JobSetSpec(replicated_jobs=[None]), ".replicatedJobs[0]"),  # type: ignore[list-item]
+    ],
+)
+def test_values_without_a_wire_form_raise_with_their_path(obj: object, where: str) -> None:
+    with pytest.raises(SerializationError) as info:
+        to_dict(obj)
+    assert str(info.value).startswith(f"{where}: ")
+    assert isinstance(info.value, TypeError)
+
+
+@pytest.mark.parametrize("bad", [{"a": 1}, [1], "x", None, Trainer])
+def test_to_dict_needs_a_model_instance(bad: object) -> None:
+    with pytest.raises(SerializationError):
+        to_dict(bad)
+
+
+def test_models_are_frozen_slotted_and_keyword_only() -> None:
+    env = EnvVar(name="A", value="1")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        env.value = "2"  # type: ignore[misc]
+    assert not hasattr(env, "__dict__")
+    with pytest.raises(TypeError):
+        EnvVar("A", "1")  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        Container()  # type: ignore[call-arg]  # name is required
+    assert dataclasses.replace(env, value="2") == EnvVar(name="A", value="2")
+
+
+def test_models_have_value_equality_hashing_and_a_compact_repr() -> None:
+    assert samples.patched_trainjob() == samples.patched_trainjob()
+    assert samples.patched_trainjob(1) != samples.patched_trainjob(2)
+    assert EnvVar(name="A") != Container(name="A")
+    assert len({EnvVar(name="A", value="1"), EnvVar(name="A", value="1")}) == 1
+    with pytest.raises(TypeError):
+        hash(Trainer(args=["x"]))  # lists are unhashable, as with any frozen dataclass
+    assert repr(Trainer(image="i", num_nodes=2)) == "Trainer(image='i', num_nodes=2)"
+
+
+def test_every_model_is_a_frozen_slotted_kw_only_dataclass() -> None:
+    for name in k8s.__all__:
+        obj = getattr(k8s, name)
+        if isinstance(obj, type) and dataclasses.is_dataclass(obj):
+            params = obj.__dataclass_params__  # type: ignore[attr-defined]
+            assert params.frozen, name
+            assert "__slots__" in obj.__dict__, name
+            assert all(f.kw_only for f in dataclasses.fields(obj)), name
+            assert issubclass(obj, k8s.Model), name
+            assert obj.__doc__ and not obj.__doc__.startswith(f"{name}("), name  # own docstring
+
+
+def test_package_reexports_match_submodules() -> None:
+    import importlib
+
+    for module, names in k8s._MODULES.items():
+        mod = importlib.import_module(f"trainspec.k8s.{module}")
+        assert sorted(mod.__all__) == sorted(names), module
+        for name in names:
+            assert getattr(k8s, name) is getattr(mod, name)
+
+
+def test_importing_the_package_defines_no_models_yet() -> None:
+    # Start-up budget: the models load on first use, not on ``import trainspec.k8s``.
+    code = (
+        "import sys, trainspec.k8s as k\n"
+        "assert 'trainspec.k8s.core' not in sys.modules, sorted(sys.modules)\n"
+        "k.TrainJob\n"
+        "assert 'trainspec.k8s.core' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO_ROOT)

@@ -1,0 +1,5 @@
+import sys
+
+from trainspec.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,63 @@
+"""The ``trainspec`` command line. Each command imports only what it needs, when it runs."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+
+COMMANDS = {
+    "validate": ("trainspec.cli.validate", "check specs and report every problem at once"),
+    "compile": ("trainspec.cli.compile", "compile specs into Kubeflow Trainer manifests"),
+    "schema": ("trainspec.cli.schema", "print the JSON Schema of the spec language"),
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # usage errors exit 2, like every command here
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from trainspec import __version__
+
+    parser = _Parser(prog="trainspec", description="Validate training specs and compile them into "
+                                                  "Kubeflow Trainer v2 resources.")
+    parser.add_argument("--version", action="version", version=f"trainspec {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name, (module, help_text) in COMMANDS.items():
+        command = sub.add_parser(name, help=help_text, description=help_text)
+        _import(module).add_arguments(command)
+        command.set_defaults(module=module)
+    return parser
+
+
+def _import(module: str):
+    import importlib
+
+    return importlib.import_module(module)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(_import(args.module).run(args))
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:  # an internal defect: say so briefly, exit 2
+        if os.environ.get("TRAINSPEC_DEBUG"):
+            raise
+        print(f"trainspec: internal error: {type(exc).__name__}: {exc} "
+              "(set TRAINSPEC_DEBUG=1 for the traceback; please report it)", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""Reporters: diagnostics as located text lines or as JSON, with the same data."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TextIO
+
+from trainspec.dsl.diagnostics import Diagnostic, Severity
+
+
+def location(file: str | None, line: int | None, column: int | None) -> str:
+    if not file:
+        return "<input>"
+    if line is None:
+        return file
+    return f"{file}:{line}:{column or 1}"
+
+
+def format_text(diagnostic: Diagnostic) -> str:
+    """``path:line:col: error[TS101]: spec.nodes: must be >= 1 (got 0)`` plus hint and notes."""
+    where = location(diagnostic.file, diagnostic.line, diagnostic.column)
+    field = f"{diagnostic.path}: " if diagnostic.path else ""
+    lines = [f"{where}: {diagnostic.severity.value}[{diagnostic.code}]: {field}{diagnostic.message}"]
+    if diagnostic.hint:
+        lines.append(f"  hint: {diagnostic.hint}")
+    for related in diagnostic.related:
+        lines.append(f"  note: {location(related.file, related.line, related.column)}: {related.message}")
+    return "\n".join(lines)
+
+
+def summary(diagnostics: Sequence[Diagnostic], files: int | None = None) -> str:
+    errors = sum(1 for d in diagnostics if d.severity is Severity.ERROR)
+    warnings = len(diagnostics) - errors
+    parts = [f"{errors} error{'s' * (errors != 1)}", f"{warnings} warning{'s' * (warnings != 1)}"]
+    scope = f" in {files} file{'s' * (files != 1)}" if files is not None else ""
+    return ", ".join(parts) + scope
+
+
+def as_json(diagnostic: Diagnostic) -> dict:
+    return {
+        "code": diagnostic.code,
+        "severity": diagnostic.severity.value,
+        "file": diagnostic.file,
+        "line": diagnostic.line,
+        "column": diagnostic.column,
+        "path": diagnostic.path,
+        "message": diagnostic.message,
+        "hint": diagnostic.hint,
+        "related": [
+            {"message": r.message, "file": r.file, "line": r.line, "column": r.column} for r in diagnostic.related
+        ],
+    }
+
+
+def write(diagnostics: Sequence[Diagnostic], stream: TextIO, fmt: str = "text", *, files: int | None = None,
+          quiet: bool = False) -> None:
+    """Write every diagnostic, then (text) a one-line summary."""
+    if fmt == "json":
+        payload = {"diagnostics": [as_json(d) for d in diagnostics], "summary": {
+            "errors": sum(1 for d in diagnostics if d.is_error),
+            "warnings": sum(1 for d in diagnostics if not d.is_error),
+            "files": files,
+        }}
+        stream.write(json.dumps(payload, indent=2) + "\n")
+        return
+    for diagnostic in diagnostics:
+        stream.write(format_text(diagnostic) + "\n")
+    if not quiet or diagnostics:
+        stream.write(summary(diagnostics, files) + "\n")

@@ -1,0 +1,190 @@
+"""Built-in Kubernetes pieces the CRDs do not describe.
+
+* ObjectMeta: a CRD's root ``metadata`` is just ``type: object``; the API server validates it
+  with its own rules (name format, label syntax, known keys). :data:`OBJECT_META` is a strict
+  JSON Schema for it, with custom keywords checked in :mod:`.schema`.
+* A few core kinds the compiler may emit next to custom resources. PersistentVolumeClaim gets a
+  small strict schema; the others are accepted without checking.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .quantity import QUANTITY_PATTERN
+
+DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+def subdomain_problem(value: str) -> str | None:
+    """Why ``value`` is not a DNS-1123 subdomain (object names), or None."""
+    if len(value) > 253:
+        return f"must be no more than 253 characters (has {len(value)})"
+    if not DNS1123_SUBDOMAIN.match(value):
+        return "must be a lowercase RFC 1123 subdomain ([a-z0-9], '-', '.', alphanumeric at both ends)"
+    return None
+
+
+def label_problem(value: str) -> str | None:
+    """Why ``value`` is not a DNS-1123 label (namespaces), or None."""
+    if len(value) > 63:
+        return f"must be no more than 63 characters (has {len(value)})"
+    if not DNS1123_LABEL.match(value):
+        return "must be a lowercase RFC 1123 label ([a-z0-9] and '-', alphanumeric at both ends)"
+    return None
+
+
+def qualified_name_problem(key: str) -> str | None:
+    """Why ``key`` is not a valid label/annotation key (``[prefix/]name``), or None."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and not prefix:
+        return "prefix before '/' must not be empty"
+    if slash:
+        problem = subdomain_problem(prefix)
+        if problem:
+            return f"prefix {prefix!r} {problem}"
+    if not name:
+        return "name part must not be empty"
+    if len(name) > 63:
+        return f"name part must be no more than 63 characters (has {len(name)})"
+    if not _QUALIFIED_NAME.match(name):
+        return "name part must consist of alphanumerics, '-', '_' or '.', alphanumeric at both ends"
+    return None
+
+
+def label_value_problem(value: str) -> str | None:
+    """Why ``value`` is not a valid label value, or None."""
+    if len(value) > 63:
+        return f"must be no more than 63 characters (has {len(value)})"
+    if not _LABEL_VALUE.match(value):
+        return "must be empty or alphanumerics, '-', '_' or '.', alphanumeric at both ends"
+    return None
+
+
+_STRING = {"type": "string"}
+_STRING_MAP = {"type": "object", "additionalProperties": _STRING}
+
+#: Strict JSON Schema for ObjectMeta. ``x-k8s-*`` keywords are implemented in .schema.
+OBJECT_META: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "x-k8s-name-required": True,
+    "properties": {
+        "name": {"type": "string", "x-k8s-name": "subdomain"},
+        "generateName": _STRING,
+        "namespace": {"type": "string", "x-k8s-name": "label"},
+        "labels": {"type": "object", "additionalProperties": _STRING, "x-k8s-labels": True},
+        "annotations": {"type": "object", "additionalProperties": _STRING, "x-k8s-annotations": True},
+        "finalizers": {"type": "array", "items": _STRING},
+        "ownerReferences": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["apiVersion", "kind", "name", "uid"],
+                "properties": {
+                    "apiVersion": _STRING,
+                    "kind": _STRING,
+                    "name": _STRING,
+                    "uid": _STRING,
+                    "controller": {"type": "boolean"},
+                    "blockOwnerDeletion": {"type": "boolean"},
+                },
+            },
+        },
+        "uid": _STRING,
+        "resourceVersion": _STRING,
+        "generation": {"type": "integer"},
+        "creationTimestamp": {"type": ["string", "null"]},
+        "deletionTimestamp": {"type": ["string", "null"]},
+        "deletionGracePeriodSeconds": {"type": "integer"},
+        "managedFields": {"type": "array", "items": {"type": "object"}},
+        "selfLink": _STRING,
+    },
+}
+
+_QUANTITY = {"type": ["string", "integer", "number"], "pattern": QUANTITY_PATTERN}
+_RESOURCE_LIST = {"type": "object", "additionalProperties": _QUANTITY}
+_LABEL_SELECTOR = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "matchLabels": _STRING_MAP,
+        "matchExpressions": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["key", "operator"],
+                "properties": {
+                    "key": _STRING,
+                    "operator": {"enum": ["In", "NotIn", "Exists", "DoesNotExist"]},
+                    "values": {"type": "array", "items": _STRING},
+                },
+            },
+        },
+    },
+}
+_TYPED_REF = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["kind", "name"],
+    "properties": {"apiGroup": _STRING, "kind": _STRING, "name": _STRING, "namespace": _STRING},
+}
+
+#: Hand-written strict schema for core/v1 PersistentVolumeClaim (what the compiler emits).
+PVC_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["apiVersion", "kind", "metadata", "spec"],
+    "properties": {
+        "apiVersion": _STRING,
+        "kind": _STRING,
+        "metadata": OBJECT_META,
+        "spec": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["accessModes", "resources"],
+            "properties": {
+                "accessModes": {
+                    "type": "array",
+                    "minItems": 1,
+                    "uniqueItems": True,
+                    "items": {"enum": ["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"]},
+                },
+                "resources": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["requests"],
+                    "properties": {
+                        "requests": {**_RESOURCE_LIST, "required": ["storage"]},
+                        "limits": _RESOURCE_LIST,
+                    },
+                },
+                "storageClassName": _STRING,
+                "volumeMode": {"enum": ["Filesystem", "Block"]},
+                "volumeName": _STRING,
+                "volumeAttributesClassName": _STRING,
+                "selector": _LABEL_SELECTOR,
+                "dataSource": _TYPED_REF,
+                "dataSourceRef": _TYPED_REF,
+            },
+        },
+        "status": {"type": "object"},
+    },
+}
+
+#: Core kinds accepted without a CRD: (apiVersion, kind) -> JSON Schema, or None = not checked.
+CORE_KINDS: dict[tuple[str, str], dict[str, Any] | None] = {
+    ("v1", "PersistentVolumeClaim"): PVC_SCHEMA,
+    ("v1", "ConfigMap"): None,
+    ("v1", "Secret"): None,
+    ("v1", "Namespace"): None,
+    ("v1", "ServiceAccount"): None,
+    ("rbac.authorization.k8s.io/v1", "Role"): None,
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): None,
+}

@@ -1,0 +1,47 @@
+"""Checkpoint storage: the standalone PVC, its mount in trainer pods, and the env contract.
+
+The PVC is not owned by the TrainJob, so it survives the job's deletion and a re-run resumes
+from the last checkpoint.
+"""
+
+from __future__ import annotations
+
+from trainspec.compiler.lower import env as envs
+from trainspec.compiler.lower import labels as L
+from trainspec.compiler.plan import CheckpointKind, CheckpointPlan
+from trainspec.k8s import (
+    ObjectMeta, PersistentVolumeClaim, PersistentVolumeClaimSpec, PersistentVolumeClaimVolumeSource, Volume,
+    VolumeMount, VolumeResourceRequirements,
+)
+
+VOLUME = "checkpoints"
+
+
+def claim(plan: CheckpointPlan, job_name: str, namespace: str) -> PersistentVolumeClaim | None:
+    if plan.kind is not CheckpointKind.VOLUME:
+        return None
+    return PersistentVolumeClaim(
+        metadata=ObjectMeta(name=plan.claim_name, namespace=namespace,
+                            labels={L.MANAGED_BY: L.MANAGER, L.JOB_LABEL: job_name}),
+        spec=PersistentVolumeClaimSpec(
+            access_modes=[plan.access_mode.value],
+            storage_class_name=plan.storage_class,
+            resources=VolumeResourceRequirements(requests={"storage": plan.size.to_k8s()}),
+        ),
+    )
+
+
+def volume(plan: CheckpointPlan) -> Volume | None:
+    if plan.kind is CheckpointKind.URI:
+        return None
+    return Volume(name=VOLUME, persistent_volume_claim=PersistentVolumeClaimVolumeSource(claim_name=plan.claim_name))
+
+
+def mount(plan: CheckpointPlan) -> VolumeMount | None:
+    if plan.kind is CheckpointKind.URI:
+        return None
+    return VolumeMount(name=VOLUME, mount_path=plan.path)
+
+
+def env(plan: CheckpointPlan) -> dict[str, str]:
+    return {envs.CHECKPOINT_DIR: plan.path, envs.CHECKPOINT_KEEP: str(plan.keep)}

@@ -1,0 +1,134 @@
+"""Lower a planned job to its TrainJob (and the checkpoint PVC it needs)."""
+
+from __future__ import annotations
+
+from trainspec.compiler.lower import checkpoint, kueue, sharding
+from trainspec.compiler.lower import env as envs
+from trainspec.compiler.lower import labels as L
+from trainspec.compiler.plan import RJOB_DATASET, JobPlan
+from trainspec.compiler.resolve import Origin
+from trainspec.dsl.models import Framework, Scope
+from trainspec.k8s import (
+    ContainerPatch, JobSetSpecPatch, JobSetTemplatePatch, JobSpecPatch, JobTemplatePatch, MetadataPatch,
+    ObjectMeta, PersistentVolumeClaim, PodSpecPatch, PodTemplatePatch, ReplicatedJobPatch, ResourceRequirements,
+    RuntimePatch, RuntimeRef, Trainer, TrainingRuntimeSpecPatch, TrainJob, TrainJobSpec, Volume,
+)
+
+
+def lower_job(plan: JobPlan) -> list[PersistentVolumeClaim | TrainJob]:
+    """The objects of one job, in apply order: the checkpoint PVC, then the TrainJob."""
+    resolved = plan.resolved
+    objects: list[PersistentVolumeClaim | TrainJob] = []
+    if plan.checkpoint is not None:
+        pvc = checkpoint.claim(plan.checkpoint, resolved.name, resolved.namespace)
+        if pvc is not None:
+            objects.append(pvc)
+    objects.append(_trainjob(plan))
+    return objects
+
+
+def _trainjob(plan: JobPlan) -> TrainJob:
+    resolved = plan.resolved
+    job = resolved.job
+    runtime = resolved.runtime.spec
+    kind = "TrainingRuntime" if runtime.spec.scope is Scope.NAMESPACE else "ClusterTrainingRuntime"
+    deadline = job.spec.max_run_time.seconds if job.spec.max_run_time else None
+    return TrainJob(
+        metadata=ObjectMeta(
+            name=resolved.name,
+            namespace=resolved.namespace,
+            labels={**job.metadata.labels, **kueue.job_labels(job)} or None,
+            annotations=dict(job.metadata.annotations) or None,
+        ),
+        spec=TrainJobSpec(
+            runtime_ref=RuntimeRef(name=plan.runtime_name, api_group=L.API_GROUP, kind=kind),
+            initializer=sharding.initializer(job.spec.data, plan.data) if plan.data else None,
+            trainer=_trainer(plan),
+            runtime_patches=_patches(plan) or None,
+            suspend=kueue.suspended(job),
+            active_deadline_seconds=deadline,
+        ),
+    )
+
+
+def _trainer(plan: JobPlan) -> Trainer:
+    resolved = plan.resolved
+    job = resolved.job
+    env = dict(job.spec.env)
+    if plan.checkpoint is not None:
+        env.update(checkpoint.env(plan.checkpoint))
+    if plan.data is not None:
+        env.update(sharding.trainer_env(plan.data))
+    env_vars = envs.plain(env) + envs.from_secrets(job.spec.secret_env)
+    per_process = resolved.framework in (Framework.TORCH, Framework.DEEPSPEED, Framework.MPI)
+    return Trainer(
+        image=job.spec.image,
+        command=list(job.spec.command) if job.spec.command is not None else None,
+        args=list(job.spec.args) if job.spec.args is not None else None,
+        env=sorted(env_vars, key=lambda e: e.name) or None,
+        num_nodes=resolved.nodes.value,
+        resources_per_node=_resources(plan),
+        num_proc_per_node=resolved.procs_per_node.value if per_process else None,
+    )
+
+
+def _resources(plan: JobPlan) -> ResourceRequirements | None:
+    """The merged per-node resources, emitted only when the job overrides any.
+
+    The full merge (runtime, network devices, job) is written out, so the result is the same on
+    Trainer 2.3 (which merges) and 2.2 (which replaces).
+    """
+    resources = plan.resolved.resources
+    if not any(value.origin is Origin.JOB for value in resources.values()):
+        return None
+    values = {name: value.value.to_k8s() for name, value in resources.items()}
+    return ResourceRequirements(requests=values, limits=dict(values))
+
+
+def _patches(plan: JobPlan) -> list[RuntimePatch]:
+    """One runtimePatches entry owned by trainspec: pod labels, annotations, volumes and mounts."""
+    rjobs = [p for p in (_trainer_patch(plan, name) for name in plan.trainer_rjobs) if p is not None]
+    stage = _stage_patch(plan)
+    if stage is not None:
+        rjobs.insert(0, stage)
+    if not rjobs:
+        return []
+    return [RuntimePatch(
+        manager=L.PATCH_MANAGER,
+        training_runtime_spec=TrainingRuntimeSpecPatch(
+            template=JobSetTemplatePatch(spec=JobSetSpecPatch(replicated_jobs=rjobs))),
+    )]
+
+
+def _trainer_patch(plan: JobPlan, rjob: str) -> ReplicatedJobPatch | None:
+    job = plan.resolved.job
+    annotations = {**job.spec.pod_annotations, **kueue.topology_annotations(job)}
+    labels = dict(job.spec.pod_labels)
+    volume = checkpoint.volume(plan.checkpoint) if plan.checkpoint else None
+    mount = checkpoint.mount(plan.checkpoint) if plan.checkpoint else None
+    if not (annotations or labels or volume):
+        return None
+    return _pod_patch(
+        rjob,
+        MetadataPatch(labels=labels or None, annotations=annotations or None) if (labels or annotations) else None,
+        [volume] if volume else None,
+        [ContainerPatch(name="node", volume_mounts=[mount])] if mount else None,
+    )
+
+
+def _stage_patch(plan: JobPlan) -> ReplicatedJobPatch | None:
+    source = sharding.source_volume(plan.data) if plan.data else None
+    if source is None:
+        return None
+    volume, mount = source
+    return _pod_patch(RJOB_DATASET, None, [volume], [ContainerPatch(name=RJOB_DATASET, volume_mounts=[mount])])
+
+
+def _pod_patch(rjob: str, metadata: MetadataPatch | None, volumes: list[Volume] | None,
+               containers: list[ContainerPatch] | None) -> ReplicatedJobPatch:
+    spec = PodSpecPatch(volumes=volumes, containers=containers) if (volumes or containers) else None
+    return ReplicatedJobPatch(
+        name=rjob,
+        template=JobTemplatePatch(spec=JobSpecPatch(template=PodTemplatePatch(metadata=metadata, spec=spec))),
+    )
+

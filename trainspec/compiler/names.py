@@ -1,0 +1,39 @@
+"""The name budget: how long a TrainJob name may be so every generated name fits.
+
+JobSet names pods ``<trainjob>-<rjob>-<replicaIdx>-<podIdx>-<5 random>`` and requires each to
+be at most 63 characters; JobSet's volumeClaimPolicies name the shard volume
+``initializer-<trainjob>``, also at most 63.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from trainspec.compiler.plan import JobPlan
+
+LIMIT = 63
+RANDOM_SUFFIX = 6  # "-abcde"
+SHARD_CLAIM_PREFIX = "initializer-"
+
+
+@dataclass(frozen=True)
+class Budget:
+    max_length: int
+    reason: str
+
+
+def pod_suffix(rjob: str, replicas: int, pods: int) -> str:
+    """The longest suffix JobSet adds to the TrainJob name for pods of ``rjob``."""
+    return f"-{rjob}-{replicas - 1}-{max(pods - 1, 0)}" + "x" * RANDOM_SUFFIX
+
+
+def name_budget(plan: JobPlan) -> Budget:
+    candidates = [
+        Budget(LIMIT - len(pod_suffix(r.name, r.replicas, r.pods)),
+               f"pod names like <name>{pod_suffix(r.name, r.replicas, r.pods)[:-RANDOM_SUFFIX]}-xxxxx")
+        for r in plan.rjobs
+    ]
+    candidates.append(Budget(LIMIT, "the RFC 1035 limit"))
+    if plan.data is not None:
+        candidates.append(Budget(LIMIT - len(SHARD_CLAIM_PREFIX), f"the shard volume {SHARD_CLAIM_PREFIX}<name>"))
+    return min(candidates, key=lambda b: b.max_length)

@@ -1,0 +1,150 @@
+"""The *plan* pass: decide what each job becomes before building any Kubernetes object.
+
+A plan fixes the replicated jobs and their pod counts (for the name budget), the runtime
+variant the job references, the checkpoint storage and the data shards.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from trainspec.compiler.resolve import ResolvedJob
+from trainspec.compiler.sizing import CheckpointSize, checkpoint_size
+from trainspec.dsl.models import AccessMode, Framework, Runtime, ShardBy
+from trainspec.dsl.types import Quantity
+
+SHARDED_SUFFIX = "-sharded"
+RJOB_NODE = "node"
+RJOB_LAUNCHER = "launcher"
+RJOB_DATASET = "dataset-initializer"
+WORKSPACE = "/workspace"
+DATA_DIR = "/workspace/dataset"
+PVC_ROOT = "/mnt/pvc"
+
+
+class CheckpointKind(str, enum.Enum):
+    VOLUME = "volume"
+    CLAIM = "claim"
+    URI = "uri"
+
+
+@dataclass(frozen=True)
+class CheckpointPlan:
+    kind: CheckpointKind
+    path: str  # mount path, or the URI for object storage
+    keep: int
+    claim_name: str | None = None
+    size: Quantity | None = None
+    sized: CheckpointSize | None = None  # set for size: auto
+    access_mode: AccessMode | None = None
+    storage_class: str | None = None
+
+
+@dataclass(frozen=True)
+class DataPlan:
+    num_shards: int
+    storage_uri: str
+    source_claim: str | None  # pvc:// sources are mounted into the sharding stage
+
+
+@dataclass(frozen=True)
+class RJob:
+    """A replicated job of the JobSet a TrainJob becomes, with its largest pod count."""
+
+    name: str
+    pods: int
+    replicas: int = 1
+
+
+@dataclass(frozen=True)
+class JobPlan:
+    resolved: ResolvedJob
+    runtime_name: str  # the runtime object the TrainJob references (may be the -sharded variant)
+    rjobs: tuple[RJob, ...]
+    trainer_rjobs: tuple[str, ...]  # rjobs whose `node` container runs training code
+    checkpoint: CheckpointPlan | None
+    data: DataPlan | None
+
+
+def runtime_variants(runtime: Runtime) -> list[tuple[str, bool]]:
+    """(object name, sharded) for every runtime object a Runtime compiles to."""
+    names = [(runtime.metadata.name, False)]
+    if runtime.spec.data_sharding is not None:
+        names.append((runtime.metadata.name + SHARDED_SUFFIX, True))
+    return names
+
+
+def trainer_rjob_names(framework: Framework) -> tuple[str, ...]:
+    if framework in (Framework.DEEPSPEED, Framework.MPI):
+        return (RJOB_LAUNCHER, RJOB_NODE)
+    return (RJOB_NODE,)
+
+
+def plan_job(resolved: ResolvedJob) -> JobPlan:
+    job = resolved.job
+    runtime = resolved.runtime.spec
+    sharded = job.spec.data is not None and runtime.spec.data_sharding is not None
+    runtime_name = runtime.metadata.name + (SHARDED_SUFFIX if sharded else "")
+    return JobPlan(
+        resolved=resolved,
+        runtime_name=runtime_name,
+        rjobs=_rjobs(resolved, sharded),
+        trainer_rjobs=trainer_rjob_names(resolved.framework),
+        checkpoint=_checkpoint(resolved),
+        data=_data(resolved) if sharded else None,
+    )
+
+
+def _rjobs(resolved: ResolvedJob, sharded: bool) -> tuple[RJob, ...]:
+    nodes = resolved.nodes.value
+    rjobs: list[RJob] = []
+    if sharded:
+        rjobs.append(RJob(RJOB_DATASET, 1))
+    if resolved.framework in (Framework.DEEPSPEED, Framework.MPI):
+        mpi = resolved.runtime.spec.spec.mpi
+        as_node = mpi.run_launcher_as_node if mpi is not None else True
+        rjobs.append(RJob(RJOB_NODE, max(nodes - 1, 1) if as_node else nodes))
+        rjobs.append(RJob(RJOB_LAUNCHER, 1))
+    else:
+        rjobs.append(RJob(RJOB_NODE, nodes))
+    return tuple(rjobs)
+
+
+def _checkpoint(resolved: ResolvedJob) -> CheckpointPlan | None:
+    spec = resolved.job.spec.checkpoint
+    if spec is None:
+        return None
+    if spec.uri is not None:
+        return CheckpointPlan(CheckpointKind.URI, path=spec.uri, keep=spec.keep)
+    if spec.claim_name is not None:
+        return CheckpointPlan(CheckpointKind.CLAIM, path=spec.path, keep=spec.keep, claim_name=spec.claim_name,
+                              access_mode=spec.claim_access_mode)
+    sized = None
+    if spec.size == "auto":
+        sized = checkpoint_size(spec.model, spec.keep)  # the model validator guarantees a model
+        size = Quantity.parse(f"{sized.volume_gi}Gi")
+    else:
+        size = spec.size
+    default_mode = AccessMode.READ_WRITE_MANY if resolved.nodes.value > 1 else AccessMode.READ_WRITE_ONCE
+    return CheckpointPlan(
+        CheckpointKind.VOLUME, path=spec.path, keep=spec.keep, claim_name=checkpoint_claim_name(resolved.name),
+        size=size, sized=sized, access_mode=spec.access_mode or default_mode, storage_class=spec.storage_class,
+    )
+
+
+def checkpoint_claim_name(job_name: str) -> str:
+    return f"{job_name}-checkpoints"
+
+
+def _data(resolved: ResolvedJob) -> DataPlan:
+    data = resolved.job.spec.data
+    shards = resolved.world_size if data.shard_by is ShardBy.RANK else resolved.nodes.value
+    source = data.source
+    claim = None
+    if source.startswith("pvc://"):
+        claim = source[len("pvc://"):].split("/", 1)[0]
+    elif source.startswith("/"):
+        # Trainer's storageUri must be scheme://...; a mounted path travels as file://.
+        source = "file://" + source
+    return DataPlan(num_shards=shards, storage_uri=source, source_claim=claim)

@@ -1,0 +1,134 @@
+"""Checks on resolved jobs and their plans: the problems a cluster would only show after apply.
+
+Each rule is a small function ``(plan) -> diagnostics``; :data:`RULES` lists them in order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from trainspec.compiler.names import name_budget
+from trainspec.compiler.plan import CheckpointKind, JobPlan
+from trainspec.compiler.resolve import Origin, related_at
+from trainspec.dsl.diagnostics import Diagnostic, Severity
+from trainspec.dsl.models import AccessMode, Framework, Gang
+
+Rule = Callable[[JobPlan], Iterator[Diagnostic]]
+
+
+def _max_nodes(plan: JobPlan) -> Iterator[Diagnostic]:
+    resolved = plan.resolved
+    runtime = resolved.runtime.spec
+    cap = runtime.spec.max_nodes
+    if cap is not None and resolved.nodes.value > cap:
+        yield resolved.loaded.diagnostic(
+            "TS400", resolved.nodes.path or ("spec", "nodes"),
+            f"{resolved.nodes.describe('nodes')}, but runtime {runtime.metadata.name} caps at {cap} (maxNodes)",
+            hint=f"ask for at most {cap} nodes, or use a runtime that allows more",
+            related=(related_at(resolved.runtime.loaded, ("spec", "maxNodes"), "maxNodes is set here"),),
+        )
+
+
+def _procs_vs_gpus(plan: JobPlan) -> Iterator[Diagnostic]:
+    resolved = plan.resolved
+    procs, gpus = resolved.procs_per_node, resolved.gpus_per_node
+    path = procs.path if procs.origin is Origin.JOB else ("spec", "procsPerNode")
+    if resolved.framework is Framework.JAX and procs.value > 1:
+        yield resolved.loaded.diagnostic(
+            "TS300", path, f"{procs.describe('procsPerNode')}, but JAX runs one process per node",
+            severity=Severity.WARNING, hint="remove procsPerNode; one JAX process drives all GPUs of its node",
+        )
+    elif gpus.value > 0 and procs.value > gpus.value:
+        yield resolved.loaded.diagnostic(
+            "TS300", path,
+            f"{procs.describe('procsPerNode')} but {gpus.describe('GPUs per node')}: processes would share GPUs",
+            hint=f"set procsPerNode to {gpus.value} (one process per GPU)",
+        )
+    elif gpus.value > 0 and procs.value < gpus.value and resolved.framework is not Framework.JAX:
+        yield resolved.loaded.diagnostic(
+            "TS300", path,
+            f"{procs.describe('procsPerNode')} leaves {gpus.value - procs.value} of {gpus.value} GPUs per node idle",
+            severity=Severity.WARNING, hint=f"set procsPerNode to {gpus.value}, or ask for fewer GPUs",
+        )
+
+
+def _shared_volumes(plan: JobPlan) -> Iterator[Diagnostic]:
+    resolved = plan.resolved
+    nodes = resolved.nodes.value
+    if nodes <= 1:
+        return
+    ckpt = plan.checkpoint
+    if ckpt is not None and ckpt.kind is not CheckpointKind.URI and ckpt.access_mode in (
+        AccessMode.READ_WRITE_ONCE, AccessMode.READ_WRITE_ONCE_POD
+    ):
+        field = "accessMode" if ckpt.kind is CheckpointKind.VOLUME else "claimAccessMode"
+        yield resolved.loaded.diagnostic(
+            "TS301", ("spec", "checkpoint", field),
+            f"{nodes} nodes write checkpoints, but the volume is {ckpt.access_mode.value}: only one node can mount it",
+            hint="use ReadWriteMany storage, or checkpoint.uri for object storage",
+        )
+    sharding = resolved.runtime.spec.spec.data_sharding
+    if plan.data is not None and sharding is not None and sharding.access_mode is not AccessMode.READ_WRITE_MANY:
+        yield resolved.loaded.diagnostic(
+            "TS301", ("spec", "data"),
+            f"{nodes} nodes read the shards, but runtime {resolved.runtime.name} keeps them on a "
+            f"{sharding.access_mode.value} volume",
+            hint="set dataSharding.accessMode: ReadWriteMany in the runtime",
+            related=(related_at(resolved.runtime.loaded, ("spec", "dataSharding"), "the shard volume"),),
+        )
+
+
+def _data_needs_sharding(plan: JobPlan) -> Iterator[Diagnostic]:
+    resolved = plan.resolved
+    if resolved.job.spec.data is not None and resolved.runtime.spec.spec.data_sharding is None:
+        yield resolved.loaded.diagnostic(
+            "TS402", ("spec", "data"),
+            f"runtime {resolved.runtime.name} cannot run the data-sharding stage (it has no dataSharding)",
+            hint="add spec.dataSharding to the runtime, or use a built-in runtime",
+            related=(related_at(resolved.runtime.loaded, ("spec",), "the runtime"),),
+        )
+
+
+def _gang(plan: JobPlan) -> Iterator[Diagnostic]:
+    resolved = plan.resolved
+    gang = resolved.runtime.spec.spec.gang
+    queue = resolved.job.spec.queue
+    if gang is Gang.KUEUE and queue is None and resolved.nodes.value > 1:
+        yield resolved.loaded.diagnostic(
+            "TS403", ("spec",),
+            f"runtime {resolved.runtime.name} relies on Kueue for gang admission, but the job has no queue: "
+            "its pods will not be admitted all-or-nothing",
+            severity=Severity.WARNING, hint="set spec.queue to a Kueue LocalQueue",
+        )
+    if gang is Gang.VOLCANO and queue is not None:
+        yield resolved.loaded.diagnostic(
+            "TS406", ("spec", "queue"),
+            "this job is queued by Kueue and by Volcano (gang: volcano): two quota systems for one job",
+            severity=Severity.WARNING, hint="use one queueing system: drop spec.queue or use gang: kueue",
+        )
+    if gang is Gang.COSCHEDULING and plan.data is not None:
+        yield resolved.loaded.diagnostic(
+            "TS406", ("spec", "data"),
+            "coscheduling gangs count the sharding stage's pod too, but trainer pods start only after it "
+            "completes: the gang may never reach quorum",
+            severity=Severity.WARNING, hint="use gang: kueue for runtimes with the sharding stage",
+        )
+
+
+def _names(plan: JobPlan) -> Iterator[Diagnostic]:
+    budget = name_budget(plan)
+    resolved = plan.resolved
+    if len(resolved.name) > budget.max_length:
+        yield resolved.loaded.diagnostic(
+            "TS401", ("metadata", "name"),
+            f"name {resolved.name!r} has {len(resolved.name)} characters; with {budget.reason} "
+            f"it may have at most {budget.max_length}",
+            hint=f"shorten the name to {budget.max_length} characters or fewer",
+        )
+
+
+RULES: tuple[Rule, ...] = (_max_nodes, _procs_vs_gpus, _shared_volumes, _data_needs_sharding, _gang, _names)
+
+
+def check_plan(plan: JobPlan) -> list[Diagnostic]:
+    return [d for rule in RULES for d in rule(plan)]

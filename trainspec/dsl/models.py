@@ -1,0 +1,451 @@
+"""The spec models: ``Runtime`` and ``TrainingJob`` and their parts.
+
+These are the public contract (YAML in camelCase, Python in snake_case). Every field is
+documented; the descriptions become the JSON Schema. Unknown fields are errors.
+
+In Python, both kinds can be built flat::
+
+    TrainingJob(name="llama-sft", namespace="team-nlp", runtime="torch-h100", nodes=8,
+                resources_per_node=Resources(gpu=8))
+
+and a YAML document has the Kubernetes shape ``{apiVersion, kind, metadata, spec}``.
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+from typing import Any, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictBool, model_validator
+from pydantic.alias_generators import to_camel
+
+from trainspec.dsl.types import (
+    AbsolutePath, AutoOrQuantity, Count, DataSourceUri, fail, Duration, EnvName, Image, LabelKey, LabelValue, Name,
+    NamespaceName, ObjectName, ObjectStoreUri, ParamCount, Quantity,
+)
+
+API_VERSION = "trainspec.dev/v1alpha1"
+API_GROUP = "trainspec.dev"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
+        frozen=True,
+        arbitrary_types_allowed=True,
+        use_enum_values=False,
+    )
+
+
+# -- enums -------------------------------------------------------------------------------------
+
+
+class Framework(str, enum.Enum):
+    """The distributed framework a runtime launches."""
+
+    TORCH = "torch"
+    DEEPSPEED = "deepspeed"
+    MPI = "mpi"
+    JAX = "jax"
+
+
+class Scope(str, enum.Enum):
+    CLUSTER = "cluster"
+    NAMESPACE = "namespace"
+
+
+class Gang(str, enum.Enum):
+    """How all pods of a job are scheduled together."""
+
+    KUEUE = "kueue"
+    COSCHEDULING = "coscheduling"
+    VOLCANO = "volcano"
+    NONE = "none"
+
+
+class DataFormat(str, enum.Enum):
+    JSONL = "jsonl"
+    TEXT = "text"
+    PARQUET = "parquet"
+    FILES = "files"
+
+
+class ShardBy(str, enum.Enum):
+    RANK = "rank"
+    NODE = "node"
+
+
+class Assignment(str, enum.Enum):
+    CONTIGUOUS = "contiguous"
+    HASHED = "hashed"
+    ROUND_ROBIN = "round-robin"
+
+
+class AccessMode(str, enum.Enum):
+    READ_WRITE_ONCE = "ReadWriteOnce"
+    READ_WRITE_MANY = "ReadWriteMany"
+    READ_WRITE_ONCE_POD = "ReadWriteOncePod"
+
+
+class DType(str, enum.Enum):
+    FP32 = "fp32"
+    TF32 = "tf32"
+    BF16 = "bf16"
+    FP16 = "fp16"
+    FP8 = "fp8"
+    INT8 = "int8"
+    INT4 = "int4"
+
+
+class Optimizer(str, enum.Enum):
+    ADAM = "adam"
+    ADAMW = "adamw"
+    SGD = "sgd"
+    NONE = "none"
+
+
+class TopologyMode(str, enum.Enum):
+    REQUIRED = "required"
+    PREFERRED = "preferred"
+
+
+class TolerationOperator(str, enum.Enum):
+    EXISTS = "Exists"
+    EQUAL = "Equal"
+
+
+class TaintEffect(str, enum.Enum):
+    NO_SCHEDULE = "NoSchedule"
+    PREFER_NO_SCHEDULE = "PreferNoSchedule"
+    NO_EXECUTE = "NoExecute"
+
+
+# -- shared parts ------------------------------------------------------------------------------
+
+
+class Metadata(_Model):
+    """Kubernetes-style metadata of a spec document."""
+
+    name: Name = Field(description="RFC 1035 name of the runtime or job (lower-case, starts with a letter, <= 63).")
+    namespace: Optional[NamespaceName] = Field(
+        default=None,
+        description="Namespace of a job or of a namespaced runtime. Jobs default to 'default'.",
+    )
+    labels: dict[LabelKey, LabelValue] = Field(
+        default_factory=dict, description="Labels put on the compiled object (TrainJob or runtime)."
+    )
+    annotations: dict[LabelKey, str] = Field(
+        default_factory=dict, description="Annotations put on the compiled object (TrainJob or runtime)."
+    )
+
+
+class Resources(_Model):
+    """Resources of one node (one trainer pod). Requests and limits are set equal."""
+
+    gpu: Optional[Count] = Field(default=None, ge=0, le=64, description="GPUs per node (the runtime's gpuResource).")
+    cpu: Optional[Quantity] = Field(default=None, description="CPU cores per node, e.g. 96 or 500m.")
+    memory: Optional[Quantity] = Field(default=None, description="Memory per node, e.g. 1600Gi.")
+    ephemeral_storage: Optional[Quantity] = Field(default=None, description="Local ephemeral storage per node.")
+    extra: dict[LabelKey, Quantity] = Field(
+        default_factory=dict,
+        description="Other extended resources by their Kubernetes name, e.g. {hugepages-2Mi: 4Gi}.",
+    )
+
+
+class Toleration(_Model):
+    """A Kubernetes toleration."""
+
+    key: Optional[str] = Field(default=None, description="Taint key; empty with operator Exists matches all taints.")
+    operator: TolerationOperator = Field(default=TolerationOperator.EQUAL, description="Equal or Exists.")
+    value: Optional[str] = Field(default=None, description="Taint value (with operator Equal).")
+    effect: Optional[TaintEffect] = Field(default=None, description="NoSchedule, PreferNoSchedule or NoExecute.")
+    toleration_seconds: Optional[Count] = Field(default=None, ge=0, description="How long a NoExecute taint is tolerated.")
+
+
+class Scheduling(_Model):
+    """Where pods may run."""
+
+    node_selector: dict[LabelKey, LabelValue] = Field(default_factory=dict, description="Node labels pods require.")
+    tolerations: list[Toleration] = Field(default_factory=list, description="Taints pods tolerate.")
+    scheduler_name: Optional[ObjectName] = Field(
+        default=None, description="Scheduler to use; defaults follow the gang policy (coscheduling, volcano)."
+    )
+    priority_class_name: Optional[ObjectName] = Field(default=None, description="Pod PriorityClass.")
+    volcano_queue: Optional[ObjectName] = Field(default=None, description="Volcano queue (gang: volcano only).")
+    gang_timeout: Optional[Duration] = Field(
+        default=None, description="How long coscheduling waits for the whole gang (gang: coscheduling only)."
+    )
+
+
+class Network(_Model):
+    """The interconnect profile of a runtime's nodes (NCCL settings, RDMA devices)."""
+
+    env: dict[EnvName, str] = Field(default_factory=dict, description="Environment for the trainer container, e.g. NCCL_IB_HCA.")
+    resources: dict[LabelKey, Quantity] = Field(
+        default_factory=dict,
+        description="Extra device resources per node, e.g. {rdma/ib: 8}. An rdma/* resource also adds IPC_LOCK.",
+    )
+
+    @property
+    def wants_rdma(self) -> bool:
+        return any(name.startswith("rdma/") or "rdma" in name for name in self.resources)
+
+
+class Restarts(_Model):
+    """How often the whole job is restarted after a failure (JobSet failurePolicy)."""
+
+    max: Count = Field(ge=0, le=1000, description="Restarts before the job is marked failed.")
+
+
+class Accelerator(_Model):
+    """What one GPU is, for sizing estimates (explain)."""
+
+    name: str = Field(description="GPU model, e.g. H100.")
+    memory: Quantity = Field(description="Memory of one GPU, e.g. 80Gi.")
+
+
+class DataSharding(_Model):
+    """Lets jobs on this runtime run the data-sharding stage; the shards live on a shared volume."""
+
+    image: Image = Field(description="Image of the sharding stage; it must contain trainspec.")
+    size: Quantity = Field(default_factory=lambda: Quantity.parse("100Gi"), description="Size of the shard volume.")
+    storage_class: Optional[ObjectName] = Field(default=None, description="StorageClass of the shard volume.")
+    access_mode: AccessMode = Field(
+        default=AccessMode.READ_WRITE_MANY,
+        description="Access mode of the shard volume; multi-node jobs need ReadWriteMany.",
+    )
+
+
+class Mpi(_Model):
+    """MPI settings (framework deepspeed or mpi)."""
+
+    ssh_auth_mount_path: AbsolutePath = Field(default="/root/.ssh", description="Where the SSH keys are mounted.")
+    run_launcher_as_node: StrictBool = Field(default=True, description="The launcher also trains (counts as a node).")
+    run_as_user: Optional[Count] = Field(default=None, ge=0, description="User id of the MPI containers (sshd needs it).")
+    worker_command: list[str] = Field(
+        default_factory=lambda: ["/usr/sbin/sshd", "-De"], description="Command of the worker pods (an SSH daemon)."
+    )
+
+
+class _Flat(_Model):
+    """A kind that Python users may build flat (``name=``, ``runtime=``...)."""
+
+    _created_at: Optional[tuple[int, int]] = PrivateAttr(default=None)
+
+    def __init__(self, **data: Any) -> None:
+        caller = sys._getframe(1)
+        if "spec" not in data and "metadata" not in data:
+            meta_keys = ("name", "namespace", "labels", "annotations")
+            metadata = {k: data.pop(k) for k in meta_keys if k in data}
+            kind_keys = {k: data.pop(k) for k in ("api_version", "apiVersion", "kind") if k in data}
+            data = {**kind_keys, "metadata": metadata, "spec": data}
+        super().__init__(**data)
+        # Remember the constructor call so diagnostics on Python specs can point at it.
+        self._created_at = (caller.f_lineno, 1)
+
+    @property
+    def created_at(self) -> Optional[tuple[int, int]]:
+        """(line, column) of the constructor call in a Python spec file, if built from Python."""
+        return self._created_at
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name  # type: ignore[attr-defined]
+
+    @property
+    def namespace(self) -> Optional[str]:
+        return self.metadata.namespace  # type: ignore[attr-defined]
+
+
+# -- Runtime -----------------------------------------------------------------------------------
+
+
+class RuntimeSpec(_Model):
+    """What the platform team fixes for every job on this runtime."""
+
+    framework: Framework = Field(description="torch, deepspeed, mpi or jax.")
+    scope: Scope = Field(
+        default=Scope.CLUSTER,
+        description="cluster: a ClusterTrainingRuntime; namespace: a TrainingRuntime in metadata.namespace.",
+    )
+    image: Image = Field(description="Default trainer image.")
+    command: Optional[list[str]] = Field(default=None, description="Default trainer command (else the image's).")
+    env: dict[EnvName, str] = Field(default_factory=dict, description="Environment for every trainer container.")
+    nodes: Count = Field(default=1, ge=1, le=10000, description="Default node count.")
+    max_nodes: Optional[Count] = Field(default=None, ge=1, le=10000, description="Largest node count a job may ask for.")
+    procs_per_node: Optional[Count] = Field(
+        default=None, ge=1, le=256, description="Default processes per node (default: GPUs per node, else 1)."
+    )
+    resources_per_node: Optional[Resources] = Field(default=None, description="Default resources of one node.")
+    gpu_resource: LabelKey = Field(default="nvidia.com/gpu", description="Kubernetes resource name of one GPU.")
+    accelerator: Optional[Accelerator] = Field(default=None, description="GPU model and memory, for estimates.")
+    shared_memory: Optional[Quantity] = Field(
+        default=None, description="Size of /dev/shm, a memory-backed emptyDir (NCCL and data loaders need it)."
+    )
+    network: Optional[Network] = Field(default=None, description="Interconnect profile.")
+    gang: Gang = Field(default=Gang.KUEUE, description="kueue (default), coscheduling, volcano or none.")
+    restarts: Optional[Restarts] = Field(default=None, description="JobSet failure policy.")
+    scheduling: Optional[Scheduling] = Field(default=None, description="Node selection and tolerations.")
+    data_sharding: Optional[DataSharding] = Field(
+        default=None, description="Allows the data-sharding stage on this runtime."
+    )
+    mpi: Optional[Mpi] = Field(default=None, description="MPI settings (deepspeed and mpi only).")
+
+    @model_validator(mode="after")
+    def _mpi_only_for_mpi(self) -> RuntimeSpec:
+        if self.mpi is not None and self.framework not in (Framework.DEEPSPEED, Framework.MPI):
+            raise fail("ts_value", f"spec.mpi is only for framework deepspeed or mpi (this runtime is {self.framework.value})")
+        if self.max_nodes is not None and self.nodes > self.max_nodes:
+            raise fail("ts_value", f"nodes ({self.nodes}) is larger than maxNodes ({self.max_nodes})")
+        return self
+
+
+class Runtime(_Flat):
+    """A training runtime (platform team) -> ClusterTrainingRuntime or TrainingRuntime."""
+
+    api_version: Literal["trainspec.dev/v1alpha1"] = Field(default=API_VERSION, description="trainspec.dev/v1alpha1")
+    kind: Literal["Runtime"] = Field(default="Runtime", description="Runtime")
+    metadata: Metadata = Field(description="Name (and namespace for scope: namespace).")
+    spec: RuntimeSpec = Field(description="The runtime.")
+
+    @model_validator(mode="after")
+    def _namespace_matches_scope(self) -> Runtime:
+        if self.spec.scope is Scope.NAMESPACE and not self.metadata.namespace:
+            raise fail("ts_value", "a runtime with scope: namespace needs metadata.namespace")
+        if self.spec.scope is Scope.CLUSTER and self.metadata.namespace:
+            raise fail("ts_value", "a cluster-scoped runtime has no namespace (remove metadata.namespace or set scope: namespace)")
+        return self
+
+
+# -- TrainingJob -------------------------------------------------------------------------------
+
+
+class SecretRef(_Model):
+    """One key of a Kubernetes Secret."""
+
+    secret: ObjectName = Field(description="Secret name, in the job's namespace.")
+    key: str = Field(min_length=1, max_length=253, description="Key inside the Secret.")
+
+
+class Topology(_Model):
+    """Kueue topology-aware scheduling for the trainer pods."""
+
+    mode: TopologyMode = Field(default=TopologyMode.REQUIRED, description="required or preferred.")
+    level: LabelKey = Field(description="Node label of a Topology level, e.g. cloud.google.com/gce-topology-block.")
+
+
+class Data(_Model):
+    """The dataset and how the sharding stage splits it before training."""
+
+    source: DataSourceUri = Field(description="s3://, gs://, hf://, pvc://claim/path, or an absolute path.")
+    format: DataFormat = Field(default=DataFormat.JSONL, description="jsonl, text, parquet or files.")
+    shard_by: ShardBy = Field(
+        default=ShardBy.RANK, description="rank: one shard per process (nodes x procsPerNode); node: one per node."
+    )
+    assignment: Assignment = Field(
+        default=Assignment.CONTIGUOUS, description="contiguous (keeps order), hashed or round-robin."
+    )
+    seed: Count = Field(default=0, ge=0, description="Seed for hashed assignment.")
+
+
+class ModelSize(_Model):
+    """What is checkpointed, to size the checkpoint volume (size: auto)."""
+
+    parameters: ParamCount = Field(description="Parameter count, e.g. 70B.")
+    dtype: DType = Field(default=DType.BF16, description="Type of the saved weights.")
+    optimizer: Optimizer = Field(
+        default=Optimizer.ADAMW, description="adam/adamw keep 3x the weights, sgd 1x, none 0."
+    )
+    optimizer_bytes_per_param: Optional[float] = Field(
+        default=None, ge=0, le=64, description="Overrides the optimizer state per parameter, in bytes."
+    )
+
+
+class Checkpoint(_Model):
+    """Where checkpoints go: a new volume (size), an existing claim (claimName) or object storage (uri)."""
+
+    path: AbsolutePath = Field(default="/checkpoints", description="Mount path in every trainer pod.")
+    size: Optional[AutoOrQuantity] = Field(
+        default=None, description="A quantity, or auto to size from model (per checkpoint x keep + 20%)."
+    )
+    model: Optional[ModelSize] = Field(default=None, description="The model, for size: auto.")
+    keep: Count = Field(default=3, ge=1, le=1000, description="Checkpoints kept (TRAINSPEC_CHECKPOINT_KEEP).")
+    storage_class: Optional[ObjectName] = Field(default=None, description="StorageClass of a new volume.")
+    access_mode: Optional[AccessMode] = Field(
+        default=None, description="Access mode of a new volume (default: ReadWriteMany when nodes > 1)."
+    )
+    claim_name: Optional[ObjectName] = Field(default=None, description="Mount this existing PVC instead.")
+    claim_access_mode: Optional[AccessMode] = Field(
+        default=None, description="Access mode of the existing claim, if known (checks multi-node use)."
+    )
+    uri: Optional[ObjectStoreUri] = Field(default=None, description="Object storage instead of a volume.")
+
+    @model_validator(mode="after")
+    def _one_form(self) -> Checkpoint:
+        forms = [name for name, on in (
+            ("size", self.size is not None), ("claimName", self.claim_name is not None), ("uri", self.uri is not None)
+        ) if on]
+        if len(forms) > 1:
+            raise fail("ts_checkpoint_forms", f"{' and '.join(forms)} are mutually exclusive: choose one checkpoint form")
+        if not forms:
+            raise fail("ts_checkpoint_forms", "checkpoint needs one of size (a new volume), claimName (an existing PVC) or uri (object storage)")
+        volume_only = [n for n, v in (("storageClass", self.storage_class), ("accessMode", self.access_mode)) if v]
+        if forms[0] != "size" and volume_only:
+            raise fail("ts_checkpoint_forms", f"{', '.join(volume_only)} only apply to a new volume (size), not to {forms[0]}")
+        if self.size == "auto" and self.model is None:
+            raise fail("ts_checkpoint_auto", "size: auto needs checkpoint.model (parameters, dtype, optimizer)")
+        return self
+
+
+class TrainingJobSpec(_Model):
+    """What one training run needs."""
+
+    runtime: Name = Field(description="A Runtime among the inputs, or a built-in one (torch-distributed, ...).")
+    image: Optional[Image] = Field(default=None, description="Trainer image (default: the runtime's).")
+    command: Optional[list[str]] = Field(default=None, description="Trainer command, e.g. [torchrun, train.py].")
+    args: Optional[list[str]] = Field(default=None, description="Trainer arguments.")
+    env: dict[EnvName, str] = Field(default_factory=dict, description="Plain environment (no credentials).")
+    secret_env: dict[EnvName, SecretRef] = Field(
+        default_factory=dict, description="Environment from Secrets: {HF_TOKEN: {secret: hf, key: token}}."
+    )
+    nodes: Optional[Count] = Field(default=None, ge=1, le=10000, description="Node count (default: the runtime's).")
+    procs_per_node: Optional[Count] = Field(
+        default=None, ge=1, le=256, description="Processes per node (default: GPUs per node, else 1)."
+    )
+    resources_per_node: Optional[Resources] = Field(
+        default=None, description="Resources of one node, merged over the runtime's."
+    )
+    queue: Optional[ObjectName] = Field(
+        default=None, description="Kueue LocalQueue (kueue.x-k8s.io/queue-name); the job is created suspended."
+    )
+    priority: Optional[ObjectName] = Field(
+        default=None, description="Kueue WorkloadPriorityClass (kueue.x-k8s.io/priority-class)."
+    )
+    max_run_time: Optional[Duration] = Field(
+        default=None, description="Deadline: activeDeadlineSeconds and Kueue max-exec-time, e.g. 72h."
+    )
+    topology: Optional[Topology] = Field(default=None, description="Kueue topology-aware placement of trainer pods.")
+    data: Optional[Data] = Field(default=None, description="Dataset to shard before training.")
+    checkpoint: Optional[Checkpoint] = Field(default=None, description="Checkpoint storage.")
+    pod_labels: dict[LabelKey, LabelValue] = Field(default_factory=dict, description="Labels on every trainer pod.")
+    pod_annotations: dict[LabelKey, str] = Field(
+        default_factory=dict, description="Annotations on every trainer pod."
+    )
+
+
+class TrainingJob(_Flat):
+    """A training run (model developer) -> TrainJob, plus its checkpoint PVC."""
+
+    api_version: Literal["trainspec.dev/v1alpha1"] = Field(default=API_VERSION, description="trainspec.dev/v1alpha1")
+    kind: Literal["TrainingJob"] = Field(default="TrainingJob", description="TrainingJob")
+    metadata: Metadata = Field(description="Name, namespace, labels and annotations of the TrainJob.")
+    spec: TrainingJobSpec = Field(description="The job.")
+
+
+#: The kinds a document may declare, by name.
+KINDS: dict[str, type[_Flat]] = {"Runtime": Runtime, "TrainingJob": TrainingJob}
+
+Spec = Union[Runtime, TrainingJob]

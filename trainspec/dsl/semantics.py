@@ -1,0 +1,83 @@
+"""Checks inside one job spec that need nothing else: env clashes, reserved names, credentials."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+from trainspec.dsl.models import TrainingJob
+
+#: Names Kubeflow Trainer sets itself; its webhook rejects a TrainJob that sets them.
+RESERVED_ENV_PREFIXES = ("PET_", "OMPI_MCA_", "JAX_", "DMLC_")
+#: Names trainspec sets in trainer pods (the in-pod contract).
+TRAINSPEC_ENV = (
+    "TRAINSPEC_CHECKPOINT_DIR", "TRAINSPEC_CHECKPOINT_KEEP", "TRAINSPEC_DATA_DIR", "TRAINSPEC_NUM_SHARDS",
+)
+
+# Shapes of well-known credentials. A match in a plain env value is an error: it would land in
+# a manifest in a Git repository. Each pattern is specific enough to keep false alarms rare.
+_CREDENTIALS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("an AWS access key id", re.compile(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("a Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}\b")),
+    ("a GitHub token", re.compile(r"\b(ghp|gho|ghs|ghu|github_pat)_[A-Za-z0-9_]{20,}\b")),
+    ("an OpenAI-style API key", re.compile(r"\bsk-[A-Za-z0-9_-]{20,}\b")),
+    ("a Slack token", re.compile(r"\bxox[baprs]-[A-Za-z0-9-]{10,}\b")),
+    ("a private key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
+    ("a bearer token", re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/-]{20,}=*")),
+    ("a JSON web token", re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}")),
+    ("a password in a URL", re.compile(r"://[^/\s:@]+:[^/\s@]{3,}@")),
+)
+# Names that say "secret" get a stricter test: any long, high-entropy-looking value.
+_SECRET_NAME = re.compile(r"(?i)(SECRET|PASSWORD|PASSWD|TOKEN|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIAL)")
+_OPAQUE_VALUE = re.compile(r"^[A-Za-z0-9+/=_\-.]{16,}$")
+
+
+def looks_like_credential(name: str, value: str) -> str | None:
+    """What credential ``value`` looks like, or None."""
+    for what, pattern in _CREDENTIALS:
+        if pattern.search(value):
+            return what
+    if _SECRET_NAME.search(name) and _OPAQUE_VALUE.match(value) and not value.startswith(("$(", "/")):
+        return f"a secret (the name {name} says so)"
+    return None
+
+
+#: A finding: (code, field path, message, hint).
+Finding = tuple[str, tuple, str, str]
+
+
+def check_job(job: TrainingJob) -> list[Finding]:
+    """All single-spec problems of ``job``."""
+    findings: list[Finding] = []
+    for check in _CHECKS:
+        findings.extend(check(job))
+    return findings
+
+
+def _env_clash(job: TrainingJob) -> Iterator[Finding]:
+    for name in sorted(set(job.spec.env) & set(job.spec.secret_env)):
+        yield ("TS302", ("spec", "secretEnv", name), f"{name} is set in both env and secretEnv",
+               f"remove {name} from env; the value comes from the Secret")
+
+
+def _reserved(job: TrainingJob) -> Iterator[Finding]:
+    for field, names in (("env", job.spec.env), ("secretEnv", job.spec.secret_env)):
+        for name in names:
+            if name.startswith(RESERVED_ENV_PREFIXES):
+                yield ("TS303", ("spec", field, name),
+                       f"{name} is reserved: Kubeflow Trainer sets {name.split('_')[0]}_* variables itself",
+                       "rename the variable; the Trainer webhook rejects jobs that set it")
+            elif name in TRAINSPEC_ENV:
+                yield ("TS303", ("spec", field, name), f"{name} is set by trainspec from the spec",
+                       "use spec.checkpoint / spec.data instead of setting it by hand")
+
+
+def _credentials(job: TrainingJob) -> Iterator[Finding]:
+    for name, value in job.spec.env.items():
+        what = looks_like_credential(name, value)
+        if what:
+            yield ("TS304", ("spec", "env", name), f"the value of {name} looks like {what}",
+                   f"put it in a Secret and use secretEnv: {{{name}: {{secret: <name>, key: <key>}}}}")
+
+
+_CHECKS: tuple[Callable[[TrainingJob], Iterator[Finding]], ...] = (_env_clash, _reserved, _credentials)

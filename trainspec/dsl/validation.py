@@ -1,0 +1,208 @@
+"""Turn loaded YAML documents into spec models, and model errors into located diagnostics."""
+
+from __future__ import annotations
+
+import difflib
+import enum
+import types
+import typing
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from trainspec.dsl.diagnostics import Diagnostic, Related, Severity, format_path
+from trainspec.dsl.models import API_GROUP, API_VERSION, KINDS, Spec
+from trainspec.dsl.yaml_loader import Mark, SourceDoc
+
+#: pydantic error type -> diagnostic code. Anything not listed is TS202 (wrong type).
+_CODE_BY_ERROR = {
+    "extra_forbidden": "TS200",
+    "missing": "TS201",
+    "greater_than": "TS203",
+    "greater_than_equal": "TS203",
+    "less_than": "TS203",
+    "less_than_equal": "TS203",
+    "enum": "TS203",
+    "literal_error": "TS203",
+    "too_short": "TS203",
+    "too_long": "TS203",
+    "string_too_short": "TS203",
+    "string_too_long": "TS203",
+    "ts_value": "TS203",
+    "ts_quantity": "TS204",
+    "ts_duration": "TS205",
+    "ts_name": "TS206",
+    "ts_uri": "TS207",
+    "ts_checkpoint_forms": "TS208",
+    "ts_params": "TS209",
+    "ts_label": "TS210",
+    "ts_env_name": "TS211",
+    "ts_checkpoint_auto": "TS405",
+}
+
+#: Errors that mean "this YAML scalar has the wrong type"; with a plain YAML 1.1 scalar they are TS109.
+_TYPE_ERRORS = {"string_type", "enum", "literal_error", "ts_label", "ts_name", "ts_uri", "ts_duration", "ts_value"}
+
+_HINTS = {
+    "TS201": "add the field; see `trainspec schema` for what it takes",
+    "TS204": "write a quantity such as 8, 500m, 64Gi or 1600Gi",
+    "TS205": "write a duration such as 72h, 90m or 1h30m",
+    "TS206": "use lower-case letters, digits and '-', starting with a letter, at most 63 characters",
+    "TS208": "keep exactly one of size, claimName or uri",
+    "TS209": "write a count such as 70B, 405B, 7.5B or 350M",
+    "TS211": "use letters, digits and '_', not starting with a digit",
+    "TS405": "add checkpoint.model: {parameters: 70B, dtype: bf16, optimizer: adamw}, or give a size",
+}
+
+
+def build_spec(doc: SourceDoc) -> tuple[Spec | None, list[Diagnostic]]:
+    """Validate one document. Returns (None, []) for a document that is not a trainspec spec."""
+    data = doc.data
+    api_version = data.get("apiVersion")
+    if not isinstance(api_version, str) or not api_version.startswith(API_GROUP + "/"):
+        return None, []
+    if api_version != API_VERSION:
+        mark = doc.mark(("apiVersion",))
+        return None, [_diag(doc, "TS111", ("apiVersion",), mark, f"apiVersion {api_version} is not supported",
+                            hint=f"use apiVersion: {API_VERSION}")]
+    kind = data.get("kind")
+    model = KINDS.get(kind) if isinstance(kind, str) else None
+    if model is None:
+        mark = doc.mark(("kind",))
+        close = difflib.get_close_matches(str(kind), list(KINDS), n=1)
+        hint = f"did you mean {close[0]}?" if close else f"kinds are: {', '.join(KINDS)}"
+        return None, [_diag(doc, "TS110", ("kind",), mark, f"unknown kind {kind!r} for {API_VERSION}", hint=hint)]
+    try:
+        return model.model_validate(data), []
+    except ValidationError as exc:
+        return None, [_from_error(doc, model, err) for err in exc.errors(include_url=False)]
+
+
+def _diag(doc: SourceDoc, code: str, path: tuple, mark: Mark, message: str, *, hint: str | None = None,
+          related: tuple[Related, ...] = ()) -> Diagnostic:
+    return Diagnostic(code=code, message=message, severity=Severity.ERROR, file=doc.file, line=mark.line,
+                      column=mark.column, path=format_path(path), hint=hint, related=related)
+
+
+def _from_error(doc: SourceDoc, model: type[BaseModel], err: dict[str, Any]) -> Diagnostic:
+    kind = err["type"]
+    loc = _clean_loc(err["loc"])
+    is_key = bool(err["loc"]) and err["loc"][-1] == "[key]"
+    code = _CODE_BY_ERROR.get(kind, "TS202")
+    hint = _HINTS.get(code)
+    value = _value_at(doc.data, loc)
+    if kind == "extra_forbidden":
+        mark = doc.keys.get(loc) or doc.mark(loc)
+        name = str(loc[-1])
+        allowed = _field_names(model, loc[:-1])
+        close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]}?" if close else (f"allowed here: {', '.join(allowed)}" if allowed else None)
+        return _diag(doc, code, loc, mark, f"unknown field {name!r}", hint=hint)
+    if kind == "missing":
+        parent = loc[:-1]
+        return _diag(doc, code, loc, doc.mark(parent), f"{loc[-1]} is required", hint=f"add {loc[-1]}: ...")
+    mark = (doc.keys.get(loc) if is_key else None) or doc.mark(loc)
+    raw = doc.plain.get(loc)
+    if raw is not None and kind in _TYPE_ERRORS and not isinstance(value, str):
+        shown = "null" if value is None else repr(value).lower() if isinstance(value, bool) else repr(value)
+        what = type(value).__name__ if value is not None else "null"
+        return _diag(
+            doc, "TS109", loc, mark,
+            f"{raw} is read by YAML as {what} {shown}, but this field takes a string",
+            hint=f'quote it: "{raw}"',
+        )
+    message = _message(kind, err, value)
+    if is_key:
+        message = f"key {loc[-1]!r}: {message}"
+    return _diag(doc, code, loc, mark, message, hint=hint)
+
+
+def _clean_loc(loc: tuple) -> tuple:
+    """Drop pydantic's internal loc parts (``[key]``, function names) to get a field path."""
+    return tuple(p for p in loc if not (isinstance(p, str) and (p == "[key]" or p.startswith("function-"))))
+
+
+def _value_at(data: Any, loc: tuple) -> Any:
+    for part in loc:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (dict, list)):
+        return "a mapping" if isinstance(value, dict) else "a list"
+    return repr(value)
+
+
+def _message(kind: str, err: dict[str, Any], value: Any) -> str:
+    ctx = err.get("ctx") or {}
+    got = _describe(err.get("input", value))
+    if kind.startswith("ts_"):
+        return str(err["msg"])
+    simple = {
+        "greater_than_equal": lambda: f"must be >= {ctx.get('ge')} (got {got})",
+        "greater_than": lambda: f"must be > {ctx.get('gt')} (got {got})",
+        "less_than_equal": lambda: f"must be <= {ctx.get('le')} (got {got})",
+        "less_than": lambda: f"must be < {ctx.get('lt')} (got {got})",
+        "enum": lambda: f"must be one of {ctx.get('expected')} (got {got})",
+        "literal_error": lambda: f"must be {ctx.get('expected')} (got {got})",
+        "string_type": lambda: f"must be a string (got {got})",
+        "int_type": lambda: f"must be a whole number (got {got})",
+        "bool_type": lambda: f"must be true or false (got {got})",
+        "float_type": lambda: f"must be a number (got {got})",
+        "float_parsing": lambda: f"must be a number (got {got})",
+        "list_type": lambda: f"must be a list (got {got})",
+        "dict_type": lambda: f"must be a mapping (got {got})",
+        "model_type": lambda: f"must be a mapping (got {got})",
+        "model_attributes_type": lambda: f"must be a mapping (got {got})",
+        "too_short": lambda: f"must have at least {ctx.get('min_length')} item(s)",
+        "too_long": lambda: f"must have at most {ctx.get('max_length')} item(s)",
+        "string_too_short": lambda: f"must have at least {ctx.get('min_length')} character(s)",
+        "string_too_long": lambda: f"must have at most {ctx.get('max_length')} characters",
+    }
+    make = simple.get(kind)
+    return make() if make else str(err["msg"])
+
+
+def _field_names(model: type[BaseModel], loc: tuple) -> list[str]:
+    """The YAML names allowed in the mapping at ``loc`` (for did-you-mean)."""
+    current: Any = model
+    for part in loc:
+        current = _unwrap(current)
+        if isinstance(part, int):
+            args = typing.get_args(current)
+            current = args[0] if args else None
+        elif isinstance(current, type) and issubclass(current, BaseModel):
+            field = next(
+                (f for n, f in current.model_fields.items() if (f.alias or n) == part or n == part), None
+            )
+            current = field.annotation if field else None
+        elif typing.get_origin(current) is dict:
+            current = typing.get_args(current)[1]
+        else:
+            return []
+    current = _unwrap(current)
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return [f.alias or n for n, f in current.model_fields.items()]
+    return []
+
+
+def _unwrap(annotation: Any) -> Any:
+    """Strip Optional/Annotated so the model class (or container) shows."""
+    while True:
+        origin = typing.get_origin(annotation)
+        if origin is typing.Annotated:
+            annotation = typing.get_args(annotation)[0]
+        elif origin in (typing.Union, types.UnionType):
+            args = [a for a in typing.get_args(annotation) if a is not type(None)]
+            models = [a for a in args if isinstance(a, type) and issubclass(a, (BaseModel, enum.Enum))]
+            annotation = models[0] if models else args[0]
+        else:
+            return annotation

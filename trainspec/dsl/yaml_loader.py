@@ -1,0 +1,596 @@
+"""The strict YAML loader: spec text in, plain Python documents with source positions out.
+
+PyYAML's C composer (libyaml, through ``yaml.CSafeLoader``) builds the node tree; this module
+walks that tree once, in Python, and in the same pass constructs plain values, records where every
+field is, and finds what a spec must not contain. Every problem becomes a
+:class:`~trainspec.dsl.diagnostics.Diagnostic`; bad input never raises.
+
+Decisions worth knowing:
+
+* **Scalars resolve exactly as PyYAML's YAML 1.1 ``SafeLoader``** (the composer runs PyYAML's
+  own resolver), with one exception: timestamps stay the original string. Consequences users
+  meet: ``yes``/``no``/``on``/``off`` are booleans; ``017`` is octal 15; ``1:30`` is 90
+  (base 60); ``0x1f`` is 31; ``1_000`` is 1000; ``0o17`` is a **string** (YAML 1.1 has no
+  ``0o``); a float needs a dot and a *signed* exponent, so ``1e3`` and ``1.0e3`` are
+  **strings** while ``1.0e+3`` is 1000.0; ``.inf`` and ``.nan`` are floats. Quoted scalars are
+  always strings. The raw text of every plain scalar that became a non-string is kept in
+  :attr:`SourceDoc.plain`, so later layers can explain ``queue: no`` (TS109).
+* **Duplicate keys (TS105): the first value is kept**; the later one is still checked for
+  problems but contributes no data or positions. Any choice is arbitrary once it is an error;
+  keeping the first keeps positions and data in agreement and costs nothing extra.
+* **Aliases are expanded**; the positions recorded for aliased content are those of the anchored
+  definition (the composer shares one node between anchor and alias), except the key of the
+  entry holding the alias, which is exact. Expansion counts towards ``max_nodes`` (TS106).
+* **Not allowed (TS113):** keys that are not strings (``1:``, ``null:``, ``yes:``, ``? [a]``),
+  merge keys ``<<``, and tags other than ``!!str !!int !!float !!bool !!null !!seq !!map`` and
+  ``!``. Such an entry is kept under its source text when it is a scalar (so validation can go
+  on), dropped when it is a collection or a merge.
+* **Tabs (TS104)** are reported only where YAML itself rejects them: a file whose leading tabs
+  sit where libyaml accepts them (inside block or quoted scalars, flow collections) parses as
+  usual; when parsing fails at a tab, that line and every later line with a tab in its
+  indentation (outside block scalars) is reported, instead of the syntax error.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from trainspec.dsl.diagnostics import Diagnostic, Related, Severity, format_path
+
+__all__ = ["LoadLimits", "Mark", "SourceDoc", "load_file", "load_text"]
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """A position in a source file; ``line`` and ``column`` are 1-based (columns count characters)."""
+
+    line: int
+    column: int
+
+    def __str__(self) -> str:
+        return f"{self.line}:{self.column}"
+
+
+@dataclass(slots=True)
+class SourceDoc:
+    """One document of a spec file, as plain Python data plus where each part of it is.
+
+    Paths are tuples of mapping keys (``str``) and sequence indices (``int``); the root is ``()``.
+    ``values[path]`` is where the value at ``path`` starts (``values[()]`` is the document start),
+    ``keys[path]`` where the key of a mapping entry starts. ``plain[path]`` is the source text of
+    each unquoted scalar that YAML 1.1 read as a bool, int, float or null.
+    """
+
+    file: str
+    index: int
+    data: dict[str, Any]
+    start: Mark
+    values: dict[tuple, Mark]
+    keys: dict[tuple, Mark]
+    plain: dict[tuple, str]
+
+    def mark(self, path: tuple | list) -> Mark:
+        """The best position for ``path``: its value, else its key, else its nearest ancestor's."""
+        path = tuple(path)
+        values, keys = self.values, self.keys
+        while path:
+            found = values.get(path) or keys.get(path)
+            if found is not None:
+                return found
+            path = path[:-1]
+        return self.start
+
+
+@dataclass(frozen=True, slots=True)
+class LoadLimits:
+    """Caps that keep hostile or accidental input cheap to reject."""
+
+    max_bytes: int = 1 << 20  # per file
+    max_nodes: int = 100_000  # value nodes visited, alias re-visits included (billion laughs)
+    max_depth: int = 64  # nesting of mappings and sequences
+
+
+_DEFAULT_LIMITS = LoadLimits()
+
+_T = "tag:yaml.org,2002:"
+_STR, _INT, _FLOAT, _BOOL, _NULL = _T + "str", _T + "int", _T + "float", _T + "bool", _T + "null"
+_MAP, _SEQ, _TIMESTAMP, _MERGE, _VALUE = _T + "map", _T + "seq", _T + "timestamp", _T + "merge", _T + "value"
+_TYPE_NAMES = {_INT: "an integer", _FLOAT: "a float", _BOOL: "a boolean", _NULL: "null"}
+
+# Characters YAML forbids anywhere in a stream (C0/C1 controls, surrogates, U+FFFE/U+FFFF).
+_NON_PRINTABLE = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# Line breaks as YAML (and libyaml's marks) count them.
+_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+# A node that starts with a tag, possibly after its anchor (``!!int 5``, ``&a !!bool no``).
+_TAG_FIRST = re.compile(r"!|&\S+\s+!")
+# A line ending in a block scalar header (``key: |``, ``- >-``, ``run: |2 # comment``).
+_BLOCK_HEADER = re.compile(r"(?:^|[ \t])[|>][-+0-9]{0,2}[ \t]*(?:#.*)?$")
+
+_yaml_module: Any = None
+
+
+def _yaml() -> Any:
+    # PyYAML costs ~20 ms to import; import it on first load so ``import trainspec`` stays cheap.
+    global _yaml_module
+    if _yaml_module is None:
+        import yaml
+
+        _yaml_module = yaml
+    return _yaml_module
+
+
+# -- scalar construction (same results as PyYAML's SafeConstructor) -------------------------------
+
+
+def _to_int(text: str) -> int:
+    s = text.replace("_", "")
+    sign = 1
+    if s[:1] in ("+", "-"):
+        sign = -1 if s[0] == "-" else 1
+        s = s[1:]
+    if s == "0":
+        return 0
+    if s.startswith("0b"):
+        return sign * int(s[2:], 2)
+    if s.startswith("0x"):
+        return sign * int(s[2:], 16)
+    if s.startswith("0"):
+        return sign * int(s, 8)
+    if ":" in s:  # base 60: 1:30 == 90
+        total = 0
+        for part in s.split(":"):
+            total = total * 60 + int(part)
+        return sign * total
+    return sign * int(s)
+
+
+def _to_float(text: str) -> float:
+    s = text.replace("_", "").lower()
+    sign = 1.0
+    if s[:1] in ("+", "-"):
+        sign = -1.0 if s[0] == "-" else 1.0
+        s = s[1:]
+    if s == ".inf":
+        return sign * float("inf")
+    if s == ".nan":
+        return float("nan")
+    if ":" in s:
+        # Summed smallest place first, as PyYAML does, so results agree to the last bit.
+        total, base = 0.0, 1
+        for part in reversed(s.split(":")):
+            total += float(part) * base
+            base *= 60
+        return sign * total
+    return sign * float(s)
+
+
+_BOOLS = {"yes": True, "no": False, "true": True, "false": False, "on": True, "off": False}
+
+
+def _to_bool(text: str) -> bool:
+    return _BOOLS[text.lower()]
+
+
+def _to_null(text: str) -> None:
+    return None
+
+
+_CONVERT = {_INT: _to_int, _FLOAT: _to_float, _BOOL: _to_bool, _NULL: _to_null}
+
+
+# -- positions --------------------------------------------------------------------------------------
+
+
+def _position(text: str, offset: int) -> tuple[int, int]:
+    """1-based line and column of character ``offset`` in ``text`` (error paths only)."""
+    offset = max(0, min(offset, len(text)))
+    line, start = 1, 0
+    for brk in _BREAK.finditer(text, 0, offset):
+        line, start = line + 1, brk.end()
+    return line, offset - start + 1
+
+
+def _lines(text: str) -> list[str]:
+    return _BREAK.split(text)
+
+
+def _tab_lines(text: str) -> dict[int, int]:
+    """0-based line -> 1-based column of the first tab in its indentation, outside block scalars."""
+    found: dict[int, int] = {}
+    block_indent = -1  # indentation of the line that opened the current block scalar, if any
+    for number, line in enumerate(_lines(text)):
+        body = line.lstrip(" \t")
+        spaces = len(line) - len(line.lstrip(" "))
+        if block_indent >= 0:
+            if not body or spaces > block_indent:
+                continue  # content of a block scalar: a tab here is text, not indentation
+            block_indent = -1
+        lead = line[: len(line) - len(body)]
+        if "\t" in lead:
+            found[number] = lead.index("\t") + 1
+        elif body and _BLOCK_HEADER.search(body):
+            block_indent = spaces
+    return found
+
+
+# -- the walk ---------------------------------------------------------------------------------------
+
+
+class _Stop(Exception):
+    """Abandons the current document (TS106)."""
+
+
+def _cycle_path(root: Any, path: tuple, nodes: Any) -> tuple | None:
+    """If ``path`` runs through the same node twice (a recursive alias), the path to the alias."""
+    seen = {id(root)}
+    node = root
+    for depth, part in enumerate(path):
+        if node.__class__ is nodes.MappingNode:
+            node = next((v for k, v in node.value if k.__class__ is nodes.ScalarNode and k.value == part), None)
+        elif node.__class__ is nodes.SequenceNode and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+        else:
+            return None
+        if node is None:
+            return None
+        if id(node) in seen:
+            return path[: depth + 1]
+        seen.add(id(node))
+    return None
+
+
+def _build(root: Any, text: str, file: str, index: int, limits: LoadLimits, diags: list[Diagnostic]) -> SourceDoc | None:
+    """Construct one document from its root node; ``None`` if it must be dropped."""
+    nodes = _yaml().nodes
+    ScalarNode, MappingNode = nodes.ScalarNode, nodes.MappingNode
+    values: dict[tuple, Mark] = {}
+    keys: dict[tuple, Mark] = {}
+    plain: dict[tuple, str] = {}
+    budget = limits.max_nodes
+    max_depth = limits.max_depth
+    tag_first = _TAG_FIRST.match
+
+    def report(code: str, node: Any, path: tuple, message: str, hint: str | None, related: tuple[Related, ...] = ()) -> None:
+        m = node.start_mark
+        diags.append(
+            Diagnostic(code, message, Severity.ERROR, file, m.line + 1, m.column + 1, format_path(path), hint, related)
+        )
+
+    def scalar(node: Any, tag: str, value: str, path: tuple) -> Any:
+        convert = _CONVERT.get(tag)
+        if convert is None:
+            if tag == _TIMESTAMP or ((tag == _MERGE or tag == _VALUE) and not tag_first(text, node.start_mark.index)):
+                return value  # implicit timestamp, or a bare `<<`/`=` value: kept as text
+            report("TS113", node, path, f"tag {tag.replace(_T, '!!')!r} is not allowed in specs",
+                   "remove the tag; specs use plain YAML strings, numbers, booleans, lists and mappings")
+            return value
+        try:
+            result = convert(value)
+        except (ValueError, KeyError):
+            report("TS113", node, path, f"{value!r} cannot be read as {tag.replace(_T, '!!')}",
+                   "remove the tag or fix the value")
+            return value
+        if not node.style and not tag_first(text, node.start_mark.index):
+            plain[path] = value  # an unquoted scalar YAML 1.1 turned into a non-string
+        return result
+
+    def key_of(knode: Any, path: tuple) -> str | None:
+        """The string to use for a key that is not a plain string scalar; None to drop the entry."""
+        if knode.__class__ is not ScalarNode:
+            kind = "mapping" if knode.__class__ is MappingNode else "sequence"
+            report("TS113", knode, path, f"a {kind} cannot be a mapping key; spec keys are strings",
+                   "use a plain string as the key")
+            return None
+        tag, raw = knode.tag, knode.value
+        if tag == _MERGE and not tag_first(text, knode.start_mark.index):
+            report("TS113", knode, path, "merge keys ('<<') are not supported in specs",
+                   "write the fields out in full instead of merging an anchored mapping")
+            return None
+        if tag == _TIMESTAMP or tag == _VALUE:
+            return raw  # timestamps stay strings; '=' is just text
+        kind = _TYPE_NAMES.get(tag)
+        if kind is not None:
+            report("TS113", knode, path + (raw,), f"key {raw!r} is read by YAML as {kind}, not a string",
+                   f"quote the key: '{raw}'")
+        else:
+            report("TS113", knode, path + (raw,), f"tag {tag.replace(_T, '!!')!r} is not allowed on a key",
+                   "remove the tag")
+        return raw
+
+    def walk(node: Any, path: tuple, depth: int) -> Any:
+        nonlocal budget, values, keys, plain
+        budget -= 1
+        if budget < 0:
+            report("TS106", node, path,
+                   f"document expands to more than {limits.max_nodes} values (aliases included); not loaded",
+                   "a spec never needs this many values: remove the aliases (this looks like a 'billion laughs' document)")
+            raise _Stop
+        cls = node.__class__
+        tag = node.tag
+        if cls is ScalarNode:
+            if tag == _STR:  # by far the most common case: no conversion, nothing to record
+                return node.value
+            return scalar(node, tag, node.value, path)
+        if depth >= max_depth:
+            alias_path = _cycle_path(root, path, nodes)
+            if alias_path is not None:
+                report("TS106", node, alias_path, "recursive alias: an anchored node contains an alias to itself",
+                       "remove the alias; a spec is a tree")
+            else:
+                report("TS106", node, path, f"nesting deeper than {max_depth} levels; not loaded",
+                       "flatten the document")
+            raise _Stop
+        depth += 1
+        if cls is MappingNode:
+            if tag != _MAP:
+                report("TS113", node, path, f"tag {tag.replace(_T, '!!')!r} is not allowed in specs",
+                       "remove the tag; it is read as a plain mapping")
+            out: dict[str, Any] = {}
+            for knode, vnode in node.value:
+                if knode.__class__ is ScalarNode and knode.tag == _STR:
+                    key = knode.value
+                else:
+                    key = key_of(knode, path)
+                    if key is None:
+                        continue
+                kp = path + (key,)
+                km = knode.start_mark
+                if key in out:
+                    first = keys[kp]
+                    report("TS105", knode, kp, f"duplicate key {key!r} (first defined at line {first.line})",
+                           "remove one of the two; the first value is used",
+                           (Related("first definition", file, first.line, first.column),))
+                    # Still look for problems inside the ignored value, but record nothing of it.
+                    saved = values, keys, plain
+                    values, keys, plain = {}, {}, {}
+                    try:
+                        walk(vnode, kp, depth)
+                    finally:
+                        values, keys, plain = saved
+                    continue
+                keys[kp] = Mark(km.line + 1, km.column + 1)
+                vm = vnode.start_mark
+                values[kp] = Mark(vm.line + 1, vm.column + 1)
+                out[key] = walk(vnode, kp, depth)
+            return out
+        if tag != _SEQ:
+            report("TS113", node, path, f"tag {tag.replace(_T, '!!')!r} is not allowed in specs",
+                   "remove the tag; it is read as a plain list")
+        items: list[Any] = []
+        i = 0
+        for item in node.value:
+            ip = path + (i,)
+            im = item.start_mark
+            values[ip] = Mark(im.line + 1, im.column + 1)
+            items.append(walk(item, ip, depth))
+            i += 1
+        return items
+
+    sm = root.start_mark
+    start = Mark(sm.line + 1, sm.column + 1)
+    try:
+        data = walk(root, (), 0)
+    except _Stop:
+        return None
+    except RecursionError:  # only reachable with a max_depth far above the default
+        report("TS106", root, (), "document nests too deeply to load", "flatten the document")
+        return None
+    values[()] = start
+    return SourceDoc(file, index, data, start, values, keys, plain)
+
+
+# -- documents and errors ---------------------------------------------------------------------------
+
+
+_KIND_NAMES = {"tag:yaml.org,2002:seq": "a list", _STR: "a string", _INT: "an integer", _FLOAT: "a float",
+               _BOOL: "a boolean", _NULL: "null", _TIMESTAMP: "a timestamp"}
+
+_SYNTAX_HINTS = (
+    ("mapping values are not allowed", "a plain value cannot contain ': '; quote the value, or fix the indentation"),
+    ("could not find expected ':'", "every key needs a ':' after it; check the indentation and quotes"),
+    ("did not find expected key", "check the indentation of this line against the lines above it"),
+    ("did not find expected '-' indicator", "list items must line up under each other"),
+    ("found undefined alias", "define the anchor (&name) before using the alias (*name)"),
+    ("found unexpected end of stream", "a quote or bracket is not closed"),
+)
+
+
+def _syntax(e: Any, text: str, file: str) -> Diagnostic:
+    """A TS103 (or, for libyaml's depth cap, TS106) diagnostic from a PyYAML error."""
+    mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+    problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+    if mark is not None:
+        line, column = mark.line + 1, mark.column + 1
+    else:  # ReaderError: a character position only
+        line, column = _position(text, getattr(e, "position", 0) or 0)
+    if "maximum nesting depth" in problem:
+        return Diagnostic("TS106", "nesting too deep to load", Severity.ERROR, file, line, column, "",
+                          "flatten the document")
+    hint = next((h for p, h in _SYNTAX_HINTS if p in problem), None)
+    context, cmark = getattr(e, "context", None), getattr(e, "context_mark", None)
+    if context and context.startswith("found duplicate anchor"):
+        # PyYAML puts this one the other way round: the problem is "second occurrence".
+        where = f" (first defined at {cmark.line + 1}:{cmark.column + 1})" if cmark is not None else ""
+        problem, hint = f"duplicate anchor{where}", "give each anchor (&name) its own name"
+    if hint is None and context:
+        hint = f"{context} started at {cmark.line + 1}:{cmark.column + 1}" if cmark is not None else context
+    if hint is None:
+        hint = "check the indentation and quoting near this position"
+    return Diagnostic("TS103", f"YAML syntax error: {problem}", Severity.ERROR, file, line, column, "", hint)
+
+
+def _tab_diag(file: str, line0: int, column: int) -> Diagnostic:
+    return Diagnostic("TS104", "tab character in indentation", Severity.ERROR, file, line0 + 1, column, "",
+                      "indent with spaces; YAML does not allow tabs for indentation")
+
+
+def _empty_doc_mark(text: str, node: Any, floor: int) -> tuple[int, int]:
+    """Where an empty document begins: its '---' line if there is one, else the composer's mark."""
+    lines = _lines(text)
+    line0 = min(node.start_mark.line, len(lines) - 1)
+    for number in range(line0 - 1, floor - 1, -1):
+        if lines[number].startswith("---"):
+            return number + 1, 1
+    return line0 + 1, min(node.start_mark.column, len(lines[line0])) + 1
+
+
+def _parse(text: str, file: str, limits: LoadLimits, docs: list[SourceDoc], diags: list[Diagnostic]) -> None:
+    yaml = _yaml()
+    tabs = _tab_lines(text) if "\t" in text else {}
+    loader_class = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
+    loader = loader_class(text)
+    index = 0
+    floor = 0  # first line not part of an earlier document
+    failed_at = -1
+    try:
+        while loader.check_node():
+            root = loader.get_node()
+            cls = root.__class__
+            if cls is yaml.MappingNode:
+                doc = _build(root, text, file, index, limits, diags)
+                if doc is not None:
+                    docs.append(doc)
+            elif cls is yaml.ScalarNode and root.tag == _NULL and root.value == "" and not root.style:
+                line, column = _empty_doc_mark(text, root, floor)
+                diags.append(Diagnostic("TS108", "empty document (ignored)", Severity.WARNING, file, line, column,
+                                        "", "remove the stray '---' or give the document content"))
+            else:
+                kind = _KIND_NAMES.get(root.tag, f"a {root.tag} node")
+                m = root.start_mark
+                diags.append(Diagnostic("TS107", f"a spec document must be a mapping, found {kind}", Severity.ERROR,
+                                        file, m.line + 1, m.column + 1, "",
+                                        "start the document with fields such as 'apiVersion:' and 'kind:'"))
+            end = root.end_mark
+            floor = end.line + (1 if end.column else 0)
+            index += 1
+    except yaml.YAMLError as e:
+        diag = _syntax(e, text, file)
+        failed_at = (diag.line or 1) - 1
+        is_tab = failed_at in tabs or "tab" in (getattr(e, "problem", None) or "")
+        if is_tab:
+            if failed_at not in tabs:
+                diags.append(_tab_diag(file, failed_at, diag.column or 1))
+        else:
+            diags.append(diag)
+    except RecursionError:  # the pure-Python composer on very deep nesting
+        diags.append(Diagnostic("TS106", "nesting too deep to load", Severity.ERROR, file, 1, 1, "",
+                                "flatten the document"))
+        failed_at = 0
+    finally:
+        loader.dispose()
+    if failed_at >= 0:
+        # Tabs before the failure were accepted by the parser (scalar text, flow context);
+        # the rest of the file was never parsed, so each tab-indented line there is reported.
+        diags.extend(_tab_diag(file, n, c) for n, c in tabs.items() if n >= failed_at)
+    if index == 0 and failed_at < 0:
+        diags.append(Diagnostic("TS108", "empty file (no YAML document)", Severity.WARNING, file, 1, 1, "",
+                                "add a spec, or remove the file from the inputs"))
+
+
+def _too_big(file: str, size: int, cap: int) -> Diagnostic:
+    return Diagnostic("TS102", f"file is {size} bytes, larger than the {cap}-byte cap; not parsed",
+                      Severity.ERROR, file, None, None, "", "split the file, or raise the cap if this is intended")
+
+
+def _decode(data: bytes, file: str) -> tuple[str | None, Diagnostic | None]:
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]  # a UTF-8 byte-order mark is allowed and dropped
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as e:
+        before = data[: e.start].decode("utf-8")  # valid: the error is the first bad byte
+        line, column = _position(before, len(before))
+        hint = "re-save the file as UTF-8"
+        if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            hint = "the file looks like UTF-16: re-save it as UTF-8"
+        message = f"file is not valid UTF-8: byte 0x{data[e.start]:02x} ({e.reason})"
+        return None, Diagnostic("TS101", message, Severity.ERROR, file, line, column, "", hint)
+
+
+def _load(text: str, file: str, limits: LoadLimits) -> tuple[list[SourceDoc], list[Diagnostic]]:
+    docs: list[SourceDoc] = []
+    diags: list[Diagnostic] = []
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    bad = _NON_PRINTABLE.search(text)
+    if bad is not None:
+        line, column = _position(text, bad.start())
+        char = ord(bad.group())
+        if 0xD800 <= char <= 0xDFFF:
+            diags.append(Diagnostic("TS101", f"text contains a lone surrogate U+{char:04X}, not valid UTF-8",
+                                    Severity.ERROR, file, line, column, "", "re-save the file as UTF-8"))
+        else:
+            diags.append(Diagnostic("TS103", f"YAML syntax error: character U+{char:04X} is not allowed in YAML",
+                                    Severity.ERROR, file, line, column, "",
+                                    "remove the control character (is this a binary file?)"))
+        return docs, diags
+    _parse(text, file, limits, docs, diags)
+    if len(diags) > 1:
+        # Content reached through several aliases is walked more than once; report it once.
+        seen: set[tuple] = set()
+        unique = []
+        for d in diags:
+            key = (d.code, d.line, d.column, d.message)
+            if key not in seen:
+                seen.add(key)
+                unique.append(d)
+        diags = unique
+    return docs, diags
+
+
+def load_text(data: bytes | str, file: str, limits: LoadLimits = _DEFAULT_LIMITS) -> tuple[list[SourceDoc], list[Diagnostic]]:
+    """Load every document of one spec file given as bytes (UTF-8) or text.
+
+    ``file`` is the name to show in diagnostics. Returns the mapping documents, in file order,
+    and all diagnostics found (TS101-TS108, TS113). Never raises for bad input: a document with
+    an error may still be returned (its data as far as it could be read), so callers must
+    check the diagnostics before trusting the documents.
+    """
+    if isinstance(data, str):
+        size = len(data)
+        if size * 4 > limits.max_bytes >= size:  # only measure when the answer is not obvious
+            size = len(data.encode("utf-8", "surrogatepass"))
+        if size > limits.max_bytes:
+            return [], [_too_big(file, size, limits.max_bytes)]
+        return _load(data, file, limits)
+    if len(data) > limits.max_bytes:
+        return [], [_too_big(file, len(data), limits.max_bytes)]
+    text, problem = _decode(bytes(data), file)
+    if problem is not None:
+        return [], [problem]
+    return _load(text, file, limits)  # type: ignore[arg-type]
+
+
+def load_file(
+    path: str | os.PathLike, display: str | None = None, limits: LoadLimits = _DEFAULT_LIMITS
+) -> tuple[list[SourceDoc], list[Diagnostic]]:
+    """Read and load one spec file; ``display`` is the name used in diagnostics (default: ``path``).
+
+    A file that cannot be read gives one TS100; otherwise as :func:`load_text`.
+    """
+    file = display if display is not None else os.fsdecode(path)
+    try:
+        with open(path, "rb") as handle:
+            # Read one byte past the cap: enough to know the file is too big without reading it all.
+            data = handle.read(limits.max_bytes + 1)
+            if len(data) > limits.max_bytes:
+                try:
+                    size = max(os.fstat(handle.fileno()).st_size, len(data))
+                except OSError:
+                    size = len(data)
+                return [], [_too_big(file, size, limits.max_bytes)]
+    except OSError as e:
+        if isinstance(e, IsADirectoryError):
+            reason = "it is a directory"
+        elif isinstance(e, FileNotFoundError):
+            reason = "no such file"
+        elif isinstance(e, PermissionError):
+            reason = "permission denied"
+        else:
+            reason = e.strerror or str(e)
+        return [], [Diagnostic("TS100", f"cannot read the file: {reason}", Severity.ERROR, file, None, None, "",
+                               "check the path and the file's permissions")]
+    return load_text(data, file, limits)

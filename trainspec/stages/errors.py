@@ -1,0 +1,27 @@
+"""Error types of the data-sharding stage and the in-pod helpers (standard library only)."""
+
+from __future__ import annotations
+
+
+class StageError(Exception):
+    """A problem with the input or the output of the stage: printed as one line, exit code 1."""
+
+    exit_code = 1
+
+
+class UsageError(StageError):
+    """A problem with the command line or the stage's environment variables: exit code 2."""
+
+    exit_code = 2
+
+
+class ManifestError(RuntimeError):
+    """The shard manifest is missing, unreadable or not a trainspec manifest."""
+
+
+class ShardAssignmentError(RuntimeError):
+    """This process cannot be matched to a shard (world size and shard count disagree, etc.)."""
+
+
+class CheckpointError(RuntimeError):
+    """The checkpoint directory is not configured or a checkpoint cannot be written."""

@@ -1,0 +1,194 @@
+"""First pass over line files (jsonl/text): newline counts per block, and optional validation.
+
+A record is one line. A final line without a newline is a record too (the writer adds the
+newline), an empty file has no records, and an empty line is a record (``text``) - for
+``jsonl`` it is reported as malformed by ``--validate``.
+
+Counting is ``bytes.count(b"\\n")`` over big blocks, with no per-line Python work. The
+per-block counts are kept (one int per 8 MiB) so that the byte offset of any line can later
+be found by reading a single block. ``bytes.count`` holds the GIL, so big local inputs are
+counted by forked worker processes.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import json
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+
+from trainspec.stages.config import Options
+from trainspec.stages.errors import StageError
+from trainspec.stages.sources import Source, SourceFile
+
+_MAX_REPORTED = 5
+
+
+@dataclass
+class LineCounts:
+    """Newline statistics of one file, enough to map line numbers to byte offsets."""
+
+    size: int
+    block_size: int
+    block_counts: list[int] = field(default_factory=list)  # newlines in block i
+    ends_with_newline: bool = True  # vacuously true for an empty file
+    _cumulative: list[int] | None = None
+
+    @property
+    def records(self) -> int:
+        """Lines in the file, counting a final line without newline."""
+        return sum(self.block_counts) + (0 if self.ends_with_newline else 1)
+
+    def block_of_newline(self, n: int) -> tuple[int, int]:
+        """For the n-th newline (1-based): ``(block index, n-th newline within that block)``."""
+        if self._cumulative is None:
+            self._cumulative = list(itertools.accumulate(self.block_counts))
+        block = bisect.bisect_left(self._cumulative, n)
+        before = self._cumulative[block - 1] if block else 0
+        return block, n - before
+
+
+class LineValidator:
+    """Collects malformed records (first few with file:line, plus a total)."""
+
+    def __init__(self, fmt: str) -> None:
+        self.fmt = fmt
+        self.bad = 0
+        self.examples: list[str] = []
+
+    def check(self, rel: str, lineno: int, line: bytes) -> bool:
+        """Validate one record (without its newline); return True if it is fine."""
+        problem = None
+        try:
+            text = line.decode("utf-8")
+            if self.fmt == "jsonl":
+                if not text.strip():
+                    problem = "empty line"
+                else:
+                    json.loads(text)
+        except UnicodeDecodeError:
+            problem = "not valid UTF-8"
+        except ValueError as exc:
+            problem = f"invalid JSON: {exc}"
+        if problem is None:
+            return True
+        self.bad += 1
+        if len(self.examples) < _MAX_REPORTED:
+            self.examples.append(f"{rel}:{lineno}: {problem}")
+        return False
+
+    def raise_if_bad(self) -> None:
+        """Raise one :class:`StageError` summarising all malformed records, if any."""
+        if self.bad:
+            more = f" (and {self.bad - len(self.examples)} more)" if self.bad > len(self.examples) else ""
+            raise StageError(f"{self.bad} malformed {self.fmt} record(s): " + "; ".join(self.examples) + more)
+
+
+def iter_lines(source: Source, f: SourceFile, block_size: int):  # type: ignore[no-untyped-def]
+    """Yield lists of complete lines (without newlines) of a file, block by block.
+
+    The last line of a file is yielded even without a trailing newline. Memory is one block
+    plus the longest line.
+    """
+    carry: list[bytes] = []
+    with source.open(f, block_size) as fh:
+        while block := fh.read(block_size):
+            if b"\n" not in block:
+                carry.append(block)  # part of a long line; join once it ends
+                continue
+            data = b"".join(carry) + block if carry else block
+            lines = data.split(b"\n")
+            tail = lines.pop()
+            carry = [tail] if tail else []
+            yield lines
+    if carry:
+        yield [b"".join(carry)]
+
+
+def _count_range(path: str, start: int, end: int, block_size: int) -> list[int]:
+    """Newlines per block in ``[start, end)`` of a local file (runs in a worker process)."""
+    counts = []
+    buf = bytearray(block_size)
+    view = memoryview(buf)
+    with open(path, "rb", buffering=0) as fh:
+        fh.seek(start)
+        pos = start
+        while pos < end:
+            n = fh.readinto(view[: min(block_size, end - pos)])
+            if not n:
+                break
+            counts.append(buf.count(b"\n", 0, n))
+            pos += n
+    return counts
+
+
+def _count_serial(source: Source, f: SourceFile, block_size: int) -> LineCounts:
+    counts = LineCounts(size=f.size, block_size=block_size)
+    buf = bytearray(block_size)
+    view = memoryview(buf)
+    last = b"\n"
+    size = 0
+    with source.open(f, block_size) as fh:
+        while n := fh.readinto(view):
+            counts.block_counts.append(buf.count(b"\n", 0, n))
+            last = buf[n - 1 : n]
+            size += n
+    counts.ends_with_newline = last == b"\n"
+    counts.size = size
+    return counts
+
+
+def _last_byte(path: str, size: int) -> bytes:
+    with open(path, "rb", buffering=0) as fh:
+        fh.seek(size - 1)
+        return fh.read(1)
+
+
+def _count_parallel(source: Source, workers: int, block_size: int) -> list[LineCounts]:
+    # Work units are block-aligned ranges of ~1/4 of a worker's share, so uneven files still
+    # keep every worker busy; each unit returns its per-block counts in order.
+    total = source.total_bytes
+    unit = max(block_size, (total // (workers * 4)) // block_size * block_size)
+    jobs = [(fi, start, min(f.size, start + unit)) for fi, f in enumerate(source.files) for start in range(0, f.size, unit)]
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        futures = [pool.submit(_count_range, source.files[fi].location, s, e, block_size) for fi, s, e in jobs]
+        out = [LineCounts(size=f.size, block_size=block_size) for f in source.files]
+        for (fi, _s, _e), fut in zip(jobs, futures):
+            out[fi].block_counts.extend(fut.result())
+    for f, counts in zip(source.files, out):
+        if f.size:
+            counts.ends_with_newline = _last_byte(f.location, f.size) == b"\n"
+    return out
+
+
+def _count_validating(source: Source, f: SourceFile, fmt: str, block_size: int, validator: LineValidator) -> LineCounts:
+    counts = _count_serial(source, f, block_size)
+    lineno = 0
+    for lines in iter_lines(source, f, block_size):
+        for line in lines:
+            lineno += 1
+            validator.check(f.rel, lineno, line)
+    return counts
+
+
+def scan_lines(source: Source, fmt: str, options: Options) -> list[LineCounts]:
+    """Count (and with ``--validate`` check) every line file; one :class:`LineCounts` per file."""
+    bs = options.block_size
+    if options.validate:
+        validator = LineValidator(fmt)
+        counts = [_count_validating(source, f, fmt, bs, validator) for f in source.files]
+        validator.raise_if_bad()
+        return counts
+    workers = min(options.workers, os.cpu_count() or 1)
+    if source.is_local and workers > 1 and hasattr(os, "fork") and source.total_bytes >= options.parallel_count_min_bytes:
+        counts = _count_parallel(source, workers, bs)
+        for f, c in zip(source.files, counts):
+            if sum(c.block_counts) > f.size:  # pragma: no cover - defensive
+                raise StageError(f"source file {f.location} changed while it was counted")
+        return counts
+    return [_count_serial(source, f, bs) for f in source.files]

@@ -1,0 +1,120 @@
+"""Writing shard files: byte counting, sha256 while writing, and fsync helpers.
+
+Output errors (disk full, permission denied, file too large) become one-line
+:class:`StageError`s naming the file, so the CLI can clean up and exit 1.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+from trainspec.stages.errors import StageError
+
+
+def output_error(path: Path | str, exc: OSError) -> StageError:
+    """A one-line error for a failed write or create under the output directory."""
+    return StageError(f"cannot write output {path}: {exc.strerror or exc}")
+
+
+class ShardWriter:
+    """One shard file being written. Small writes are buffered; big blocks go straight through.
+
+    Hashing happens in the thread that writes, and both ``os.write`` and ``sha256.update``
+    release the GIL for large buffers, so several writers in threads run in parallel.
+    """
+
+    def __init__(self, path: Path, buffer_limit: int = 1 << 20) -> None:
+        self.path = path
+        self.records = 0
+        self.bytes = 0
+        self._hash = hashlib.sha256()
+        self._pending: list[bytes] = []
+        self._pending_size = 0
+        self._limit = buffer_limit
+        try:
+            self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise output_error(path, exc) from None
+
+    def _write_all(self, data: bytes | memoryview) -> None:
+        assert self._fd is not None
+        view = memoryview(data)
+        try:
+            while view:
+                n = os.write(self._fd, view)
+                view = view[n:]
+        except OSError as exc:
+            raise output_error(self.path, exc) from None
+        self._hash.update(data)
+        self.bytes += len(data)
+
+    def _flush(self) -> None:
+        if self._pending:
+            data = b"".join(self._pending)
+            self._pending.clear()
+            self._pending_size = 0
+            self._write_all(data)
+
+    def write(self, data: bytes | memoryview) -> None:
+        """Append bytes; buffered below the buffer limit, written through above it."""
+        if len(data) >= self._limit:
+            self._flush()
+            self._write_all(data)
+            return
+        self._pending.append(bytes(data))
+        self._pending_size += len(data)
+        if self._pending_size >= self._limit:
+            self._flush()
+
+    def close(self, durable: bool) -> dict[str, Any]:
+        """Flush, optionally fsync, close; return ``{"records", "bytes", "sha256"}``."""
+        self._flush()
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            try:
+                if durable:
+                    os.fsync(fd)
+            except OSError as exc:
+                raise output_error(self.path, exc) from None
+            finally:
+                os.close(fd)
+        return {"records": self.records, "bytes": self.bytes, "sha256": self._hash.hexdigest()}
+
+    def abort(self) -> None:
+        """Close without flushing (the staging directory is deleted anyway)."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+
+def fsync_path(path: Path) -> None:
+    """fsync a file or a directory (a directory fsync makes renames/creates inside it durable)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise output_error(path, exc) from None
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        raise output_error(path, exc) from None
+    finally:
+        os.close(fd)
+
+
+def fsync_tree(root: Path) -> None:
+    """fsync every file, then every directory bottom-up, under ``root`` (used for ``files`` shards)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    files: list[Path] = []
+    dirs: list[Path] = []
+    for dirpath, _dirnames, filenames in os.walk(root):
+        dirs.append(Path(dirpath))
+        files.extend(Path(dirpath, name) for name in filenames)
+    # Many small fsyncs in parallel let the filesystem batch them into fewer journal commits.
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        list(pool.map(fsync_path, files))
+    for d in reversed(dirs):
+        fsync_path(d)
