@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-import yaml
+import yaml  # type: ignore[import-untyped]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,7 +49,7 @@ def missing_reason() -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def crd_schema(kind: str, version: str | None = None) -> dict[str, Any]:
     """The ``openAPIV3Schema`` of ``kind`` (the storage version unless ``version`` is given)."""
     path = crds_dir() / CRD_FILES[kind]
@@ -62,7 +62,8 @@ def crd_schema(kind: str, version: str | None = None) -> dict[str, Any]:
     chosen = next(
         v for v in versions if (v["name"] == version if version else v.get("storage", False))
     )
-    return chosen["schema"]["openAPIV3Schema"]
+    schema: dict[str, Any] = chosen["schema"]["openAPIV3Schema"]
+    return schema
 
 
 def check(value: Any, schema: dict[str, Any], path: str = "") -> list[str]:
@@ -117,8 +118,7 @@ def _walk(value: Any, schema: dict[str, Any], path: str, problems: list[str]) ->
     elif kind == "boolean":
         if type(value) is not bool:
             problems.append(f"{where}: expected boolean, got {type(value).__name__}")
-    elif kind == "number":
-        if type(value) not in (int, float):
-            problems.append(f"{where}: expected number, got {type(value).__name__}")
+    elif kind == "number" and type(value) not in (int, float):
+        problems.append(f"{where}: expected number, got {type(value).__name__}")
     if "enum" in schema and value not in schema["enum"]:
         problems.append(f"{where}: {value!r} is not one of {schema['enum']}")

@@ -91,6 +91,7 @@ from trainspec.k8s import (
 
 ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
 FRAMEWORK = "trainer.kubeflow.org/framework"
+TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
 
 RESTRICTED = SecurityContext(
     allow_privilege_escalation=False,
@@ -142,7 +143,9 @@ def torch_runtime() -> ClusterTrainingRuntime:
             spec=JobSpec(
                 backoff_limit=0,
                 template=PodTemplateSpec(
-                    metadata=ObjectMeta(annotations={"kueue.x-k8s.io/podset-preferred-topology": "rack"}),
+                    metadata=ObjectMeta(
+                        annotations={"kueue.x-k8s.io/podset-preferred-topology": "rack"}
+                    ),
                     spec=PodSpec(
                         init_containers=[
                             Container(
@@ -169,12 +172,18 @@ def torch_runtime() -> ClusterTrainingRuntime:
                                     EnvVar(
                                         name="WANDB_API_KEY",
                                         value_from=EnvVarSource(
-                                            secret_key_ref=SecretKeySelector(name="wandb", key="api-key", optional=True)
+                                            secret_key_ref=SecretKeySelector(
+                                                name="wandb", key="api-key", optional=True
+                                            )
                                         ),
                                     ),
                                 ],
-                                env_from=[EnvFromSource(secret_ref=SecretEnvSource(name="s3-credentials"))],
-                                ports=[ContainerPort(name="c10d", container_port=29500, protocol="TCP")],
+                                env_from=[
+                                    EnvFromSource(secret_ref=SecretEnvSource(name="s3-credentials"))
+                                ],
+                                ports=[
+                                    ContainerPort(name="c10d", container_port=29500, protocol="TCP")
+                                ],
                                 resources=ResourceRequirements(
                                     requests={"cpu": "90", "memory": "1600Gi", "nvidia.com/gpu": 8},
                                     limits={"memory": "1600Gi", "nvidia.com/gpu": 8},
@@ -182,7 +191,9 @@ def torch_runtime() -> ClusterTrainingRuntime:
                                 volume_mounts=[
                                     workspace,
                                     VolumeMount(name="dshm", mount_path="/dev/shm"),
-                                    VolumeMount(name="hf-token", mount_path="/etc/hf", read_only=True),
+                                    VolumeMount(
+                                        name="hf-token", mount_path="/etc/hf", read_only=True
+                                    ),
                                 ],
                                 readiness_probe=Probe(
                                     tcp_socket=TCPSocketAction(port=29500), initial_delay_seconds=5
@@ -191,11 +202,21 @@ def torch_runtime() -> ClusterTrainingRuntime:
                             )
                         ],
                         volumes=[
-                            Volume(name="dshm", empty_dir=EmptyDirVolumeSource(medium="Memory", size_limit="256Gi")),
-                            Volume(name="hf-token", secret=SecretVolumeSource(secret_name="hf-token", default_mode=0o440)),
+                            Volume(
+                                name="dshm",
+                                empty_dir=EmptyDirVolumeSource(medium="Memory", size_limit="256Gi"),
+                            ),
+                            Volume(
+                                name="hf-token",
+                                secret=SecretVolumeSource(
+                                    secret_name="hf-token", default_mode=0o440
+                                ),
+                            ),
                         ],
                         node_selector={"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
-                        tolerations=[Toleration(key="nvidia.com/gpu", operator="Exists", effect="NoSchedule")],
+                        tolerations=[
+                            Toleration(key="nvidia.com/gpu", operator="Exists", effect="NoSchedule")
+                        ],
                         affinity=Affinity(
                             node_affinity=NodeAffinity(
                                 required_during_scheduling_ignored_during_execution=NodeSelector(
@@ -203,7 +224,9 @@ def torch_runtime() -> ClusterTrainingRuntime:
                                         NodeSelectorTerm(
                                             match_expressions=[
                                                 NodeSelectorRequirement(
-                                                    key="kubernetes.io/arch", operator="In", values=["amd64"]
+                                                    key="kubernetes.io/arch",
+                                                    operator="In",
+                                                    values=["amd64"],
                                                 )
                                             ]
                                         )
@@ -214,7 +237,9 @@ def torch_runtime() -> ClusterTrainingRuntime:
                         priority_class_name="training",
                         service_account_name="trainer",
                         restart_policy="Never",
-                        security_context=PodSecurityContext(fs_group=1000, run_as_user=1000, run_as_non_root=True),
+                        security_context=PodSecurityContext(
+                            fs_group=1000, run_as_user=1000, run_as_non_root=True
+                        ),
                         termination_grace_period_seconds=120,
                     ),
                 ),
@@ -249,7 +274,9 @@ def torch_runtime() -> ClusterTrainingRuntime:
                                     metadata=ObjectMeta(name="initializer"),
                                     spec=PersistentVolumeClaimSpec(
                                         access_modes=["ReadWriteOnce"],
-                                        resources=VolumeResourceRequirements(requests={"storage": "500Gi"}),
+                                        resources=VolumeResourceRequirements(
+                                            requests={"storage": "500Gi"}
+                                        ),
                                         storage_class_name="fast-rwo",
                                     ),
                                 )
@@ -268,7 +295,7 @@ def mpi_runtime() -> TrainingRuntime:
     """An MPI runtime: workers in rjob ``node``, then ``launcher`` (ancestor ``trainer``)."""
     ssh = SecurityContext(capabilities=Capabilities(add=["SYS_CHROOT"]), run_as_user=1000)
 
-    def job(name: str, labels: dict[str, str] | None, command: list[str] | None) -> JobTemplateSpec:
+    def job(labels: dict[str, str] | None, command: list[str]) -> JobTemplateSpec:
         return JobTemplateSpec(
             metadata=ObjectMeta(labels=labels) if labels else None,
             spec=JobSpec(
@@ -291,7 +318,9 @@ def mpi_runtime() -> TrainingRuntime:
         )
 
     return TrainingRuntime(
-        metadata=ObjectMeta(name="trainspec-mpi", namespace="team-a", labels={FRAMEWORK: "deepspeed"}),
+        metadata=ObjectMeta(
+            name="trainspec-mpi", namespace="team-a", labels={FRAMEWORK: "deepspeed"}
+        ),
         spec=TrainingRuntimeSpec(
             ml_policy=MLPolicy(
                 num_nodes=2,
@@ -308,14 +337,19 @@ def mpi_runtime() -> TrainingRuntime:
             template=JobSetTemplateSpec(
                 spec=JobSetSpec(
                     replicated_jobs=[
-                        ReplicatedJob(name="node", template=job("node", None, ["/usr/sbin/sshd", "-De"])),
+                        ReplicatedJob(name="node", template=job(None, ["/usr/sbin/sshd", "-De"])),
                         ReplicatedJob(
                             name="launcher",
                             depends_on=[DependsOn(name="node", status="Ready")],
-                            template=job("launcher", {ANCESTOR: "trainer"}, ["mpirun", "python", "/app/train.py"]),
+                            template=job(
+                                {ANCESTOR: "trainer"},
+                                ["mpirun", "python", "/app/train.py"],
+                            ),
                         ),
                     ],
-                    success_policy=SuccessPolicy(operator="Any", target_replicated_jobs=["launcher"]),
+                    success_policy=SuccessPolicy(
+                        operator="Any", target_replicated_jobs=["launcher"]
+                    ),
                 )
             ),
         ),
@@ -345,11 +379,11 @@ def patched_trainjob(index: int = 0) -> TrainJob:
         ],
         node_selector={"topology.kubernetes.io/zone": "zone-a"},
         affinity=Affinity(
-            node_affinity=NodeAffinity(
-                preferred_during_scheduling_ignored_during_execution=[]
-            )
+            node_affinity=NodeAffinity(preferred_during_scheduling_ignored_during_execution=[])
         ),
-        tolerations=[Toleration(key="dedicated", operator="Equal", value="training", effect="NoSchedule")],
+        tolerations=[
+            Toleration(key="dedicated", operator="Equal", value="training", effect="NoSchedule")
+        ],
         scheduling_gates=[PodSchedulingGate(name="example.com/quota-check")],
         service_account_name="llama-trainer",
         image_pull_secrets=[LocalObjectReference(name="registry-credentials")],
@@ -366,12 +400,14 @@ def patched_trainjob(index: int = 0) -> TrainJob:
                         ReplicatedJobPatch(
                             name="node",
                             template=JobTemplatePatch(
-                                metadata=MetadataPatch(annotations={"trainspec.dev/spec-hash": "0f3a9c"}),
+                                metadata=MetadataPatch(
+                                    annotations={"trainspec.dev/spec-hash": "0f3a9c"}
+                                ),
                                 spec=JobSpecPatch(
                                     template=PodTemplatePatch(
                                         metadata=MetadataPatch(
                                             labels={"trainspec.dev/role": "trainer"},
-                                            annotations={"kueue.x-k8s.io/podset-required-topology": "kubernetes.io/hostname"},
+                                            annotations={TOPOLOGY: "kubernetes.io/hostname"},
                                         ),
                                         spec=pod_patch,
                                     )
@@ -387,12 +423,17 @@ def patched_trainjob(index: int = 0) -> TrainJob:
         metadata=ObjectMeta(
             name=name,
             namespace="team-a",
-            labels={"kueue.x-k8s.io/queue-name": "gpu-queue", "kueue.x-k8s.io/priority-class": "high"},
+            labels={
+                "kueue.x-k8s.io/queue-name": "gpu-queue",
+                "kueue.x-k8s.io/priority-class": "high",
+            },
             annotations={"trainspec.dev/source": "specs/llama.yaml"},
         ),
         spec=TrainJobSpec(
             runtime_ref=RuntimeRef(
-                name="trainspec-torch-h100", api_group="trainer.kubeflow.org", kind="ClusterTrainingRuntime"
+                name="trainspec-torch-h100",
+                api_group="trainer.kubeflow.org",
+                kind="ClusterTrainingRuntime",
             ),
             initializer=Initializer(
                 dataset=DatasetInitializer(
@@ -413,7 +454,9 @@ def patched_trainjob(index: int = 0) -> TrainJob:
                     EnvVar(name="NCCL_DEBUG", value="WARN"),
                     EnvVar(
                         name="HF_TOKEN",
-                        value_from=EnvVarSource(secret_key_ref=SecretKeySelector(name="hf-token", key="token")),
+                        value_from=EnvVarSource(
+                            secret_key_ref=SecretKeySelector(name="hf-token", key="token")
+                        ),
                     ),
                 ],
                 num_nodes=4,
@@ -477,7 +520,7 @@ def _fill(tp: Any, variant: int) -> Any:
         return True
     if tp is int:
         return 1
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return maximal(tp, variant)
     raise AssertionError(f"no filler for {tp!r}")
 
@@ -505,6 +548,6 @@ def _max_in(tp: Any, seen: set[type]) -> int:
         return len(get_args(tp))
     if origin in (list, dict):
         return max(_max_in(a, seen) for a in get_args(tp))
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return max_options(tp, seen)
     return 1

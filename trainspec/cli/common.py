@@ -14,6 +14,25 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--values", metavar="FILE", action="append", default=[],
                         help="values for {{ values.x }} templates (YAML mapping; repeat to layer files)")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="diagnostics format")
+    project = parser.add_mutually_exclusive_group()
+    project.add_argument("--project", metavar="FILE",
+                         help="project file (default: trainspec.yaml in this directory or the nearest parent "
+                              "up to the repository root)")
+    project.add_argument("--no-project", action="store_true", help="ignore any trainspec.yaml")
+
+
+def project_file(args: argparse.Namespace) -> str | None:
+    """The project file the command uses, if any."""
+    if args.no_project:
+        return None
+    if args.project:
+        return args.project
+    from pathlib import Path
+
+    from trainspec.dsl.project import find_project_file
+
+    found = find_project_file(Path.cwd())
+    return str(found) if found else None
 
 
 def load_values(files: list[str]) -> tuple[dict[str, Any] | None, list[Diagnostic]]:

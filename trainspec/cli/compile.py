@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from trainspec.cli.common import add_input_options, load_values
+from trainspec.cli.common import add_input_options, load_values, project_file
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     if problems:
         report.write(problems, sys.stderr, args.format)
         return 1
-    result = compile_paths(args.paths, values=values)
+    result = compile_paths(args.paths, values=values, project=project_file(args))
     if not result.ok:
         report.write(result.diagnostics, sys.stderr, args.format)
         return 1

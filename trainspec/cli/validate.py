@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from trainspec.cli.common import add_input_options, load_values
+from trainspec.cli.common import add_input_options, load_values, project_file
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,6 +24,6 @@ def run(args: argparse.Namespace) -> int:
         report.write(problems, sys.stdout, args.format)
         return 1
     files, _ = discover(args.paths)
-    result = compile_paths(args.paths, values=values)
+    result = compile_paths(args.paths, values=values, project=project_file(args))
     report.write(result.diagnostics, sys.stdout, args.format, files=len(files), quiet=args.quiet)
     return 1 if has_errors(result.diagnostics) else 0

@@ -12,11 +12,13 @@ from typing import Any
 
 from trainspec.compiler.lower.runtime import lower_runtime
 from trainspec.compiler.lower.trainjob import lower_job
+from trainspec.compiler.defaults import apply_to_job, apply_to_runtime
 from trainspec.compiler.plan import JobPlan, plan_job, runtime_variants
 from trainspec.compiler.resolve import DEFAULT_NAMESPACE, RuntimeEntry, build_index, related_at, resolve_job
 from trainspec.compiler.rules import check_plan
 from trainspec.dsl.diagnostics import Diagnostic, Severity, has_errors
 from trainspec.dsl.models import Runtime, Scope, TrainingJob
+from trainspec.dsl.project import Project
 from trainspec.dsl.sources import LoadedSpec, load_specs
 from trainspec.k8s import Resource
 
@@ -42,6 +44,7 @@ class CompileResult:
     plans: list[JobPlan] = field(default_factory=list)
     specs: list[LoadedSpec] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    project: Project = field(default_factory=Project)
 
     @property
     def ok(self) -> bool:
@@ -53,9 +56,9 @@ class CompileResult:
 
 
 def compile_paths(paths: list[str], *, values: dict[str, Any] | None = None,
-                  extra_specs: Iterable[LoadedSpec] = ()) -> CompileResult:
-    """Load the specs under ``paths`` and compile them."""
-    specs, problems = load_specs(paths, values=values)
+                  extra_specs: Iterable[LoadedSpec] = (), project: str | None = None) -> CompileResult:
+    """Load the specs under ``paths`` (and the project file, if given) and compile them."""
+    specs, problems = load_specs([*paths, *([project] if project else [])], values=values)
     result = compile_specs([*specs, *extra_specs])
     result.diagnostics = sorted([*problems, *result.diagnostics], key=Diagnostic.sort_key)
     return result
@@ -66,14 +69,18 @@ def compile_specs(specs: list[LoadedSpec]) -> CompileResult:
     from trainspec.runtimes import builtin_runtimes
 
     result = CompileResult(specs=list(specs))
-    runtimes = [s for s in specs if isinstance(s.spec, Runtime)]
-    jobs = [s for s in specs if isinstance(s.spec, TrainingJob)]
-    result.diagnostics.extend(_duplicates(runtimes, jobs))
-    index = build_index(runtimes, builtin_runtimes())
+    projects = [s for s in specs if isinstance(s.spec, Project)]
+    result.diagnostics.extend(_extra_projects(projects))
+    result.project = projects[0].spec if projects else Project()
+    defaults = result.project.spec.defaults
+    runtimes = [apply_to_runtime(s, defaults) for s in specs if isinstance(s.spec, Runtime)]
+    jobs = [apply_to_job(s, defaults) for s in specs if isinstance(s.spec, TrainingJob)]
+    result.diagnostics.extend(_duplicates(runtimes, [loaded for loaded, _ in jobs]))
+    index = build_index(runtimes, tuple(apply_to_runtime(s, defaults) for s in builtin_runtimes()))
 
     used_builtins: dict[str, RuntimeEntry] = {}
-    for loaded in sorted(jobs, key=_job_key):
-        resolved, found = resolve_job(loaded, index)
+    for loaded, filled in sorted(jobs, key=lambda pair: _job_key(pair[0])):
+        resolved, found = resolve_job(loaded, index, filled)
         result.diagnostics.extend(found)
         if resolved is None:
             continue
@@ -103,6 +110,14 @@ def _lower(runtimes: list[LoadedSpec], used_builtins: dict[str, RuntimeEntry], p
         outputs.append(Output(f"{resolved.namespace}/{resolved.name}.yaml", tuple(lower_job(plan)),
                               (resolved.loaded.file,), 1))
     return sorted(outputs, key=lambda o: (o.wave, o.path))
+
+
+def _extra_projects(projects: list[LoadedSpec]) -> list[Diagnostic]:
+    return [
+        extra.diagnostic("TS306", (), "a second Project: settings come from one project file only",
+                         related=(related_at(projects[0], (), "the project file in use"),))
+        for extra in projects[1:]
+    ]
 
 
 def _runtime_path(runtime: Runtime, name: str) -> str:

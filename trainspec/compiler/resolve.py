@@ -73,6 +73,10 @@ class RuntimeIndex:
     def find(self, namespace: str, name: str) -> RuntimeEntry | None:
         return self.namespaced.get((namespace, name)) or self.cluster.get(name)
 
+    def namespaces_of(self, name: str) -> list[str]:
+        """Namespaces that hold a namespaced runtime called ``name``."""
+        return sorted(ns for ns, runtime in self.namespaced if runtime == name)
+
     def names(self) -> list[str]:
         return sorted(set(self.cluster) | {name for _, name in self.namespaced})
 
@@ -91,6 +95,12 @@ class ResolvedJob:
     gpus_per_node: Sourced[int]
     #: Kubernetes resource name -> quantity, merged runtime <- network <- job.
     resources: dict[str, Sourced[Quantity]]
+    #: Fields the project defaults filled in (``queue``, ``namespace``, ...).
+    from_project: frozenset[str] = frozenset()
+
+    def origin_of(self, field: str) -> Origin:
+        """Origin of a job-level field that project defaults may fill."""
+        return Origin.PROJECT if field in self.from_project else Origin.JOB
 
     @property
     def job(self) -> TrainingJob:
@@ -118,17 +128,24 @@ def build_index(runtimes: list[LoadedSpec], builtins: tuple[LoadedSpec, ...]) ->
     return index
 
 
-def resolve_job(loaded: LoadedSpec, index: RuntimeIndex) -> tuple[ResolvedJob | None, list[Diagnostic]]:
+def resolve_job(loaded: LoadedSpec, index: RuntimeIndex,
+                from_project: frozenset[str] = frozenset()) -> tuple[ResolvedJob | None, list[Diagnostic]]:
     """Resolve one job against the runtimes; None when its runtime cannot be found."""
     job: TrainingJob = loaded.spec  # type: ignore[assignment]
     namespace = job.metadata.namespace or DEFAULT_NAMESPACE
     entry = index.find(namespace, job.spec.runtime)
     if entry is None:
+        elsewhere = index.namespaces_of(job.spec.runtime)
+        if elsewhere:
+            return None, [loaded.diagnostic(
+                "TS404", ("spec", "runtime"),
+                f"runtime {job.spec.runtime} is a TrainingRuntime in namespace {', '.join(elsewhere)}; "
+                f"jobs in namespace {namespace} cannot use it",
+                hint="run the job in that namespace, or make the runtime cluster-scoped (scope: cluster)",
+            )]
         return None, [_unknown_runtime(loaded, namespace, index)]
     problems: list[Diagnostic] = []
     runtime = entry.spec.spec
-    if runtime.scope is Scope.NAMESPACE and (entry.loaded.namespace or DEFAULT_NAMESPACE) != namespace:
-        problems.append(loaded.diagnostic("TS404", ("spec", "runtime"), f"runtime {entry.name} is namespaced"))
 
     nodes = _pick(loaded, ("spec", "nodes"), job.spec.nodes, runtime.nodes)
     resources = _resources(loaded, entry)
@@ -144,7 +161,7 @@ def resolve_job(loaded: LoadedSpec, index: RuntimeIndex) -> tuple[ResolvedJob | 
         command = Sourced(list(runtime.command), Origin.RUNTIME, ("spec", "command"))
     return ResolvedJob(
         loaded=loaded, runtime=entry, namespace=namespace, image=image, command=command, nodes=nodes,
-        procs_per_node=procs, gpus_per_node=gpus_per_node, resources=resources,
+        procs_per_node=procs, gpus_per_node=gpus_per_node, resources=resources, from_project=from_project,
     ), problems
 
 

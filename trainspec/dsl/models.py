@@ -445,7 +445,7 @@ class TrainingJob(_Flat):
     spec: TrainingJobSpec = Field(description="The job.")
 
 
-#: The kinds a document may declare, by name.
-KINDS: dict[str, type[_Flat]] = {"Runtime": Runtime, "TrainingJob": TrainingJob}
+#: The kinds a document may declare, by name (``Project`` is registered by ``dsl.project``).
+KINDS: dict[str, type[_Model]] = {"Runtime": Runtime, "TrainingJob": TrainingJob}
 
 Spec = Union[Runtime, TrainingJob]

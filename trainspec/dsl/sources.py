@@ -14,18 +14,20 @@ from typing import Any
 from trainspec.dsl.diagnostics import Diagnostic, Related, Severity, format_path
 from trainspec.dsl.models import API_GROUP, Spec, TrainingJob
 from trainspec.dsl.semantics import check_job
-from trainspec.dsl.validation import build_spec
+from trainspec.dsl.validation import build_spec, locate
 from trainspec.dsl.yaml_loader import LoadLimits, Mark, SourceDoc, load_file
 
 SPEC_SUFFIXES = (".yaml", ".yml", ".py")
 IGNORE_FILE = ".trainspecignore"
+#: The project file is found and loaded on its own (see ``dsl.project``), not by directory walks.
+PROJECT_FILE = "trainspec.yaml"
 
 
 @dataclass(frozen=True)
 class LoadedSpec:
     """A validated spec and where it came from, so later passes can point back at it."""
 
-    spec: Spec
+    spec: Any  # Runtime | TrainingJob | Project
     file: str
     doc: SourceDoc | None = None
     origin: Mark = Mark(1, 1)
@@ -36,15 +38,22 @@ class LoadedSpec:
 
     @property
     def name(self) -> str:
-        return self.spec.metadata.name
+        return self.spec.metadata.name if self.spec.metadata is not None else ""
 
     @property
     def namespace(self) -> str | None:
-        return self.spec.metadata.namespace
+        return self.spec.metadata.namespace if self.spec.metadata is not None else None
 
-    def mark(self, path: tuple = ()) -> Mark:
-        """Best position for a field path (Python specs: the constructor call)."""
-        return self.doc.mark(path) if self.doc is not None else self.origin
+    def mark(self, path: tuple = (), *, at_key: bool = False) -> Mark:
+        """Best position for a field path (Python specs: the constructor call).
+
+        A mapping or list is pointed at by its key; ``at_key`` does that for scalars too.
+        """
+        if self.doc is None:
+            return self.origin
+        if at_key and path in self.doc.keys:
+            return self.doc.keys[path]
+        return locate(self.doc, path)
 
     def has(self, path: tuple) -> bool:
         """Whether the user wrote the field at ``path`` (YAML only; Python specs: set fields)."""
@@ -62,9 +71,10 @@ class LoadedSpec:
         return True
 
     def diagnostic(self, code: str, path: tuple, message: str, *, hint: str | None = None,
-                   severity: Severity = Severity.ERROR, related: tuple[Related, ...] = ()) -> Diagnostic:
+                   severity: Severity = Severity.ERROR, related: tuple[Related, ...] = (),
+                   at_key: bool = False) -> Diagnostic:
         """A diagnostic located at ``path`` of this spec."""
-        mark = self.mark(path)
+        mark = self.mark(path, at_key=at_key)
         return Diagnostic(code=code, message=message, severity=severity, file=self.file, line=mark.line,
                           column=mark.column, path=format_path(path), hint=hint, related=related)
 
@@ -103,7 +113,8 @@ def _walk(root: Path) -> list[Path]:
             if not d.startswith(".") and d != "__pycache__" and not _matches(d + "/", ignored)
         )
         for name in sorted(filenames):
-            if name.endswith(SPEC_SUFFIXES) and not name.startswith(".") and not _matches(name, ignored):
+            if (name.endswith(SPEC_SUFFIXES) and not name.startswith(".") and name != PROJECT_FILE
+                    and not _matches(name, ignored)):
                 out.append(here / name)
     return out
 
@@ -176,8 +187,13 @@ def _load_doc(doc: SourceDoc, values: dict[str, Any] | None) -> tuple[LoadedSpec
         return None, problems
     loaded = LoadedSpec(spec=spec, file=doc.file, doc=doc, origin=doc.start)
     if isinstance(spec, TrainingJob):
-        problems.extend(loaded.diagnostic(code, path, message, hint=hint) for code, path, message, hint in check_job(spec))
+        problems.extend(loaded.diagnostic(code, path, message, hint=hint, at_key=code in _NAME_CODES)
+                        for code, path, message, hint in check_job(spec))
     return loaded, problems
+
+
+#: Findings about a variable's *name*: pointed at the key, not the value.
+_NAME_CODES = frozenset({"TS302", "TS303"})
 
 
 def _mentions_template(node: Any) -> bool:

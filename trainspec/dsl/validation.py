@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from trainspec.dsl.diagnostics import Diagnostic, Related, Severity, format_path
 from trainspec.dsl.models import API_GROUP, API_VERSION, KINDS, Spec
+from trainspec.dsl.project import Project
 from trainspec.dsl.yaml_loader import Mark, SourceDoc
 
 #: pydantic error type -> diagnostic code. Anything not listed is TS202 (wrong type).
@@ -41,7 +42,10 @@ _CODE_BY_ERROR = {
 }
 
 #: Errors that mean "this YAML scalar has the wrong type"; with a plain YAML 1.1 scalar they are TS109.
-_TYPE_ERRORS = {"string_type", "enum", "literal_error", "ts_label", "ts_name", "ts_uri", "ts_duration", "ts_value"}
+_TYPE_ERRORS = {"string_type", "enum", "literal_error"}
+
+#: Every kind a document may declare.
+ALL_KINDS = {**KINDS, "Project": Project}
 
 _HINTS = {
     "TS201": "add the field; see `trainspec schema` for what it takes",
@@ -55,7 +59,7 @@ _HINTS = {
 }
 
 
-def build_spec(doc: SourceDoc) -> tuple[Spec | None, list[Diagnostic]]:
+def build_spec(doc: SourceDoc) -> tuple[Spec | Project | None, list[Diagnostic]]:
     """Validate one document. Returns (None, []) for a document that is not a trainspec spec."""
     data = doc.data
     api_version = data.get("apiVersion")
@@ -66,16 +70,29 @@ def build_spec(doc: SourceDoc) -> tuple[Spec | None, list[Diagnostic]]:
         return None, [_diag(doc, "TS111", ("apiVersion",), mark, f"apiVersion {api_version} is not supported",
                             hint=f"use apiVersion: {API_VERSION}")]
     kind = data.get("kind")
-    model = KINDS.get(kind) if isinstance(kind, str) else None
+    model = ALL_KINDS.get(kind) if isinstance(kind, str) else None
     if model is None:
         mark = doc.mark(("kind",))
-        close = difflib.get_close_matches(str(kind), list(KINDS), n=1)
-        hint = f"did you mean {close[0]}?" if close else f"kinds are: {', '.join(KINDS)}"
+        close = difflib.get_close_matches(str(kind), list(ALL_KINDS), n=1)
+        hint = f"did you mean {close[0]}?" if close else f"kinds are: {', '.join(ALL_KINDS)}"
         return None, [_diag(doc, "TS110", ("kind",), mark, f"unknown kind {kind!r} for {API_VERSION}", hint=hint)]
+    ambiguous = _ambiguous_strings(doc, model) if doc.plain else []
     try:
-        return model.model_validate(data), []
+        spec = model.model_validate(data)
     except ValidationError as exc:
-        return None, [_from_error(doc, model, err) for err in exc.errors(include_url=False)]
+        return None, [*(_from_error(doc, model, err) for err in exc.errors(include_url=False)), *ambiguous]
+    return (None, ambiguous) if ambiguous else (spec, [])
+
+
+def _ambiguous_strings(doc: SourceDoc, model: type[BaseModel]) -> list[Diagnostic]:
+    """Plain scalars such as ``1e3`` in string fields: a string here, a number to YAML 1.2 readers."""
+    found = []
+    for path, raw in doc.plain.items():
+        if isinstance(_value_at(doc.data, path), str) and _leaf(model, path) in (str, None):
+            found.append(_diag(doc, "TS109", path, doc.mark(path),
+                               f"{raw} is a string to this reader but a number to YAML 1.2 readers",
+                               hint=f'quote it: "{raw}"'))
+    return found
 
 
 def _diag(doc: SourceDoc, code: str, path: tuple, mark: Mark, message: str, *, hint: str | None = None,
@@ -100,8 +117,8 @@ def _from_error(doc: SourceDoc, model: type[BaseModel], err: dict[str, Any]) -> 
         return _diag(doc, code, loc, mark, f"unknown field {name!r}", hint=hint)
     if kind == "missing":
         parent = loc[:-1]
-        return _diag(doc, code, loc, doc.mark(parent), f"{loc[-1]} is required", hint=f"add {loc[-1]}: ...")
-    mark = (doc.keys.get(loc) if is_key else None) or doc.mark(loc)
+        return _diag(doc, code, loc, locate(doc, parent), f"{loc[-1]} is required", hint=f"add {loc[-1]}: ...")
+    mark = (doc.keys.get(loc) if is_key else None) or locate(doc, loc)
     raw = doc.plain.get(loc)
     if raw is not None and kind in _TYPE_ERRORS and not isinstance(value, str):
         shown = "null" if value is None else repr(value).lower() if isinstance(value, bool) else repr(value)
@@ -111,10 +128,17 @@ def _from_error(doc: SourceDoc, model: type[BaseModel], err: dict[str, Any]) -> 
             f"{raw} is read by YAML as {what} {shown}, but this field takes a string",
             hint=f'quote it: "{raw}"',
         )
-    message = _message(kind, err, value)
-    if is_key:
-        message = f"key {loc[-1]!r}: {message}"
-    return _diag(doc, code, loc, mark, message, hint=hint)
+    return _diag(doc, code, loc, mark, _message(kind, err, value), hint=hint)
+
+
+def locate(doc: SourceDoc, path: tuple) -> Mark:
+    """Where to point for ``path``: a scalar's value, but the key of a mapping or list.
+
+    A problem with a whole block (``checkpoint:`` with two forms) reads best at its key.
+    """
+    if path in doc.keys and isinstance(_value_at(doc.data, path), (dict, list)):
+        return doc.keys[path]
+    return doc.mark(path)
 
 
 def _clean_loc(loc: tuple) -> tuple:
@@ -173,6 +197,14 @@ def _message(kind: str, err: dict[str, Any], value: Any) -> str:
 
 def _field_names(model: type[BaseModel], loc: tuple) -> list[str]:
     """The YAML names allowed in the mapping at ``loc`` (for did-you-mean)."""
+    current = _unwrap(_leaf(model, loc))
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return [f.alias or n for n, f in current.model_fields.items()]
+    return []
+
+
+def _leaf(model: type[BaseModel], loc: tuple) -> Any:
+    """The (unwrapped) annotation of the field at ``loc``; None where the path leaves the models."""
     current: Any = model
     for part in loc:
         current = _unwrap(current)
@@ -187,11 +219,8 @@ def _field_names(model: type[BaseModel], loc: tuple) -> list[str]:
         elif typing.get_origin(current) is dict:
             current = typing.get_args(current)[1]
         else:
-            return []
-    current = _unwrap(current)
-    if isinstance(current, type) and issubclass(current, BaseModel):
-        return [f.alias or n for n, f in current.model_fields.items()]
-    return []
+            return None
+    return _unwrap(current)
 
 
 def _unwrap(annotation: Any) -> Any:

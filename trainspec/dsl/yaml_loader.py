@@ -178,6 +178,10 @@ def _to_null(text: str) -> None:
     return None
 
 
+_NUMERIC_START = frozenset("0123456789+-.")
+#: Plain scalars YAML 1.1 keeps as strings but YAML 1.2 core schema reads as numbers.
+_YAML12_NUMBER = re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|0o[0-7]+|0x[0-9a-fA-F]+)$")
+
 _CONVERT = {_INT: _to_int, _FLOAT: _to_float, _BOOL: _to_bool, _NULL: _to_null}
 
 
@@ -311,8 +315,12 @@ def _build(root: Any, text: str, file: str, index: int, limits: LoadLimits, diag
         cls = node.__class__
         tag = node.tag
         if cls is ScalarNode:
-            if tag == _STR:  # by far the most common case: no conversion, nothing to record
-                return node.value
+            if tag == _STR:  # by far the most common case: no conversion
+                value = node.value
+                # YAML 1.2 readers (editors, Go tools) take 1e3 or 0o17 for numbers; PyYAML does not.
+                if value and value[0] in _NUMERIC_START and not node.style and _YAML12_NUMBER.match(value):
+                    plain[path] = value
+                return value
             return scalar(node, tag, node.value, path)
         if depth >= max_depth:
             alias_path = _cycle_path(root, path, nodes)
@@ -385,8 +393,7 @@ def _build(root: Any, text: str, file: str, index: int, limits: LoadLimits, diag
 # -- documents and errors ---------------------------------------------------------------------------
 
 
-_KIND_NAMES = {"tag:yaml.org,2002:seq": "a list", _STR: "a string", _INT: "an integer", _FLOAT: "a float",
-               _BOOL: "a boolean", _NULL: "null", _TIMESTAMP: "a timestamp"}
+_KIND_NAMES = {_INT: "an integer", _FLOAT: "a float", _BOOL: "a boolean", _NULL: "null"}
 
 _SYNTAX_HINTS = (
     ("mapping values are not allowed", "a plain value cannot contain ': '; quote the value, or fix the indentation"),
@@ -406,6 +413,11 @@ def _syntax(e: Any, text: str, file: str) -> Diagnostic:
         line, column = mark.line + 1, mark.column + 1
     else:  # ReaderError: a character position only
         line, column = _position(text, getattr(e, "position", 0) or 0)
+    # libyaml can place a mark just past the end of the text; keep positions inside the file.
+    lines = _lines(text)
+    if line > len(lines):
+        line, column = len(lines), len(lines[-1]) + 1
+    column = min(column, len(lines[line - 1]) + 1)
     if "maximum nesting depth" in problem:
         return Diagnostic("TS106", "nesting too deep to load", Severity.ERROR, file, line, column, "",
                           "flatten the document")
@@ -458,7 +470,7 @@ def _parse(text: str, file: str, limits: LoadLimits, docs: list[SourceDoc], diag
                 diags.append(Diagnostic("TS108", "empty document (ignored)", Severity.WARNING, file, line, column,
                                         "", "remove the stray '---' or give the document content"))
             else:
-                kind = _KIND_NAMES.get(root.tag, f"a {root.tag} node")
+                kind = "a list" if cls is yaml.SequenceNode else _KIND_NAMES.get(root.tag, "a string")
                 m = root.start_mark
                 diags.append(Diagnostic("TS107", f"a spec document must be a mapping, found {kind}", Severity.ERROR,
                                         file, m.line + 1, m.column + 1, "",

@@ -34,9 +34,9 @@ class Model:
         return tuple(getattr(self, name) for name in _field_names(type(self)))
 
     def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
+        if not isinstance(other, Model) or other.__class__ is not self.__class__:
             return NotImplemented
-        return self._values() == other._values()  # type: ignore[attr-defined]
+        return self._values() == other._values()
 
     def __hash__(self) -> int:
         # Like a frozen dataclass: raises TypeError if a field holds a list or dict.

@@ -78,7 +78,8 @@ class LocalObjectReference(Model):
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
 class ObjectFieldSelector(Model):
-    """Selects a field of the pod, e.g. ``metadata.annotations['batch.kubernetes.io/job-completion-index']``."""
+    """Selects a pod field (the node rank is the annotation
+    ``batch.kubernetes.io/job-completion-index``)."""
 
     api_version: str | None = None
     field_path: str
@@ -341,7 +342,9 @@ class NodeAffinity(Model):
     """Hard and soft node constraints."""
 
     required_during_scheduling_ignored_during_execution: NodeSelector | None = None
-    preferred_during_scheduling_ignored_during_execution: list[PreferredSchedulingTerm] | None = None
+    preferred_during_scheduling_ignored_during_execution: list[PreferredSchedulingTerm] | None = (
+        None
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)

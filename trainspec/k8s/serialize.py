@@ -18,10 +18,11 @@ Per-class field tables are built once and cached: serialisation runs for thousan
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import fields, is_dataclass
 from enum import Enum
 from operator import attrgetter
-from typing import Any, Callable
+from typing import Any
 
 __all__ = ["SerializationError", "to_dict", "wire_name"]
 
@@ -50,7 +51,7 @@ class SerializationError(TypeError):
 
 
 def wire_name(name: str) -> str:
-    """snake_case attribute name -> camelCase wire name (``num_proc_per_node`` -> ``numProcPerNode``)."""
+    """snake_case attribute -> camelCase wire name (``num_proc_per_node`` -> ``numProcPerNode``)."""
     head, *rest = name.split("_")
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
@@ -92,7 +93,7 @@ def _object(obj: Any) -> dict[str, Any]:
         table = _build_table(cls)
     header, wires, getter = table
     out: dict[str, Any] = dict(header) if header else {}
-    for wire, value in zip(wires, getter(obj)):
+    for wire, value in zip(wires, getter(obj)):  # noqa: B905  (same length by construction)
         if value is None:
             continue
         if type(value) in _SCALARS:

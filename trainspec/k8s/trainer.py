@@ -8,7 +8,6 @@ from typing import ClassVar, Literal
 from trainspec.k8s.base import Model, Resource
 from trainspec.k8s.core import (
     Affinity,
-    Container,
     EnvVar,
     LocalObjectReference,
     PodSchedulingGate,
@@ -348,7 +347,8 @@ class VolcanoNetworkTopology(Model):
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
 class VolcanoPodGroupPolicySource(Model):
-    """Volcano gang scheduling (queue from JobSet annotation ``scheduling.volcano.sh/queue-name``)."""
+    """Volcano gang scheduling; the queue comes from JobSet annotation
+    ``scheduling.volcano.sh/queue-name``."""
 
     network_topology: VolcanoNetworkTopology | None = None
 

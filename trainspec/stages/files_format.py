@@ -65,6 +65,9 @@ def shard_files(source: Source, settings: Settings, options: Options, staging: P
     """Copy files into per-shard directories under ``staging/shards``; return shard entries."""
     check_record_count(len(source.files), settings.num_shards, options.allow_empty_shards, what="files")
     n = settings.num_shards
+    for f in source.files:
+        if f.rel.startswith("/") or ".." in f.rel.split("/"):
+            raise StageError(f"source file {f.location} has an unsafe relative path {f.rel!r}")
     plan = assign_files(source.files, settings)
     dirs = [staging / shard_relpath(i, n, "files") for i in range(n)]
     for d in dirs:

@@ -179,7 +179,7 @@ def _shard_streaming(source: Source, settings: Settings, options: Options, stagi
                 if validator is not None:
                     for line in lines:
                         lineno += 1
-                        validator.check(f.rel, lineno, line)
+                        validator.check(f.location, lineno, line)
                     if validator.bad:
                         continue  # keep scanning to count every bad record, stop writing
                 _deal(lines, total, settings, key, writers)

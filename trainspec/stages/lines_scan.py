@@ -172,7 +172,7 @@ def _count_validating(source: Source, f: SourceFile, fmt: str, block_size: int, 
     for lines in iter_lines(source, f, block_size):
         for line in lines:
             lineno += 1
-            validator.check(f.rel, lineno, line)
+            validator.check(f.location, lineno, line)
     return counts
 
 

@@ -15,6 +15,7 @@ import errno
 import fcntl
 import os
 import shutil
+import signal
 import tempfile
 import uuid
 from pathlib import Path
@@ -93,6 +94,12 @@ def publish(staging: Path, out_dir: Path, durable: bool) -> None:
     if durable:
         fsync_path(staging)
     old = None
+    # Hold SIGTERM/SIGINT off across the two renames so an interrupt cannot land between them.
+    blocked = {signal.SIGTERM, signal.SIGINT}
+    try:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - platforms without it
+        previous = None
     try:
         if out_dir.exists():
             old = out_dir.parent / f".{out_dir.name}.old-{uuid.uuid4().hex[:12]}"
@@ -105,6 +112,9 @@ def publish(staging: Path, out_dir: Path, durable: bool) -> None:
             with contextlib.suppress(OSError):
                 os.rename(old, out_dir)  # put the previous output back
         raise output_error(out_dir, exc) from None
+    finally:
+        if previous is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
 

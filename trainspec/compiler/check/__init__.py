@@ -30,10 +30,22 @@ from .crds import CrdRegistry, CrdVersion, load_crds
 from .webhook import RESERVED_ENV, check_webhooks
 
 __all__ = [
-    "CelCompileError", "CelEngine", "CelEvalError", "CelPyEngine", "CrdRegistry", "CrdVersion",
-    "RESERVED_ENV", "check_cel", "check_manifest", "check_manifests", "check_webhooks",
-    "default_crd_dirs", "default_engine", "iter_rules", "load_crds",
-]  # fmt: skip
+    "CelCompileError",
+    "CelEngine",
+    "CelEvalError",
+    "CelPyEngine",
+    "CrdRegistry",
+    "CrdVersion",
+    "RESERVED_ENV",
+    "check_cel",
+    "check_manifest",
+    "check_manifests",
+    "check_webhooks",
+    "default_crd_dirs",
+    "default_engine",
+    "iter_rules",
+    "load_crds",
+]
 
 ENV_CRDS_DIR = "TRAINSPEC_CRDS_DIR"
 
@@ -64,17 +76,26 @@ def _core_validator(key: tuple[str, str]) -> Any:
         return _CORE_VALIDATORS[key]
 
 
-def check_manifest(manifest: Any, registry: CrdRegistry, *, engine: CelEngine | None = None,
-                   old: Mapping[str, Any] | None = None) -> list[Diagnostic]:  # fmt: skip
+def check_manifest(
+    manifest: Any,
+    registry: CrdRegistry,
+    *,
+    engine: CelEngine | None = None,
+    old: Mapping[str, Any] | None = None,
+) -> list[Diagnostic]:
     """Schema and CEL findings for one manifest (no file set; webhooks not included).
 
     Pass ``old`` (the object as it exists on the cluster) to evaluate transition rules
     (``oldSelf``) as for an update; by default the manifest is checked as a create.
     """
     if not isinstance(manifest, Mapping):
-        return [Diagnostic(code="TS500", message=f"a manifest must be a mapping, got {type(manifest).__name__}")]
+        return [
+            Diagnostic(code="TS500", message=f"a manifest must be a mapping, got {type(manifest).__name__}")
+        ]
     api_version, kind = manifest.get("apiVersion"), manifest.get("kind")
-    missing = [name for name, value in (("apiVersion", api_version), ("kind", kind)) if not isinstance(value, str)]
+    missing = [
+        name for name, value in (("apiVersion", api_version), ("kind", kind)) if not isinstance(value, str)
+    ]
     if missing:
         return [Diagnostic(code="TS500", message=f"missing required field {m!r}", path=m) for m in missing]
     assert isinstance(api_version, str) and isinstance(kind, str)
@@ -88,20 +109,35 @@ def check_manifest(manifest: Any, registry: CrdRegistry, *, engine: CelEngine | 
         group = api_version.rpartition("/")[0]
         served = registry.served_versions(group, kind) if group else []
         if served:
-            return [Diagnostic(code="TS500", path="apiVersion",
-                               message=f"{kind} is not served as {api_version}; served versions: "
-                                       + ", ".join(f"{group}/{v}" for v in served))]  # fmt: skip
-        return [Diagnostic(code="TS504", severity=Severity.WARNING,
-                           message=f"no CRD known for {kind} ({api_version}); not checked",
-                           hint="point the checker at the CRD with --crds")]  # fmt: skip
+            return [
+                Diagnostic(
+                    code="TS500",
+                    path="apiVersion",
+                    message=f"{kind} is not served as {api_version}; served versions: "
+                    + ", ".join(f"{group}/{v}" for v in served),
+                )
+            ]
+        return [
+            Diagnostic(
+                code="TS504",
+                severity=Severity.WARNING,
+                message=f"no CRD known for {kind} ({api_version}); not checked",
+                hint="point the checker at the CRD with --crds",
+            )
+        ]
     found = registry.validator(crd).validate(dict(manifest))
     found.extend(check_cel(dict(manifest), crd.schema, engine=engine, old=old))
     return sorted(found, key=lambda d: (d.path, d.code))
 
 
-def check_manifests(manifests: Sequence[tuple[str | None, Any]], crd_dirs: Iterable[Path | str], *,
-                    known_runtimes: Iterable[str | Mapping[str, Any]] = (), engine: CelEngine | None = None,
-                    policy: bool = True) -> list[Diagnostic]:  # fmt: skip
+def check_manifests(
+    manifests: Sequence[tuple[str | None, Any]],
+    crd_dirs: Iterable[Path | str],
+    *,
+    known_runtimes: Iterable[str | Mapping[str, Any]] = (),
+    engine: CelEngine | None = None,
+    policy: bool = True,
+) -> list[Diagnostic]:
     """Check ``(source file, manifest)`` pairs against the CRDs in ``crd_dirs`` and the webhooks.
 
     ``known_runtimes`` are runtimes TrainJobs may reference besides those among the manifests:

@@ -109,7 +109,9 @@ class CelPyEngine:
         # function would pass every rule whose branch does not reach it. Check names now.
         unknown = sorted(self._called_names(ast) - self._known)
         if unknown:
-            raise CelCompileError(f"undeclared function(s) {', '.join(unknown)} (not supported by the offline engine)")
+            raise CelCompileError(
+                f"undeclared function(s) {', '.join(unknown)} (not supported by the offline engine)"
+            )
         return self._env.program(ast, functions=self._functions)
 
     @staticmethod
@@ -182,7 +184,10 @@ def escape_property(name: str) -> str:
     if name in _CEL_RESERVED:
         return f"__{name}__"
     return (
-        name.replace("__", "__underscores__").replace(".", "__dot__").replace("-", "__dash__").replace("/", "__slash__")
+        name.replace("__", "__underscores__")
+        .replace(".", "__dot__")
+        .replace("-", "__dash__")
+        .replace("/", "__slash__")
     )
 
 
@@ -237,7 +242,9 @@ def cel_value(schema: Mapping[str, Any], value: Any, *, root: bool = False) -> A
 # -- the walk ----------------------------------------------------------------------------------
 
 
-def iter_rules(schema: Mapping[str, Any], path: tuple[str | int, ...] = ()) -> Iterator[tuple[str, Mapping[str, Any]]]:
+def iter_rules(
+    schema: Mapping[str, Any], path: tuple[str | int, ...] = ()
+) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """Every ``x-kubernetes-validations`` rule in ``schema`` with its rendered path
     (``[*]`` for list items, ``[<key>]`` for map values)."""
     for rule in schema.get("x-kubernetes-validations") or ():
@@ -258,7 +265,9 @@ class _Walker:
         self.engine = engine
         self.out: list[Diagnostic] = []
 
-    def visit(self, schema: Mapping[str, Any], value: Any, old: Any, path: tuple[str | int, ...], root: bool) -> None:
+    def visit(
+        self, schema: Mapping[str, Any], value: Any, old: Any, path: tuple[str | int, ...], root: bool
+    ) -> None:
         if value is None or not _type_ok(schema, value):
             return
         for rule in schema.get("x-kubernetes-validations") or ():
@@ -283,11 +292,20 @@ class _Walker:
         if schema.get("x-kubernetes-list-type") != "map" or not keys or not isinstance(old, list):
             return [_MISSING] * len(value)
         by_key = {tuple(repr(o.get(k)) for k in keys): o for o in old if isinstance(o, dict)}
-        return [by_key.get(tuple(repr(v.get(k)) for k in keys), _MISSING) if isinstance(v, dict) else _MISSING
-                for v in value]  # fmt: skip
+        return [
+            by_key.get(tuple(repr(v.get(k)) for k in keys), _MISSING) if isinstance(v, dict) else _MISSING
+            for v in value
+        ]
 
-    def run(self, rule: Mapping[str, Any], schema: Mapping[str, Any], value: Any, old: Any,
-            path: tuple[str | int, ...], root: bool) -> None:  # fmt: skip
+    def run(
+        self,
+        rule: Mapping[str, Any],
+        schema: Mapping[str, Any],
+        value: Any,
+        old: Any,
+        path: tuple[str | int, ...],
+        root: bool,
+    ) -> None:
         text = str(rule.get("rule", ""))
         where = render_path(path)
         if rule.get("fieldPath"):
@@ -297,7 +315,11 @@ class _Walker:
         if _OLD_SELF.search(text):
             if old is _MISSING or old is None:
                 if rule.get("optionalOldSelf"):
-                    self.warn(where, text, "optionalOldSelf rules need CEL optionals, which the offline engine lacks")
+                    self.warn(
+                        where,
+                        text,
+                        "optionalOldSelf rules need CEL optionals, which the offline engine lacks",
+                    )
                 return  # a transition rule on create: the API server skips it as well
             activation["oldSelf"] = cel_value(schema, old, root=root)
         try:
@@ -311,8 +333,11 @@ class _Walker:
             self.warn(where, text, f"could not be evaluated: {exc}")
             return
         if not ok:
-            self.out.append(Diagnostic(code="TS501", message=self.message(rule, activation), path=where,
-                                       hint=f"CEL rule: {text}"))  # fmt: skip
+            self.out.append(
+                Diagnostic(
+                    code="TS501", message=self.message(rule, activation), path=where, hint=f"CEL rule: {text}"
+                )
+            )
 
     def message(self, rule: Mapping[str, Any], activation: Mapping[str, Any]) -> str:
         if rule.get("message"):
@@ -329,12 +354,25 @@ class _Walker:
         return f"failed rule: {rule.get('rule')}"
 
     def warn(self, where: str, text: str, problem: str) -> None:
-        self.out.append(Diagnostic(code="TS502", severity=Severity.WARNING, path=where, hint=f"CEL rule: {text}",
-                                   message=f"CEL rule {text!r} {problem}"))  # fmt: skip
+        self.out.append(
+            Diagnostic(
+                code="TS502",
+                severity=Severity.WARNING,
+                path=where,
+                hint=f"CEL rule: {text}",
+                message=f"CEL rule {text!r} {problem}",
+            )
+        )
 
 
-def check_cel(obj: Any, schema: Mapping[str, Any], *, engine: CelEngine | None = None,
-              old: Any = None, defaults: bool = True) -> list[Diagnostic]:  # fmt: skip
+def check_cel(
+    obj: Any,
+    schema: Mapping[str, Any],
+    *,
+    engine: CelEngine | None = None,
+    old: Any = None,
+    defaults: bool = True,
+) -> list[Diagnostic]:
     """All CEL findings (TS501 violations, TS502 warnings) for ``obj`` against ``schema``.
 
     ``schema`` is the CRD's ``openAPIV3Schema``. Pass ``old`` (the existing object) to also
@@ -348,9 +386,14 @@ def check_cel(obj: Any, schema: Mapping[str, Any], *, engine: CelEngine | None =
             count = sum(1 for _ in iter_rules(schema))
             if not count:
                 return []
-            return [Diagnostic(code="TS502", severity=Severity.WARNING,
-                               message=f"{count} CEL rule(s) not evaluated: cel-python is not installed",
-                               hint="pip install 'trainspec[check]'")]  # fmt: skip
+            return [
+                Diagnostic(
+                    code="TS502",
+                    severity=Severity.WARNING,
+                    message=f"{count} CEL rule(s) not evaluated: cel-python is not installed",
+                    hint="pip install 'trainspec[check]'",
+                )
+            ]
     if defaults:
         obj = apply_defaults(schema, obj)
         old = apply_defaults(schema, old) if old is not None else None

@@ -114,7 +114,10 @@ def f_url(text: Any) -> URL:
 def _url_query(u: URL) -> celtypes.MapType:
     parsed = parse_qs(u.parts.query, keep_blank_values=True)
     return celtypes.MapType(
-        {celtypes.StringType(k): celtypes.ListType([celtypes.StringType(v) for v in vs]) for k, vs in parsed.items()}
+        {
+            celtypes.StringType(k): celtypes.ListType([celtypes.StringType(v) for v in vs])
+            for k, vs in parsed.items()
+        }
     )
 
 

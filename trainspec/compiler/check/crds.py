@@ -233,9 +233,7 @@ def _expand(paths: Iterable[Path | str]) -> list[Path]:
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            files.extend(
-                sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in _CRD_SUFFIXES)
-            )
+            files.extend(sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in _CRD_SUFFIXES))
         elif path.is_file():
             files.append(path)
     return files

@@ -37,9 +37,20 @@ from .core import (
 
 # OpenAPI keywords copied unchanged into the JSON Schema.
 _COPIED = (
-    "enum", "required", "minimum", "maximum", "multipleOf", "minLength", "maxLength",
-    "pattern", "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties",
-)  # fmt: skip
+    "enum",
+    "required",
+    "minimum",
+    "maximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
+)
 
 _EMBEDDED_META = {k: v for k, v in OBJECT_META.items() if k != "x-k8s-name-required"}
 
@@ -81,7 +92,9 @@ def convert(node: Mapping[str, Any], *, root: bool = False) -> dict[str, Any]:
 
     for combinator in ("allOf", "anyOf", "oneOf"):
         branches = node.get(combinator)
-        if isinstance(branches, list) and not (combinator == "anyOf" and node.get("x-kubernetes-int-or-string")):
+        if isinstance(branches, list) and not (
+            combinator == "anyOf" and node.get("x-kubernetes-int-or-string")
+        ):
             out[combinator] = [convert(b) for b in branches if isinstance(b, Mapping)]
     if isinstance(node.get("not"), Mapping):
         out["not"] = convert(node["not"])
@@ -122,7 +135,12 @@ def _kw_name(validator: Any, mode: str, instance: Any, schema: Any) -> Iterator[
 def _kw_name_required(validator: Any, enabled: bool, instance: Any, schema: Any) -> Iterator[Any]:
     from jsonschema import ValidationError
 
-    if enabled and isinstance(instance, dict) and not instance.get("name") and not instance.get("generateName"):
+    if (
+        enabled
+        and isinstance(instance, dict)
+        and not instance.get("name")
+        and not instance.get("generateName")
+    ):
         yield ValidationError("metadata.name (or generateName) is required", path=["name"])
 
 
@@ -215,8 +233,15 @@ def _validator_class() -> Any:
 
 # -- errors -> diagnostics ---------------------------------------------------------------------
 
-_JSON_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"),
-               (list, "array"), (dict, "object"), (type(None), "null"))  # fmt: skip
+_JSON_TYPES = (
+    (bool, "boolean"),
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (list, "array"),
+    (dict, "object"),
+    (type(None), "null"),
+)
 
 
 def _json_type(value: Any) -> str:
@@ -259,9 +284,14 @@ def _message(error: Any) -> str:
     comparisons = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}
     if kind in comparisons:
         return f"value {short(value)} must be {comparisons[kind]} {limit}"
-    sizes = {"minLength": ("at least", "characters"), "maxLength": ("no more than", "characters"),
-             "minItems": ("at least", "items"), "maxItems": ("no more than", "items"),
-             "minProperties": ("at least", "fields"), "maxProperties": ("no more than", "fields")}  # fmt: skip
+    sizes = {
+        "minLength": ("at least", "characters"),
+        "maxLength": ("no more than", "characters"),
+        "minItems": ("at least", "items"),
+        "maxItems": ("no more than", "items"),
+        "minProperties": ("at least", "fields"),
+        "maxProperties": ("no more than", "fields"),
+    }
     if kind in sizes:
         bound, unit = sizes[kind]
         return f"must have {bound} {limit} {unit} (has {len(value)})"
@@ -269,7 +299,7 @@ def _message(error: Any) -> str:
         return f"value {short(value)} does not match the pattern {limit!r}"
     if kind == "uniqueItems":
         return "must not contain duplicate items"
-    return error.message
+    return str(error.message)
 
 
 class StructuralValidator:
@@ -295,8 +325,13 @@ class StructuralValidator:
                         key = (render_path(path), missing)
                         if key not in seen_required:
                             seen_required.add(key)
-                            out.append(Diagnostic(code="TS500", message=f"missing required field {missing!r}",
-                                                  path=render_path([*path, missing])))  # fmt: skip
+                            out.append(
+                                Diagnostic(
+                                    code="TS500",
+                                    message=f"missing required field {missing!r}",
+                                    path=render_path([*path, missing]),
+                                )
+                            )
             else:
                 out.append(Diagnostic(code="TS500", message=_message(error), path=render_path(path)))
         return out

@@ -45,8 +45,12 @@ RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
 #: Environment variables the Trainer controller sets itself, by framework.
 RESERVED_ENV: dict[str, tuple[str, ...]] = {
     "Torch": ("PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT"),
-    "MPI": ("OMPI_MCA_orte_default_hostfile", "OMPI_MCA_plm_rsh_args", "OMPI_MCA_orte_keep_fqdn_hostnames",
-            "OMPI_MCA_orte_set_default_slots"),  # fmt: skip
+    "MPI": (
+        "OMPI_MCA_orte_default_hostfile",
+        "OMPI_MCA_plm_rsh_args",
+        "OMPI_MCA_orte_keep_fqdn_hostnames",
+        "OMPI_MCA_orte_set_default_slots",
+    ),
     "XGBoost": ("DMLC_TRACKER_URI", "DMLC_TRACKER_PORT", "DMLC_TASK_ID", "DMLC_NUM_WORKER"),
 }
 _RESERVED = {name: family for family, names in RESERVED_ENV.items() for name in names}
@@ -74,20 +78,27 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _is_trainer(manifest: Mapping[str, Any], kinds: Iterable[str]) -> bool:
-    return str(manifest.get("apiVersion", "")).startswith(TRAINER_GROUP + "/") and manifest.get("kind") in kinds
+def _is_trainer(manifest: Mapping[str, Any], kinds: tuple[str, ...]) -> bool:
+    return (
+        str(manifest.get("apiVersion", "")).startswith(TRAINER_GROUP + "/") and manifest.get("kind") in kinds
+    )
 
 
-def runtime_index(manifests: Sequence[tuple[str | None, Any]],
-                  known_runtimes: Iterable[str | Mapping[str, Any]] = ()) -> list[RuntimeEntry]:  # fmt: skip
+def runtime_index(
+    manifests: Sequence[tuple[str | None, Any]], known_runtimes: Iterable[str | Mapping[str, Any]] = ()
+) -> list[RuntimeEntry]:
     """Runtimes among ``manifests`` plus ``known_runtimes``.
 
     A known runtime is a runtime manifest (used for the checks but not itself validated), or a
     name: ``"torch-distributed"`` for a ClusterTrainingRuntime, ``"namespace/name"`` for a
     TrainingRuntime. Names only allow the existence check.
     """
+    known_runtimes = list(known_runtimes)  # iterated twice below
     entries: list[RuntimeEntry] = []
-    sources: list[tuple[str | None, Any]] = [*manifests, *((None, k) for k in known_runtimes if isinstance(k, Mapping))]
+    sources: list[tuple[str | None, Any]] = [
+        *manifests,
+        *((None, k) for k in known_runtimes if isinstance(k, Mapping)),
+    ]
     for file, manifest in sources:
         if isinstance(manifest, Mapping) and _is_trainer(manifest, RUNTIME_KINDS):
             meta = _dict(manifest.get("metadata"))
@@ -101,13 +112,15 @@ def runtime_index(manifests: Sequence[tuple[str | None, Any]],
     return entries
 
 
-def _find_runtime(entries: list[RuntimeEntry], kind: str, name: str, namespace: str | None) -> RuntimeEntry | None:
+def _find_runtime(
+    entries: list[RuntimeEntry], kind: str, name: str, namespace: str | None
+) -> RuntimeEntry | None:
     matches = [e for e in entries if e.kind == kind and e.name == name]
     if kind == "TrainingRuntime":
         # Same namespace; a manifest without one lands in whatever namespace it is applied to.
         matches = [e for e in matches if e.namespace == namespace or e.namespace is None or namespace is None]
     with_body = [e for e in matches if e.body is not None]
-    return (with_body or matches or [None])[0]
+    return (with_body or matches)[0] if matches else None
 
 
 def _manager_problem(manager: Any) -> str | None:
@@ -131,8 +144,11 @@ class _TrainJobCheck:
         self.related: tuple[Related, ...] = ()
 
     def error(self, message: str, path: str, hint: str | None = None) -> None:
-        self.out.append(Diagnostic(code="TS503", message=message, path=path, file=self.file, hint=hint,
-                                   related=self.related))  # fmt: skip
+        self.out.append(
+            Diagnostic(
+                code="TS503", message=message, path=path, file=self.file, hint=hint, related=self.related
+            )
+        )
 
     def run(self) -> list[Diagnostic]:
         self.check_env()
@@ -153,23 +169,32 @@ class _TrainJobCheck:
         if not isinstance(name, str):
             return None  # missing name is a schema error
         if group != TRAINER_GROUP or kind not in RUNTIME_KINDS:
-            self.error(f"runtimeRef {group}/{kind} is not supported; use apiGroup {TRAINER_GROUP} with kind "
-                       "ClusterTrainingRuntime or TrainingRuntime", "spec.runtimeRef")  # fmt: skip
+            self.error(
+                f"runtimeRef {group}/{kind} is not supported; use apiGroup {TRAINER_GROUP} with kind "
+                "ClusterTrainingRuntime or TrainingRuntime",
+                "spec.runtimeRef",
+            )
             return None
         found = _find_runtime(self.runtimes, kind, name, self.meta.get("namespace"))
         if found is None:
             where = " in the TrainJob's namespace" if kind == "TrainingRuntime" else ""
-            self.error(f"referenced runtime {kind} {name!r} does not exist{where}; the webhook rejects a TrainJob "
-                       "whose runtime is missing", "spec.runtimeRef.name",
-                       hint="apply the runtime first, or pass it to the checker as a known runtime")  # fmt: skip
+            self.error(
+                f"referenced runtime {kind} {name!r} does not exist{where}; the webhook rejects a TrainJob "
+                "whose runtime is missing",
+                "spec.runtimeRef.name",
+                hint="apply the runtime first, or pass it to the checker as a known runtime",
+            )
         return found
 
     def check_env(self) -> None:
         for index, env in enumerate(_list(_dict(self.spec.get("trainer")).get("env"))):
             name = _dict(env).get("name")
             if name in _RESERVED:
-                self.error(f"environment variable {name!r} is reserved by Kubeflow Trainer ({_RESERVED[name]}); "
-                           "the controller sets it", join_path("spec.trainer.env", index, "name"))  # fmt: skip
+                self.error(
+                    f"environment variable {name!r} is reserved by Kubeflow Trainer ({_RESERVED[name]}); "
+                    "the controller sets it",
+                    join_path("spec.trainer.env", index, "name"),
+                )
 
     def check_initializers(self, rjobs: list[dict[str, Any]], runtime_name: str) -> None:
         initializer = _dict(self.spec.get("initializer"))
@@ -179,17 +204,26 @@ class _TrainJobCheck:
             path = join_path("spec.initializer", field)
             rjob = next((r for r in rjobs if r.get("name") == step), None)
             if rjob is None:
-                self.error(f"spec.initializer.{field} is set but runtime {runtime_name!r} has no replicatedJob "
-                           f"named {step!r}", path)  # fmt: skip
+                self.error(
+                    f"spec.initializer.{field} is set but runtime {runtime_name!r} has no replicatedJob "
+                    f"named {step!r}",
+                    path,
+                )
                 continue
             pod = _dict(_dict(_dict(_dict(rjob.get("template")).get("spec")).get("template")).get("spec"))
             container = next((c for c in _list(pod.get("containers")) if _dict(c).get("name") == step), None)
             if container is None:
-                self.error(f"spec.initializer.{field} is set but replicatedJob {step!r} of runtime {runtime_name!r} "
-                           f"has no container named {step!r}", path)  # fmt: skip
+                self.error(
+                    f"spec.initializer.{field} is set but replicatedJob {step!r} of runtime {runtime_name!r} "
+                    f"has no container named {step!r}",
+                    path,
+                )
             elif not any(_dict(m).get("name") == "initializer" for m in _list(container.get("volumeMounts"))):
-                self.error(f"spec.initializer.{field} is set but container {step!r} of runtime {runtime_name!r} "
-                           "has no volumeMount named 'initializer'", path)  # fmt: skip
+                self.error(
+                    f"spec.initializer.{field} is set but container {step!r} of runtime {runtime_name!r} "
+                    "has no volumeMount named 'initializer'",
+                    path,
+                )
 
     def check_patches(self, rjobs: list[dict[str, Any]]) -> None:
         by_name = {str(r.get("name")): r for r in rjobs}
@@ -197,8 +231,10 @@ class _TrainJobCheck:
             base = join_path("spec.runtimePatches", index)
             problem = _manager_problem(_dict(patch).get("manager"))
             if problem:
-                self.error(f"runtimePatches manager {_dict(patch).get('manager')!r} {problem}",
-                           join_path(base, "manager"))  # fmt: skip
+                self.error(
+                    f"runtimePatches manager {_dict(patch).get('manager')!r} {problem}",
+                    join_path(base, "manager"),
+                )
             node: Any = patch
             for key in _PATCH_RJOBS:
                 node = _dict(node).get(key)
@@ -206,22 +242,32 @@ class _TrainJobCheck:
                 rpath = join_path(base, *_PATCH_RJOBS, j)
                 name = _dict(prjob).get("name")
                 if name not in by_name:
-                    self.error(f"runtime patch targets replicatedJob {name!r}, which the runtime does not have",
-                               join_path(rpath, "name"), hint=f"replicatedJobs: {', '.join(by_name)}")  # fmt: skip
+                    self.error(
+                        f"runtime patch targets replicatedJob {name!r}, which the runtime does not have",
+                        join_path(rpath, "name"),
+                        hint=f"replicatedJobs: {', '.join(by_name)}",
+                    )
                     continue
-                pod = _dict(_dict(_dict(_dict(_dict(prjob).get("template")).get("spec")).get("template")).get("spec"))
+                pod = _dict(
+                    _dict(_dict(_dict(_dict(prjob).get("template")).get("spec")).get("template")).get("spec")
+                )
                 for field in ("containers", "initContainers"):
                     existing = container_names(by_name[str(name)], field)
                     for k, container in enumerate(_list(pod.get(field))):
                         cpath = join_path(rpath, "template", "spec", "template", "spec", field, k)
                         cname = _dict(container).get("name")
                         if cname not in existing:
-                            self.error(f"runtime patch targets {field[:-1]} {cname!r} in replicatedJob {name!r}, "
-                                       f"which has only {existing}", join_path(cpath, "name"))  # fmt: skip
+                            self.error(
+                                f"runtime patch targets {field[:-1]} {cname!r} in replicatedJob {name!r}, "
+                                f"which has only {existing}",
+                                join_path(cpath, "name"),
+                            )
                         if field == "containers" and cname in _NO_PATCH_ENV and "env" in _dict(container):
-                            self.error(f"runtime patches must not set env on container {cname!r}; use "
-                                       f"{'spec.trainer.env' if cname == 'node' else 'spec.initializer.*.env'}",
-                                       join_path(cpath, "env"))  # fmt: skip
+                            self.error(
+                                f"runtime patches must not set env on container {cname!r}; use "
+                                f"{'spec.trainer.env' if cname == 'node' else 'spec.initializer.*.env'}",
+                                join_path(cpath, "env"),
+                            )
 
     def check_mpi_and_names(self, runtime_spec: Mapping[str, Any], rjobs: list[dict[str, Any]]) -> None:
         policy = _dict(runtime_spec.get("mlPolicy"))
@@ -233,9 +279,11 @@ class _TrainJobCheck:
         names = {r.get("name") for r in rjobs}
         if launcher_as_node and nodes >= 2 and not {"launcher", "node"} <= names:
             missing = sorted({"launcher", "node"} - names)
-            self.error(f"MPI runtime with runLauncherAsNode and numNodes {nodes} needs replicatedJobs 'launcher' "
-                       f"and 'node'; missing {missing}",
-                       "spec.trainer.numNodes" if "numNodes" in trainer else "spec.runtimeRef.name")  # fmt: skip
+            self.error(
+                f"MPI runtime with runLauncherAsNode and numNodes {nodes} needs replicatedJobs 'launcher' "
+                f"and 'node'; missing {missing}",
+                "spec.trainer.numNodes" if "numNodes" in trainer else "spec.runtimeRef.name",
+            )
 
         def pods_of(rjob: dict[str, Any]) -> int:
             if mpi is not None and rjob.get("name") == "launcher":
@@ -255,15 +303,18 @@ class _TrainJobCheck:
                 self.error(message, "metadata.name")
 
 
-def check_webhooks(manifests: Sequence[tuple[str | None, Any]], *,
-                   known_runtimes: Iterable[str | Mapping[str, Any]] = (), policy: bool = True) -> list[Diagnostic]:  # fmt: skip
+def check_webhooks(
+    manifests: Sequence[tuple[str | None, Any]],
+    *,
+    known_runtimes: Iterable[str | Mapping[str, Any]] = (),
+    policy: bool = True,
+) -> list[Diagnostic]:
     """TS503 findings for every TrainJob, runtime and JobSet among ``manifests``.
 
     ``manifests`` are ``(source file, manifest)`` pairs. ``policy=False`` drops the trainspec
     policy checks on runtimes (framework label, explicit mlPolicy, no disabled webhook).
     """
-    known = list(known_runtimes)
-    entries = runtime_index(manifests, known)
+    entries = runtime_index(manifests, known_runtimes)
     out: list[Diagnostic] = []
     for file, manifest in manifests:
         if not isinstance(manifest, Mapping):
@@ -272,7 +323,10 @@ def check_webhooks(manifests: Sequence[tuple[str | None, Any]], *,
             out.extend(_TrainJobCheck(manifest, file, entries).run())
         elif _is_trainer(manifest, RUNTIME_KINDS):
             out.extend(check_runtime(manifest, file, policy=policy))
-        elif str(manifest.get("apiVersion", "")).startswith("jobset.x-k8s.io/") and manifest.get("kind") == "JobSet":
+        elif (
+            str(manifest.get("apiVersion", "")).startswith("jobset.x-k8s.io/")
+            and manifest.get("kind") == "JobSet"
+        ):
             out.extend(check_jobset(manifest, file))
     return out
 

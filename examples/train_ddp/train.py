@@ -1,0 +1,115 @@
+"""A toy data-parallel training script that runs anywhere (standard library only, no torch).
+
+Each process fits ``y = w . x + b`` by SGD over the records of its own shard, as a real
+DDP script would over its data loader. It shows the three helpers a trainspec job uses:
+
+* ``my_shards()``         - which shard file(s) this rank reads (from the stage's manifest)
+* ``latest_checkpoint()`` - resume from the newest *complete* checkpoint
+* ``save_checkpoint()``   - write a checkpoint atomically every ``--save-every`` steps
+
+Like real DDP, only rank 0 saves (replicas hold the same weights) and every rank resumes
+from that checkpoint; a step is one batch, so each rank skips ``step * batch`` records of its
+shard on resume. Unlike real DDP the replicas do not all-reduce gradients (that needs a
+communication backend); the comment at that spot marks where it would happen.
+
+``TRAIN_CRASH_AFTER_STEP=K`` makes the process SIGKILL itself right after step K (used by
+the tests to simulate a node failure).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+from trainspec.stages import latest_checkpoint, my_shards, process_info, save_checkpoint
+
+
+def read_records(paths: list[Path]) -> Iterator[dict[str, Any]]:
+    """Yield the JSON records of this rank's shard files, in order."""
+    for path in paths:
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                yield json.loads(line)
+
+
+def sgd_step(state: dict[str, Any], batch: list[dict[str, Any]], lr: float) -> float:
+    """One SGD step of linear regression on a batch; returns the batch's mean squared error."""
+    w, b = state["w"], state["b"]
+    gw, gb, loss = [0.0] * len(w), 0.0, 0.0
+    for rec in batch:
+        err = sum(wi * xi for wi, xi in zip(w, rec["x"])) + b - rec["y"]
+        loss += err * err
+        for i, xi in enumerate(rec["x"]):
+            gw[i] += 2 * err * xi
+        gb += 2 * err
+    n = len(batch)
+    # Real DDP: all-reduce (average) gw and gb across ranks here, so replicas stay identical.
+    state["w"] = [wi - lr * g / n for wi, g in zip(w, gw)]
+    state["b"] = b - lr * gb / n
+    return loss / n
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--lr", type=float, default=0.1)
+    parser.add_argument("--save-every", type=int, default=5, help="checkpoint every K steps (rank 0)")
+    parser.add_argument("--report", type=Path, help="write a JSON report (records read, resume step) here")
+    args = parser.parse_args()
+
+    info = process_info()
+    shards = my_shards()
+    records = list(read_records(shards))  # the toy dataset is small; stream for real data
+    steps_per_epoch = max(1, math.ceil(len(records) / args.batch_size))
+    total_steps = args.epochs * steps_per_epoch
+
+    state: dict[str, Any] = {"step": 0, "w": [0.0, 0.0], "b": 0.0}
+    resumed_from = None
+    checkpoint = latest_checkpoint()
+    if checkpoint is not None:
+        state = json.loads((checkpoint / "state.json").read_text())
+        resumed_from = state["step"]
+        print(f"rank {info.rank}: resumed from {checkpoint.name} (step {resumed_from})", flush=True)
+
+    crash_after = int(os.environ.get("TRAIN_CRASH_AFTER_STEP", "-1"))
+    seen: list[int] = []
+    loss = float("nan")
+    for step in range(state["step"], total_steps):
+        i = step % steps_per_epoch
+        batch = records[i * args.batch_size : (i + 1) * args.batch_size]
+        if batch:
+            loss = sgd_step(state, batch, args.lr)
+            seen.extend(rec["id"] for rec in batch)
+        state["step"] = step + 1
+        if info.rank == 0 and state["step"] % args.save_every == 0:
+            with save_checkpoint(state["step"]) as tmp:
+                (tmp / "state.json").write_text(json.dumps(state))
+        if state["step"] == crash_after:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    print(
+        f"rank {info.rank}/{info.world_size}: {len(seen)} records from {[p.name for p in shards]}, "
+        f"step {state['step']}, loss {loss:.4f}, w={[round(v, 3) for v in state['w']]}, b={state['b']:.3f}",
+        flush=True,
+    )
+    if args.report:
+        args.report.write_text(json.dumps({
+            "rank": info.rank,
+            "world_size": info.world_size,
+            "shards": [str(p) for p in shards],
+            "ids": seen,
+            "resumed_from": resumed_from,
+            "final_step": state["step"],
+        }))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

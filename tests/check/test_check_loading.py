@@ -1,0 +1,111 @@
+"""Loading CRDs (directories, multi-document files, List kinds), locating them, import cost."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from trainspec.compiler.check import check_manifests, default_crd_dirs, load_crds
+
+_CRD = textwrap.dedent(
+    """\
+    apiVersion: apiextensions.k8s.io/v1
+    kind: CustomResourceDefinition
+    metadata:
+      name: widgets.{group}
+    spec:
+      group: {group}
+      names: {{kind: Widget, plural: widgets}}
+      scope: Namespaced
+      versions:
+      - name: v1
+        served: true
+        storage: true
+        schema:
+          openAPIV3Schema:
+            type: object
+            properties:
+              apiVersion: {{type: string}}
+              kind: {{type: string}}
+              metadata: {{type: object}}
+              spec:
+                type: object
+                properties:
+                  size: {{type: integer, default: 1, x-kubernetes-validations: [{{rule: "self <= 3", message: too big}}]}}
+      - name: v0
+        served: false
+        storage: false
+    """
+)
+
+
+def _widget(group: str, size: int = 2) -> dict:
+    return {"apiVersion": f"{group}/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": size}}
+
+
+def test_directory_multidoc_and_list(tmp_path: Path):
+    (tmp_path / "nested").mkdir()
+    (tmp_path / "nested" / "one.yaml").write_text(_CRD.format(group="a.example.com"))
+    (tmp_path / "multi.yml").write_text(
+        _CRD.format(group="b.example.com") + "---\n" + _CRD.format(group="c.example.com")
+    )
+    import yaml
+
+    listed = {
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": [yaml.safe_load(_CRD.format(group="d.example.com"))],
+    }
+    (tmp_path / "list.json").write_text(__import__("json").dumps(listed))
+    (tmp_path / "kustomization.yaml").write_text("kind: Kustomization\nresources: []\n")
+    registry = load_crds([tmp_path])
+    assert sorted(c.api_version for c in registry) == [f"{g}.example.com/v1" for g in "abcd"]
+    assert registry.lookup("a.example.com/v0", "Widget") is None  # not served
+    manifests = [(f"{g}.yaml", _widget(f"{g}.example.com")) for g in "abcd"]
+    assert check_manifests(manifests, [tmp_path]) == []
+    found = check_manifests([("big.yaml", _widget("a.example.com", 5))], [tmp_path / "nested" / "one.yaml"])
+    assert [(d.code, d.path, d.message) for d in found] == [("TS501", "spec.size", "too big")]
+
+
+def test_unparseable_crd_file_is_a_warning(tmp_path: Path):
+    (tmp_path / "broken.yaml").write_text("kind: [unclosed\n")
+    found = check_manifests([("w.yaml", _widget("a.example.com"))], [tmp_path])
+    assert [(d.code, d.severity.value) for d in found] == [("TS103", "warning"), ("TS504", "warning")]
+
+
+def test_registry_is_memoised(crd_dirs):
+    assert load_crds(crd_dirs) is load_crds(crd_dirs)
+
+
+def test_default_crd_dirs(monkeypatch, tmp_path: Path):
+    monkeypatch.setenv("TRAINSPEC_CRDS_DIR", str(tmp_path))
+    assert default_crd_dirs() == [tmp_path]
+    monkeypatch.setenv("TRAINSPEC_CRDS_DIR", str(tmp_path / "missing"))
+    assert default_crd_dirs() == []
+    monkeypatch.delenv("TRAINSPEC_CRDS_DIR")
+    found = default_crd_dirs()
+    assert found == [] or found[0].parts[-2:] == ("shared", "crds")
+
+
+def test_import_is_cheap_and_self_contained():
+    code = (
+        "import sys, trainspec.compiler.check\n"
+        "heavy = [m for m in ('jsonschema', 'yaml', 'celpy', 'lark') if m in sys.modules]\n"
+        "ours = sorted(m for m in sys.modules if m.startswith('trainspec.') and not m.startswith("
+        "'trainspec.compiler'))\n"
+        "print(heavy, ours)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert out == "[] ['trainspec.dsl', 'trainspec.dsl.diagnostics']"
+
+
+@pytest.mark.parametrize("bad", [None, "text", ["a"]])
+def test_non_mapping_manifest(bad, crd_dirs):
+    found = check_manifests([("x.yaml", bad)], crd_dirs)
+    assert [(d.code, d.file) for d in found] == [("TS500", "x.yaml")]

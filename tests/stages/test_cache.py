@@ -1,0 +1,126 @@
+"""Cache hits, invalidation, --force and --verify, and atomic replacement."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import leftovers, read_manifest, run_stage, shard_cli
+
+
+def _args(src: Path, out: Path, *extra: str) -> list[str]:
+    return ["--source", str(src), "--format", "jsonl", "--num-shards", "3", "--output", str(out), *extra]
+
+
+def _mtimes(out: Path) -> dict[str, int]:
+    return {str(p.relative_to(out)): p.stat().st_mtime_ns for p in sorted(out.rglob("*"))}
+
+
+def test_second_run_is_a_cache_hit(jsonl_source: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    first = run_stage(_args(jsonl_source, out))
+    assert first.returncode == 0, first.stderr
+    before = _mtimes(out)
+    inode = out.stat().st_ino
+    second = run_stage(_args(jsonl_source, out))
+    assert second.returncode == 0, second.stderr
+    assert "cache hit" in second.stdout
+    assert _mtimes(out) == before and out.stat().st_ino == inode  # nothing rewritten
+    assert leftovers(out) == []
+
+
+def test_env_variables_drive_the_stage_and_flags_win(jsonl_source: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    env = {"STORAGE_URI": str(jsonl_source), "TRAINSPEC_DATA_FORMAT": "jsonl", "TRAINSPEC_NUM_SHARDS": "2",
+           "TRAINSPEC_SHARD_BY": "node", "TRAINSPEC_SHARD_ASSIGNMENT": "hashed", "TRAINSPEC_SHARD_SEED": "9",
+           "TRAINSPEC_DATA_DIR": str(out)}
+    result = run_stage([], env=env)
+    assert result.returncode == 0, result.stderr
+    assert read_manifest(out)["settings"] == {"format": "jsonl", "num_shards": 2, "shard_by": "node",
+                                              "assignment": "hashed", "seed": 9}
+    result = run_stage(["--num-shards", "5", "--assignment", "round-robin"], env=env)
+    assert result.returncode == 0, result.stderr
+    assert "re-sharding" in result.stdout
+    settings = read_manifest(out)["settings"]
+    assert (settings["num_shards"], settings["assignment"], settings["seed"]) == (5, "round-robin", 9)
+
+
+def test_force_reshards(jsonl_source: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    assert shard_cli(*_args(jsonl_source, out)) == 0
+    inode = out.stat().st_ino
+    capsys.readouterr()
+    assert shard_cli(*_args(jsonl_source, out, "--force")) == 0
+    assert "cache hit" not in capsys.readouterr().out
+    assert out.stat().st_ino != inode  # a new directory was renamed in
+    assert leftovers(out) == []
+
+
+@pytest.mark.parametrize("change", ["settings", "source", "shard-size", "missing-shard"])
+def test_changes_invalidate_the_cache(jsonl_source: Path, tmp_path: Path, change: str,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    assert shard_cli(*_args(jsonl_source, out)) == 0
+    shard = out / read_manifest(out)["shards"][1]["path"]
+    extra: list[str] = []
+    if change == "settings":
+        extra = ["--assignment", "round-robin"]
+    elif change == "source":
+        with open(jsonl_source / "a.jsonl", "a") as fh:
+            fh.write('{"id": 99}\n')
+    elif change == "shard-size":
+        shard.write_bytes(shard.read_bytes() + b"x\n")
+    else:
+        shard.unlink()
+    capsys.readouterr()
+    assert shard_cli(*_args(jsonl_source, out, *extra)) == 0
+    output = capsys.readouterr().out
+    assert "cache hit" not in output and "re-sharding" in output
+    assert read_manifest(out)["records"] == (26 if change == "source" else 25)
+
+
+def test_verify_detects_same_size_corruption(jsonl_source: Path, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    assert shard_cli(*_args(jsonl_source, out)) == 0
+    shard = out / read_manifest(out)["shards"][0]["path"]
+    data = bytearray(shard.read_bytes())
+    data[2] ^= 1  # same size, different bytes
+    shard.write_bytes(bytes(data))
+    capsys.readouterr()
+    assert shard_cli(*_args(jsonl_source, out)) == 0
+    assert "cache hit" in capsys.readouterr().out  # sizes only by default
+    assert shard_cli(*_args(jsonl_source, out, "--verify")) == 0
+    assert "does not match its sha256" in capsys.readouterr().out
+    assert shard.read_bytes() != bytes(data)
+
+
+def test_stale_temp_dirs_of_killed_runs_are_removed(jsonl_source: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    stale = tmp_path / ".out.tmp-killed"
+    (stale / "shards").mkdir(parents=True)
+    (stale / "manifest.json").write_text("{}")  # a killed run never left this in `out` itself
+    old = tmp_path / ".out.old-killed"
+    old.mkdir()
+    assert shard_cli(*_args(jsonl_source, out)) == 0
+    assert leftovers(out) == []
+
+
+def test_refuses_to_replace_foreign_directory(jsonl_source: Path, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "precious.txt").write_text("user data")
+    assert shard_cli(*_args(jsonl_source, out, "--force")) == 1
+    assert "refusing to replace" in capsys.readouterr().err
+    assert (out / "precious.txt").read_text() == "user data"
+
+
+def test_empty_existing_output_dir_is_fine(jsonl_source: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    assert shard_cli(*_args(jsonl_source, out)) == 0
+    assert read_manifest(out)["records"] == 25
+    assert os.listdir(out / "shards")

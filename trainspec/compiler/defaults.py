@@ -1,0 +1,45 @@
+"""Project defaults (``trainspec.yaml``) applied to specs before resolution.
+
+A default fills a field only where the spec leaves it unset; the names of the fields it filled
+are kept so explain can say a value came from the project defaults.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from trainspec.dsl.models import Runtime, TrainingJob
+from trainspec.dsl.project import Defaults
+from trainspec.dsl.sources import LoadedSpec
+
+
+def apply_to_job(loaded: LoadedSpec, defaults: Defaults) -> tuple[LoadedSpec, frozenset[str]]:
+    job: TrainingJob = loaded.spec  # type: ignore[assignment]
+    filled: set[str] = set()
+    metadata, spec = job.metadata, job.spec
+    if metadata.namespace is None and defaults.namespace:
+        metadata = metadata.model_copy(update={"namespace": defaults.namespace})
+        filled.add("namespace")
+    updates: dict = {}
+    if spec.queue is None and defaults.queue:
+        updates["queue"] = defaults.queue
+        filled.add("queue")
+    if spec.priority is None and defaults.priority:
+        updates["priority"] = defaults.priority
+        filled.add("priority")
+    ckpt = spec.checkpoint
+    if ckpt is not None and ckpt.size is not None and ckpt.storage_class is None and defaults.storage_class:
+        updates["checkpoint"] = ckpt.model_copy(update={"storage_class": defaults.storage_class})
+        filled.add("checkpoint.storageClass")
+    if not filled:
+        return loaded, frozenset()
+    new = job.model_copy(update={"metadata": metadata, "spec": spec.model_copy(update=updates)})
+    return replace(loaded, spec=new), frozenset(filled)
+
+
+def apply_to_runtime(loaded: LoadedSpec, defaults: Defaults) -> LoadedSpec:
+    runtime: Runtime = loaded.spec  # type: ignore[assignment]
+    if defaults.gang is None or loaded.has(("spec", "gang")):
+        return loaded
+    new = runtime.model_copy(update={"spec": runtime.spec.model_copy(update={"gang": defaults.gang})})
+    return replace(loaded, spec=new)
