@@ -256,3 +256,20 @@ def test_custom_engine_failures_are_reported(check, runtime):
     found = check(runtime(), engine=_RejectEverything())
     assert {d.code for d in found} == {"TS502"}
     assert {d.path for d in found} == {"spec.mlPolicy", "spec.template.spec"}
+
+
+def test_missing_cel_python_is_one_warning(monkeypatch):
+    from trainspec.compiler.check import cel
+
+    def unavailable():
+        raise ImportError("No module named 'celpy'")
+
+    monkeypatch.setattr(cel, "default_engine", unavailable)
+    found = check_cel({"name": "x"}, _schema("self.name == 'x'"))
+    assert [(d.code, d.severity) for d in found] == [("TS502", Severity.WARNING)]
+    assert "1 CEL rule(s) not evaluated" in found[0].message
+
+
+def test_optional_old_self_is_not_silently_passed():
+    found = check_cel({"name": "x"}, _schema("oldSelf.hasValue()", optionalOldSelf=True))
+    assert [d.code for d in found] == ["TS502"]

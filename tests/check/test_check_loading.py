@@ -109,3 +109,59 @@ def test_import_is_cheap_and_self_contained():
 def test_non_mapping_manifest(bad, crd_dirs):
     found = check_manifests([("x.yaml", bad)], crd_dirs)
     assert [(d.code, d.file) for d in found] == [("TS500", "x.yaml")]
+
+
+_KUBECTL = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  creationTimestamp: "2026-01-01T00:00:00Z"
+  generation: 1
+  managedFields:
+  - apiVersion: apiextensions.k8s.io/v1
+    manager: kubectl
+  name: gadgets.e.example.com
+spec:
+  conversion:
+    strategy: None
+  group: e.example.com
+  names:
+    kind: Gadget
+    listKind: GadgetList
+    plural: gadgets
+  scope: Cluster
+  versions:
+  - name: v1
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              mode: {type: string, enum: [fast, slow]}
+    served: true
+    storage: true
+status:
+  acceptedNames:
+    kind: Gadget
+    plural: gadgets
+"""
+
+
+def test_kubectl_output_is_indexed_lazily(tmp_path: Path):
+    (tmp_path / "gadget.yaml").write_text(_KUBECTL)
+    registry = load_crds([tmp_path])
+    assert [f.header for f in registry._files] == [("e.example.com", "Gadget")]
+    assert not registry._files[0].parsed
+    gadget = {
+        "apiVersion": "e.example.com/v1",
+        "kind": "Gadget",
+        "metadata": {"name": "g"},
+        "spec": {"mode": "x"},
+    }
+    found = check_manifests([("g.yaml", gadget)], [tmp_path])
+    assert [(d.code, d.path) for d in found] == [("TS500", "spec.mode")]
+    assert registry._files[0].parsed
+    crd = registry.lookup("e.example.com/v1", "Gadget")
+    assert crd is not None and crd.scope == "Cluster"

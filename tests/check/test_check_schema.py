@@ -234,3 +234,11 @@ def test_convert_handles_openapi_specifics():
 def test_did_you_mean():
     assert did_you_mean("numprocpernode", ["numProcPerNode"]) == "numProcPerNode"
     assert did_you_mean("zzz", ["numNodes"]) is None
+
+
+def test_root_preserving_unknown_fields_accepts_anything():
+    validator = StructuralValidator({"type": "object", "x-kubernetes-preserve-unknown-fields": True})
+    assert validator.validate({"apiVersion": "x/v1", "kind": "X", "metadata": {"name": "a"}, "any": 1}) == []
+    assert [d.path for d in validator.validate({"apiVersion": "x/v1", "kind": "X", "metadata": {}})] == [
+        "metadata.name"
+    ]

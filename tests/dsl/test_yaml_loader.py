@@ -315,14 +315,23 @@ SCALARS = [
 ]
 
 
+#: Strings to PyYAML (YAML 1.1) that YAML 1.2 readers take for numbers.
+YAML12_NUMBERS = {"08", "0o17", "-.5", "1e3", "1.0e3"}
+
+
 @pytest.mark.parametrize("raw", SCALARS)
 def test_plain_scalars_resolve_like_safe_load(raw: str, backend: str) -> None:
     text = f"k: {raw}\n"
     doc = clean(text)
     expected = {"<<": "<<", "=": "="}.get(raw) if raw in ("<<", "=") else yaml.safe_load(text)["k"]
     assert doc.data["k"] == expected and type(doc.data["k"]) is type(expected)
-    # Non-strings keep their source text, for TS109's explanation.
-    assert doc.plain.get(("k",)) == (None if isinstance(expected, str) else raw)
+    # Non-strings, and strings a YAML 1.2 reader would take for numbers, keep their source text (TS109).
+    recorded = not isinstance(expected, str) or raw in YAML12_NUMBERS
+    assert doc.plain.get(("k",)) == (raw if recorded else None)
+
+
+def test_quoted_number_like_strings_are_not_recorded() -> None:
+    assert clean("a: '1e3'\nb: \"0o17\"\nc: 1.2.3\nd: v1e3\n").plain == {}
 
 
 def test_documented_surprises() -> None:

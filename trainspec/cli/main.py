@@ -13,6 +13,8 @@ COMMANDS = {
     "validate": ("trainspec.cli.validate", "check specs and report every problem at once"),
     "compile": ("trainspec.cli.compile", "compile specs into Kubeflow Trainer manifests"),
     "schema": ("trainspec.cli.schema", "print the JSON Schema of the spec language"),
+    "explain": ("trainspec.cli.explain", "show each job's resolved plan, value origins, memory fit and cost"),
+    "diff": ("trainspec.cli.diff", "compare two sets of specs by meaning (jobs, GPUs, images, queues...)"),
 }
 
 

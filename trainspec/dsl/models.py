@@ -225,6 +225,10 @@ class Mpi(_Model):
     ssh_auth_mount_path: AbsolutePath = Field(default="/root/.ssh", description="Where the SSH keys are mounted.")
     run_launcher_as_node: StrictBool = Field(default=True, description="The launcher also trains (counts as a node).")
     run_as_user: Optional[Count] = Field(default=None, ge=0, description="User id of the MPI containers (sshd needs it).")
+    ssh_port: Optional[Count] = Field(
+        default=None, ge=1, le=65535,
+        description="Port the workers' sshd listens on; workers count as Ready (the launcher starts) once it accepts.",
+    )
     worker_command: list[str] = Field(
         default_factory=lambda: ["/usr/sbin/sshd", "-De"], description="Command of the worker pods (an SSH daemon)."
     )

@@ -13,8 +13,9 @@ Decisions worth knowing:
   (base 60); ``0x1f`` is 31; ``1_000`` is 1000; ``0o17`` is a **string** (YAML 1.1 has no
   ``0o``); a float needs a dot and a *signed* exponent, so ``1e3`` and ``1.0e3`` are
   **strings** while ``1.0e+3`` is 1000.0; ``.inf`` and ``.nan`` are floats. Quoted scalars are
-  always strings. The raw text of every plain scalar that became a non-string is kept in
-  :attr:`SourceDoc.plain`, so later layers can explain ``queue: no`` (TS109).
+  always strings. :attr:`SourceDoc.plain` keeps the source text of every plain scalar that
+  became a non-string, and of every plain string that YAML 1.2 readers take for a number
+  (``1e3``, ``0o17``, ``08``), so later layers can explain ``queue: no`` or ``tag: 1e3`` (TS109).
 * **Duplicate keys (TS105): the first value is kept**; the later one is still checked for
   problems but contributes no data or positions. Any choice is arbitrary once it is an error;
   keeping the first keeps positions and data in agreement and costs nothing extra.
@@ -61,7 +62,9 @@ class SourceDoc:
     Paths are tuples of mapping keys (``str``) and sequence indices (``int``); the root is ``()``.
     ``values[path]`` is where the value at ``path`` starts (``values[()]`` is the document start),
     ``keys[path]`` where the key of a mapping entry starts. ``plain[path]`` is the source text of
-    each unquoted scalar that YAML 1.1 read as a bool, int, float or null.
+    each unquoted scalar that YAML 1.1 read as a bool, int, float or null, and of each unquoted
+    string that a YAML 1.2 reader would read as a number (``1e3``, ``0o17``); tell the two apart
+    by the type of the value in ``data``.
     """
 
     file: str
@@ -393,8 +396,6 @@ def _build(root: Any, text: str, file: str, index: int, limits: LoadLimits, diag
 # -- documents and errors ---------------------------------------------------------------------------
 
 
-_KIND_NAMES = {_INT: "an integer", _FLOAT: "a float", _BOOL: "a boolean", _NULL: "null"}
-
 _SYNTAX_HINTS = (
     ("mapping values are not allowed", "a plain value cannot contain ': '; quote the value, or fix the indentation"),
     ("could not find expected ':'", "every key needs a ':' after it; check the indentation and quotes"),
@@ -470,7 +471,7 @@ def _parse(text: str, file: str, limits: LoadLimits, docs: list[SourceDoc], diag
                 diags.append(Diagnostic("TS108", "empty document (ignored)", Severity.WARNING, file, line, column,
                                         "", "remove the stray '---' or give the document content"))
             else:
-                kind = "a list" if cls is yaml.SequenceNode else _KIND_NAMES.get(root.tag, "a string")
+                kind = "a list" if cls is yaml.SequenceNode else _TYPE_NAMES.get(root.tag, "a string")
                 m = root.start_mark
                 diags.append(Diagnostic("TS107", f"a spec document must be a mapping, found {kind}", Severity.ERROR,
                                         file, m.line + 1, m.column + 1, "",

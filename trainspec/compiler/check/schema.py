@@ -114,9 +114,14 @@ def convert(node: Mapping[str, Any], *, root: bool = False) -> dict[str, Any]:
         out["type"] = schema_type
 
     if root:
-        out.setdefault("properties", {})["metadata"] = OBJECT_META
+        # apiVersion, kind and metadata are implicit at the root of every custom resource.
+        top = out.setdefault("properties", {})
+        top.setdefault("apiVersion", {"type": "string"})
+        top.setdefault("kind", {"type": "string"})
+        top["metadata"] = OBJECT_META
         out["required"] = sorted({*out.get("required", ()), "apiVersion", "kind", "metadata"})
-        out.setdefault("additionalProperties", False)
+        if not preserve:
+            out.setdefault("additionalProperties", False)
     return out
 
 
@@ -141,7 +146,7 @@ def _kw_name_required(validator: Any, enabled: bool, instance: Any, schema: Any)
         and not instance.get("name")
         and not instance.get("generateName")
     ):
-        yield ValidationError("metadata.name (or generateName) is required", path=["name"])
+        yield ValidationError("missing required field 'name' (or 'generateName')", path=["name"])
 
 
 def _kw_labels(validator: Any, enabled: bool, instance: Any, schema: Any) -> Iterator[Any]:

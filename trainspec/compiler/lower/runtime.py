@@ -14,13 +14,14 @@ from trainspec.compiler.plan import (
     DATA_DIR, PVC_ROOT, RJOB_DATASET, RJOB_LAUNCHER, RJOB_NODE, WORKSPACE, runtime_variants,
 )
 from trainspec.compiler.resolve import resource_items
-from trainspec.dsl.models import Framework, Gang, Runtime, RuntimeSpec, Scope
+from trainspec.dsl.models import Framework, Gang, Mpi, Runtime, RuntimeSpec, Scope
 from trainspec.k8s import (
     Capabilities, ClusterTrainingRuntime, Container, CoschedulingPodGroupPolicySource, DependsOn,
     EmptyDirVolumeSource, FailurePolicy, JAXMLPolicySource, JobSetSpec, JobSetTemplateSpec, JobSpec,
     JobTemplateSpec, MLPolicy, MPIMLPolicySource, ObjectMeta, PersistentVolumeClaimSpec,
-    PersistentVolumeClaimTemplate, PodGroupPolicy, PodSecurityContext, PodSpec, PodTemplateSpec,
-    ReplicatedJob, ResourceRequirements, SecurityContext, SuccessPolicy, Toleration, TorchMLPolicySource,
+    PersistentVolumeClaimTemplate, PodGroupPolicy, PodSecurityContext, PodSpec, PodTemplateSpec, Probe,
+    ReplicatedJob, ResourceRequirements, SecurityContext, SuccessPolicy, TCPSocketAction, Toleration,
+    TorchMLPolicySource,
     TrainingRuntime, TrainingRuntimeSpec, Volume, VolumeClaimPolicy, VolumeMount,
     VolumeResourceRequirements, VolcanoPodGroupPolicySource,
 )
@@ -176,10 +177,14 @@ def _worker_pod(spec: RuntimeSpec, sharded: bool) -> PodSpec:
     """MPI workers run an SSH daemon; the launcher reaches them with mpirun."""
     pod = _trainer_pod(spec, sharded)
     worker = pod.containers[0]
+    mpi = spec.mpi or Mpi()
+    probe = None
+    if mpi.ssh_port is not None:
+        probe = Probe(tcp_socket=TCPSocketAction(port=mpi.ssh_port), initial_delay_seconds=5)
     container = Container(
-        name=worker.name, image=worker.image, command=list(spec.mpi.worker_command if spec.mpi else ["/usr/sbin/sshd", "-De"]),
+        name=worker.name, image=worker.image, command=list(mpi.worker_command),
         env=worker.env, resources=worker.resources, volume_mounts=worker.volume_mounts,
-        security_context=worker.security_context,
+        security_context=worker.security_context, readiness_probe=probe,
     )
     return PodSpec(containers=[container], volumes=pod.volumes, security_context=pod.security_context,
                    **_scheduling(spec))

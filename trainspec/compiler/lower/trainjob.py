@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from trainspec.compiler.lower import checkpoint, kueue, sharding
 from trainspec.compiler.lower import env as envs
 from trainspec.compiler.lower import labels as L
@@ -31,7 +33,9 @@ def _trainjob(plan: JobPlan) -> TrainJob:
     resolved = plan.resolved
     job = resolved.job
     runtime = resolved.runtime.spec
-    kind = "TrainingRuntime" if runtime.spec.scope is Scope.NAMESPACE else "ClusterTrainingRuntime"
+    kind: Literal["ClusterTrainingRuntime", "TrainingRuntime"] = (
+        "TrainingRuntime" if runtime.spec.scope is Scope.NAMESPACE else "ClusterTrainingRuntime"
+    )
     deadline = job.spec.max_run_time.seconds if job.spec.max_run_time else None
     return TrainJob(
         metadata=ObjectMeta(

@@ -1,0 +1,55 @@
+"""Every file in examples/invalid/ fails with exactly its expected diagnostics, located."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import INVALID, run_cli
+from trainspec.compiler.pipeline import compile_paths
+from trainspec.dsl.diagnostics import CODES
+
+EXPECT = re.compile(rb"^# expect: (TS\d{3}) (\d+):(\d+)$", re.M)
+FILES = sorted(p for p in INVALID.iterdir() if p.suffix in (".yaml", ".yml", ".py"))
+
+
+def expected(path: Path) -> set[tuple[str, int, int]]:
+    return {(code.decode(), int(line), int(col)) for code, line, col in EXPECT.findall(path.read_bytes())}
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+def test_invalid_example_reports_exactly_its_codes(path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(INVALID.parent.parent)
+    want = expected(path)
+    assert want, f"{path.name} states no '# expect:' line"
+    result = compile_paths([str(path)])
+    got = {(d.code, d.line, d.column) for d in result.diagnostics if d.is_error}
+    assert got == want
+    for diagnostic in result.diagnostics:
+        assert diagnostic.file == f"examples/invalid/{path.name}"
+        assert diagnostic.message and diagnostic.code in CODES
+
+
+def test_file_names_match_their_codes() -> None:
+    for path in FILES:
+        assert path.name.split("-")[0] in {code for code, _, _ in expected(path)}, path.name
+
+
+def test_every_spec_level_code_has_an_example() -> None:
+    covered = {path.name.split("-")[0] for path in FILES}
+    # Not file-level: TS100/TS102 (made by tests), TS108/TS403/TS406 (warnings), TS308 (values
+    # file), TS407/TS408 (output directory), TS5xx (trainspec check), TS6xx (project policy).
+    untestable = {"TS100", "TS102", "TS108", "TS308", "TS403", "TS406", "TS407", "TS408"}
+    spec_codes = {c for c in CODES if c < "TS500"} - untestable
+    assert spec_codes <= covered, sorted(spec_codes - covered)
+
+
+@pytest.mark.parametrize("path", FILES[:3] + FILES[-3:], ids=lambda p: p.name)
+def test_cli_exits_1_with_located_text(path: Path) -> None:
+    proc = run_cli("validate", str(path.relative_to(INVALID.parent.parent)))
+    assert proc.returncode == 1, proc.stderr
+    code, line, col = sorted(expected(path))[0]
+    assert f"{path.name}:{line}:{col}: error[{code}]" in proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr

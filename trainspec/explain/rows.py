@@ -1,0 +1,152 @@
+"""An explanation as labelled rows ``(what, value, from)``: what text and markdown both print.
+
+Keeping the wording in one place means the text and the markdown renderings say the same thing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from trainspec.compiler.sizing import human_bytes
+from trainspec.explain.estimate import MemoryFit, format_number
+from trainspec.explain.model import COMPUTED, Explanation, Item
+
+#: Where to set a price, said whenever a cost cannot be computed.
+PRICE_HINT = "set spec.pricing.gpuHour in trainspec.yaml or pass --gpu-hour-price"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of an explanation: a label, the value as text, and the value's origin ('' if none)."""
+
+    label: str
+    text: str
+    origin: str = ""
+
+
+def money(amount: Fraction, currency: str) -> str:
+    """``11,520.00 USD``: two decimals, rounded half to even on the exact value."""
+    cents = round(amount * 100)
+    return f"{cents // 100:,}.{cents % 100:02d} {currency}"
+
+
+def fit_text(per_gpu: int, fits: bool | None, gpu_memory: int | None) -> str:
+    """``10.9 GB per GPU: fits (13% of 85.9 GB)`` or ``700 GB per GPU: does not fit (85.9 GB)``."""
+    text = f"{human_bytes(per_gpu)} per GPU"
+    if fits is None or gpu_memory is None:
+        return text + " (GPU memory unknown: set spec.accelerator in the runtime)"
+    share = per_gpu * 100 / gpu_memory
+    if fits:
+        return f"{text}: fits ({share:.0f}% of {human_bytes(gpu_memory)})"
+    return f"{text}: does not fit ({human_bytes(gpu_memory)} per GPU)"
+
+
+def _from(item: Item | None) -> str:
+    return item.origin if item is not None else ""
+
+
+def rows(ex: Explanation) -> list[Row]:
+    """Every row of ``ex``, in reading order: placement, scale, scheduling, memory, storage, cost."""
+    runtime = f"{ex.runtime} ({ex.framework}{', built-in' if ex.runtime_builtin else ''})"
+    if ex.runtime_object != ex.runtime:
+        runtime += f", compiled as {ex.runtime_object}"
+    out = [
+        Row("namespace", ex.namespace.value, ex.namespace.origin),
+        Row("runtime", runtime, "job"),
+        Row("image", ex.image.value, ex.image.origin),
+        Row("nodes", str(ex.nodes.value), ex.nodes.origin),
+        Row("processes per node", str(ex.procs_per_node.value), ex.procs_per_node.origin),
+        Row("world size", f"{ex.world_size} processes ({ex.nodes.value} x {ex.procs_per_node.value})", COMPUTED),
+        Row("GPUs per node", _gpu_kind(ex, ex.gpus_per_node.value), ex.gpus_per_node.origin),
+        Row("GPUs in total", _gpu_kind(ex, ex.gpus_total), COMPUTED),
+    ]
+    if ex.gpu_memory is not None and ex.gpu_memory_bytes is not None:
+        node = ex.gpu_memory_bytes * ex.gpus_per_node.value
+        out.append(Row("GPU memory", f"{ex.gpu_memory.value} per GPU ({human_bytes(ex.gpu_memory_bytes)}), "
+                                     f"{human_bytes(node)} per node", ex.gpu_memory.origin))
+    out.append(Row("gang scheduling", ex.gang.value, ex.gang.origin))
+    out.append(Row("queue", ex.queue.value if ex.queue else "none", _from(ex.queue)))
+    out.append(Row("priority", ex.priority.value if ex.priority else "none", _from(ex.priority)))
+    out.append(Row("max run time", ex.max_run_time.value if ex.max_run_time else "none (no deadline)",
+                   _from(ex.max_run_time)))
+    out.append(Row("restarts", f"{ex.restarts.value} (JobSet failurePolicy.maxRestarts)" if ex.restarts
+                   else "none (the first failure fails the job)", _from(ex.restarts)))
+    out.extend(_memory_rows(ex))
+    out.extend(_checkpoint_rows(ex))
+    if ex.data is not None:
+        out.append(Row("data", f"{ex.data.source} ({ex.data.format})", "job"))
+        out.append(Row("data shards", f"{ex.data.shards} (one per {ex.data.shard_by})", COMPUTED))
+    out.extend(_cost_rows(ex))
+    return out
+
+
+def _gpu_kind(ex: Explanation, count: int) -> str:
+    if count == 0:
+        return "0 (CPU only)"
+    return f"{count} x {ex.accelerator.value}" if ex.accelerator is not None else str(count)
+
+
+def _memory_rows(ex: Explanation) -> list[Row]:
+    if ex.model is None:
+        return [Row("memory per GPU", "unknown: set spec.checkpoint.model (parameters, dtype, optimizer)")]
+    fit: MemoryFit | None = ex.memory
+    if fit is None:
+        return []  # a CPU-only job: nothing to fit on GPUs
+    model, state = ex.model, fit.state
+    optimizer = model.optimizer.value
+    if model.optimizer_bytes_per_param is not None:
+        optimizer = f"{model.optimizer_bytes_per_param:g} bytes/param"
+    out = [
+        Row("model", f"{model.parameters} parameters, {model.dtype.value}, optimizer {optimizer}", "job"),
+        Row("training state", f"weights {human_bytes(state.weights)} + gradients {human_bytes(state.gradients)} "
+                              f"+ optimizer {human_bytes(state.optimizer)} = {human_bytes(state.total)}", COMPUTED),
+    ]
+    if fit.node_memory is not None:
+        verdict = "fit" if fit.weights_fit_node else "do not fit"
+        out.append(Row("weights on one node", f"{human_bytes(state.weights)} {verdict} in one node's "
+                                              f"{human_bytes(fit.node_memory)} of GPU memory", COMPUTED))
+    out.append(Row("data parallel (replicated)", fit_text(fit.replicated_per_gpu, fit.fits_replicated,
+                                                          fit.gpu_memory), COMPUTED))
+    out.append(Row(f"fully sharded over {fit.gpus} GPUs", fit_text(fit.sharded_per_gpu, fit.fits_sharded,
+                                                                  fit.gpu_memory), COMPUTED))
+    return out
+
+
+def _checkpoint_rows(ex: Explanation) -> list[Row]:
+    ckpt = ex.checkpoint
+    if ckpt is None:
+        return [Row("checkpoints", "none")]
+    where = {"volume": f"new volume {ckpt.claim} at {ckpt.location}",
+             "claim": f"existing claim {ckpt.claim} at {ckpt.location}",
+             "uri": f"object storage {ckpt.location}"}[ckpt.kind]
+    out = [Row("checkpoints", where, "job"), Row("checkpoints kept", str(ckpt.keep.value), ckpt.keep.origin)]
+    if ckpt.sized is not None:
+        out.append(Row("checkpoint size", f"{human_bytes(ckpt.sized.per_checkpoint)} each (weights "
+                                          f"{human_bytes(ckpt.sized.weights)} + optimizer "
+                                          f"{human_bytes(ckpt.sized.optimizer)}), {human_bytes(ckpt.sized.total)} "
+                                          f"for {ckpt.keep.value}", COMPUTED))
+    if ckpt.volume is not None and ckpt.volume_bytes is not None:
+        mode = f", {ckpt.access_mode}" if ckpt.access_mode else ""
+        sizing = " (size: auto, kept checkpoints + 20%)" if ckpt.auto else ""
+        out.append(Row("checkpoint volume", f"{ckpt.volume} ({human_bytes(ckpt.volume_bytes)}){mode}{sizing}",
+                       COMPUTED if ckpt.auto else "job"))
+    if ckpt.storage_class is not None:
+        out.append(Row("storage class", ckpt.storage_class.value, ckpt.storage_class.origin))
+    return out
+
+
+def _cost_rows(ex: Explanation) -> list[Row]:
+    if ex.gpus_total == 0:
+        return [Row("GPU-hours", "0 (CPU only)")]
+    if ex.gpu_hours is None:
+        return [Row("GPU-hours", "unbounded: no maxRunTime")]
+    out = [Row("GPU-hours", f"{format_number(ex.gpu_hours)} ({ex.gpus_total} GPUs x "
+                            f"{format_number(Fraction(ex.max_run_time_seconds or 0, 3600))} h of maxRunTime, at most)",
+               COMPUTED)]
+    if ex.price is None or ex.cost is None:
+        out.append(Row("cost", f"unknown: no price ({PRICE_HINT})"))
+    else:
+        out.append(Row("cost", f"{money(ex.cost, ex.price.currency)} at {format_number(ex.price.amount)} "
+                               f"{ex.price.currency} per GPU-hour, at most", ex.price.source))
+    return out
