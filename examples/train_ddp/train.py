@@ -12,6 +12,10 @@ from that checkpoint; a step is one batch, so each rank skips ``step * batch`` r
 shard on resume. Unlike real DDP the replicas do not all-reduce gradients (that needs a
 communication backend); the comment at that spot marks where it would happen.
 
+``--rendezvous DIR`` (a fresh directory per launch) makes the ranks wait for each other
+after choosing their resume point, as ``init_process_group`` does. Without it, a slow rank
+could see a checkpoint that a fast rank 0 wrote moments ago in the *same* run and skip data.
+
 ``TRAIN_CRASH_AFTER_STEP=K`` makes the process SIGKILL itself right after step K (used by
 the tests to simulate a node failure).
 """
@@ -24,8 +28,10 @@ import math
 import os
 import signal
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from trainspec.stages import latest_checkpoint, my_shards, process_info, save_checkpoint
 
@@ -36,6 +42,17 @@ def read_records(paths: list[Path]) -> Iterator[dict[str, Any]]:
         with open(path, encoding="utf-8") as fh:
             for line in fh:
                 yield json.loads(line)
+
+
+def rendezvous(directory: Path, rank: int, world: int, timeout: float = 300.0) -> None:
+    """Block until all ``world`` ranks have arrived (stand-in for init_process_group)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / f"rank-{rank}").touch()
+    deadline = time.monotonic() + timeout
+    while (arrived := len(list(directory.glob("rank-*")))) < world:
+        if time.monotonic() > deadline:
+            raise SystemExit(f"rank {rank}: only {arrived} of {world} ranks arrived at {directory}")
+        time.sleep(0.01)
 
 
 def sgd_step(state: dict[str, Any], batch: list[dict[str, Any]], lr: float) -> float:
@@ -62,6 +79,7 @@ def main() -> int:
     parser.add_argument("--lr", type=float, default=0.1)
     parser.add_argument("--save-every", type=int, default=5, help="checkpoint every K steps (rank 0)")
     parser.add_argument("--report", type=Path, help="write a JSON report (records read, resume step) here")
+    parser.add_argument("--rendezvous", type=Path, help="fresh directory the ranks meet in before training")
     args = parser.parse_args()
 
     info = process_info()
@@ -77,6 +95,8 @@ def main() -> int:
         state = json.loads((checkpoint / "state.json").read_text())
         resumed_from = state["step"]
         print(f"rank {info.rank}: resumed from {checkpoint.name} (step {resumed_from})", flush=True)
+    if args.rendezvous is not None:  # every rank has picked its resume point before rank 0 saves again
+        rendezvous(args.rendezvous, info.rank, info.world_size)
 
     crash_after = int(os.environ.get("TRAIN_CRASH_AFTER_STEP", "-1"))
     seen: list[int] = []

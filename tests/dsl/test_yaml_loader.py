@@ -331,7 +331,7 @@ def test_plain_scalars_resolve_like_safe_load(raw: str, backend: str) -> None:
 
 
 def test_quoted_number_like_strings_are_not_recorded() -> None:
-    assert clean("a: '1e3'\nb: \"0o17\"\nc: 1.2.3\nd: v1e3\n").plain == {}
+    assert clean("a: '1e3'\nb: \"0o17\"\nc: 1.2.3\nd: v1e3\ne: !!str 1e3\n").plain == {}
 
 
 def test_documented_surprises() -> None:

@@ -15,6 +15,7 @@ from trainspec.compiler.lower.trainjob import lower_job
 from trainspec.compiler.defaults import apply_to_job, apply_to_runtime
 from trainspec.compiler.plan import JobPlan, plan_job, runtime_variants
 from trainspec.compiler.resolve import DEFAULT_NAMESPACE, RuntimeEntry, build_index, related_at, resolve_job
+from trainspec.compiler.policy import check_policy
 from trainspec.compiler.rules import check_plan
 from trainspec.dsl.diagnostics import Diagnostic, Severity, has_errors
 from trainspec.dsl.models import Runtime, Scope, TrainingJob
@@ -86,6 +87,7 @@ def compile_specs(specs: list[LoadedSpec]) -> CompileResult:
             continue
         plan = plan_job(resolved)
         result.diagnostics.extend(check_plan(plan))
+        result.diagnostics.extend(check_policy(plan, result.project.spec.policy))
         result.plans.append(plan)
         if resolved.runtime.builtin:
             used_builtins.setdefault(plan.runtime_name, resolved.runtime)

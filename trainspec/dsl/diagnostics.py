@@ -76,6 +76,13 @@ CODES: dict[str, str] = {
     "TS502": "CRD validation rule could not be evaluated",
     "TS503": "manifest violates an admission-webhook rule",
     "TS504": "no CRD known for this kind",
+    # -- project policy (trainspec.yaml spec.policy) ------------------------------------
+    "TS600": "job has no Kueue queue, and the project requires one (requireQueue)",
+    "TS601": "job has no maxRunTime, and the project requires one (requireMaxRunTime)",
+    "TS602": "job asks for more GPUs than the project allows (maxGpusPerJob)",
+    "TS603": "job lacks a label the project requires (requiredLabels)",
+    "TS604": "image not pinned by digest, and the project requires it (images.requireDigest)",
+    "TS605": "image not from a registry the project allows (images.allowedRegistries)",
 }
 
 

@@ -250,6 +250,12 @@ class _Flat(_Model):
         # Remember the constructor call so diagnostics on Python specs can point at it.
         self._created_at = (caller.f_lineno, 1)
 
+    def __eq__(self, other: object) -> bool:
+        # Specs are equal by their fields; where a Python spec was constructed does not count.
+        return type(other) is type(self) and self.__dict__ == other.__dict__  # type: ignore[union-attr]
+
+    __hash__ = None  # type: ignore[assignment]
+
     @property
     def created_at(self) -> Optional[tuple[int, int]]:
         """(line, column) of the constructor call in a Python spec file, if built from Python."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from trainspec.dsl.diagnostics import Diagnostic, Related, Severity, format_path
 from trainspec.dsl.models import API_GROUP, Spec, TrainingJob
 from trainspec.dsl.semantics import check_job
 from trainspec.dsl.validation import build_spec, locate
-from trainspec.dsl.yaml_loader import LoadLimits, Mark, SourceDoc, load_file
+from trainspec.dsl.yaml_loader import LoadLimits, Mark, SourceDoc, load_file, load_text
 
 SPEC_SUFFIXES = (".yaml", ".yml", ".py")
 IGNORE_FILE = ".trainspecignore"
@@ -115,8 +116,28 @@ def _walk(root: Path) -> list[Path]:
         for name in sorted(filenames):
             if (name.endswith(SPEC_SUFFIXES) and not name.startswith(".") and name != PROJECT_FILE
                     and not _matches(name, ignored)):
+                if name.endswith(".py") and not is_spec_module(here / name):
+                    continue
                 out.append(here / name)
     return out
+
+
+_SPEC_IMPORT = re.compile(r"^\s*(from\s+trainspec\s+import\s|import\s+trainspec\s*$)", re.M)
+_SPEC_CALL = re.compile(r"\b(TrainingJob|Runtime)\(")
+
+
+def is_spec_module(path: Path) -> bool:
+    """Whether a Python file found by a directory walk is a spec module.
+
+    Running a module executes it, so a walk only picks files that import trainspec's API and
+    build a ``TrainingJob`` or ``Runtime``; training scripts beside the specs are left alone.
+    A file named on the command line is always loaded.
+    """
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return True  # let the loader report it
+    return bool(_SPEC_IMPORT.search(text) and _SPEC_CALL.search(text))
 
 
 def _ignore_patterns(directory: Path) -> list[str]:
@@ -161,6 +182,18 @@ def load_path(path: Path, *, values: dict[str, Any] | None = None,
 
         return load_python(path, display)
     docs, problems = load_file(path, display, limits or LoadLimits())
+    return _specs_of(docs, problems, values)
+
+
+def load_string(text: str | bytes, display: str = "<string>", *, values: dict[str, Any] | None = None,
+                limits: LoadLimits | None = None) -> tuple[list[LoadedSpec], list[Diagnostic]]:
+    """Specs of YAML text (for tools and tests that hold specs in memory)."""
+    docs, problems = load_text(text, display, limits or LoadLimits())
+    return _specs_of(docs, problems, values)
+
+
+def _specs_of(docs: list[SourceDoc], problems: list[Diagnostic],
+              values: dict[str, Any] | None) -> tuple[list[LoadedSpec], list[Diagnostic]]:
     specs: list[LoadedSpec] = []
     for doc in docs:
         found = _load_doc(doc, values)

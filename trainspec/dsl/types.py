@@ -64,9 +64,9 @@ class Quantity:
         suffix = m["suffix"] or ""
         if suffix in _BINARY:
             return cls(num * 1024 ** _BINARY[suffix], binary=True)
-        if suffix and suffix[0] in "eE":
-            return cls(num * Fraction(10) ** int(suffix[1:]))
-        return cls(num * Fraction(1000) ** _DECIMAL[suffix])
+        if suffix in _DECIMAL:  # before the exponent form: a lone "E" is exa, not e-notation
+            return cls(num * Fraction(1000) ** _DECIMAL[suffix])
+        return cls(num * Fraction(10) ** int(suffix[1:]))
 
     def __str__(self) -> str:
         v = self.value
@@ -329,7 +329,9 @@ def _label_value(raw: Any) -> str:
 
 
 LabelKey = Annotated[str, _PlainStr(_label_key, {"type": "string", "maxLength": 317})]
-LabelValue = Annotated[str, _PlainStr(_label_value, {"type": "string", "maxLength": 63})]
+LabelValue = Annotated[
+    str, _PlainStr(_label_value, {"type": "string", "maxLength": 63, "pattern": _LABEL_VALUE.pattern})
+]
 
 
 # -- URIs --------------------------------------------------------------------------------------

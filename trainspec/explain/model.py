@@ -17,6 +17,7 @@ from trainspec.compiler.resolve import Origin, Sourced
 from trainspec.compiler.sizing import CheckpointSize, checkpoint_size
 from trainspec.dsl.models import ModelSize
 from trainspec.dsl.project import Project
+from trainspec.dsl.types import Quantity
 from trainspec.explain.estimate import MemoryFit, as_price, cost, gpu_hours, memory_fit, training_state
 
 T = TypeVar("T")
@@ -112,6 +113,14 @@ class Explanation:
     gpu_hours: Fraction | None
     price: Price | None
     cost: Fraction | None
+
+    @property
+    def gpu_memory_node(self) -> str | None:
+        """GPU memory of one node as a quantity in the unit the runtime used (8 x 80Gi = 640Gi)."""
+        if self.gpu_memory is None:
+            return None
+        one = Quantity.parse(self.gpu_memory.value)
+        return str(Quantity(one.value * self.gpus_per_node.value, one.binary))
 
     @property
     def key(self) -> str:

@@ -62,9 +62,11 @@ def rows(ex: Explanation) -> list[Row]:
         Row("GPUs in total", _gpu_kind(ex, ex.gpus_total), COMPUTED),
     ]
     if ex.gpu_memory is not None and ex.gpu_memory_bytes is not None:
-        node = ex.gpu_memory_bytes * ex.gpus_per_node.value
-        out.append(Row("GPU memory", f"{ex.gpu_memory.value} per GPU ({human_bytes(ex.gpu_memory_bytes)}), "
-                                     f"{human_bytes(node)} per node", ex.gpu_memory.origin))
+        per_node = ex.gpus_per_node.value
+        node = f"{per_node} x {ex.gpu_memory.value} = {ex.gpu_memory_node} " \
+               f"({human_bytes(ex.gpu_memory_bytes * per_node)}) per node"
+        out.append(Row("GPU memory", f"{ex.gpu_memory.value} ({human_bytes(ex.gpu_memory_bytes)}) per GPU, {node}",
+                       ex.gpu_memory.origin))
     out.append(Row("gang scheduling", ex.gang.value, ex.gang.origin))
     out.append(Row("queue", ex.queue.value if ex.queue else "none", _from(ex.queue)))
     out.append(Row("priority", ex.priority.value if ex.priority else "none", _from(ex.priority)))

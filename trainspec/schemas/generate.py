@@ -27,11 +27,27 @@ def _require_kind(schema: dict[str, Any], kind: str) -> dict[str, Any]:
     return schema
 
 
+def _strict_keys(node: Any) -> Any:
+    """Make map-key patterns binding: pydantic emits ``patternProperties``, which lets other keys through."""
+    if isinstance(node, list):
+        return [_strict_keys(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    node = {key: _strict_keys(value) for key, value in node.items()}
+    patterns = node.get("patternProperties")
+    if patterns and len(patterns) == 1 and "additionalProperties" not in node:
+        (pattern, value), = patterns.items()
+        del node["patternProperties"]
+        node["additionalProperties"] = value
+        node["propertyNames"] = {**node.get("propertyNames", {}), "pattern": pattern}
+    return node
+
+
 def build() -> dict[str, dict[str, Any]]:
     """kind -> schema, plus "all": one schema that dispatches on kind."""
     _, combined = models_json_schema([(Runtime, "validation"), (TrainingJob, "validation")], by_alias=True,
                                      ref_template="#/$defs/{model}")
-    defs = combined["$defs"]
+    defs = _strict_keys(combined["$defs"])
     for kind in ("Runtime", "TrainingJob"):
         defs[kind] = _require_kind(defs[kind], kind)
     out: dict[str, dict[str, Any]] = {}

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-from typing import Sequence
+from collections.abc import Sequence
 
 
 def contiguous_bounds(total: int, num_shards: int) -> list[int]:

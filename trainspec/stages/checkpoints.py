@@ -26,8 +26,8 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Iterator, Mapping
 
 from trainspec.stages.errors import CheckpointError
 

@@ -45,7 +45,7 @@ def _copy_file(source: Source, f: SourceFile, dest: Path, block_size: int) -> di
     size = 0
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
-        out = open(dest, "xb", buffering=0)
+        out = open(dest, "xb", buffering=0)  # noqa: SIM115 - closed by the with below; open errors reported apart
     except OSError as exc:
         raise output_error(dest, exc) from None
     with out, source.open(f, block_size) as fh:

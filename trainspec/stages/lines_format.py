@@ -17,7 +17,12 @@ from typing import Any
 from trainspec.stages.assignment import contiguous_bounds, hash_key, hashed_shard
 from trainspec.stages.config import Options, Settings
 from trainspec.stages.errors import StageError
-from trainspec.stages.lines_scan import LineCounts, LineValidator, iter_lines, scan_lines
+from trainspec.stages.lines_scan import (
+    LineCounts,
+    LineValidator,
+    iter_lines,
+    scan_lines,
+)
 from trainspec.stages.manifest import shard_relpath
 from trainspec.stages.sink import ShardWriter
 from trainspec.stages.sources import Source, SourceFile

@@ -128,12 +128,12 @@ def _count_serial(source: Source, f: SourceFile, block_size: int) -> LineCounts:
     counts = LineCounts(size=f.size, block_size=block_size)
     buf = bytearray(block_size)
     view = memoryview(buf)
-    last = b"\n"
+    last: bytes = b"\n"
     size = 0
     with source.open(f, block_size) as fh:
         while n := fh.readinto(view):
             counts.block_counts.append(buf.count(b"\n", 0, n))
-            last = buf[n - 1 : n]
+            last = bytes(buf[n - 1 : n])
             size += n
     counts.ends_with_newline = last == b"\n"
     counts.size = size

@@ -18,8 +18,8 @@ import shutil
 import signal
 import tempfile
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from trainspec.stages.errors import StageError
 from trainspec.stages.manifest import MANIFEST_KIND, MANIFEST_NAME

@@ -14,8 +14,9 @@ from __future__ import annotations
 import datetime
 import decimal
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from trainspec.stages.assignment import contiguous_bounds, hash_key, hashed_shard
 from trainspec.stages.config import Options, Settings
@@ -30,8 +31,8 @@ BATCH_ROWS = 65536
 
 def _pyarrow() -> tuple[Any, Any]:
     try:
-        import pyarrow
-        import pyarrow.parquet
+        import pyarrow  # type: ignore[import-untyped,unused-ignore]
+        import pyarrow.parquet  # type: ignore[import-untyped,unused-ignore]
     except ImportError:
         raise StageError(f"parquet needs pyarrow: {DATA_EXTRA}") from None
     return pyarrow, pyarrow.parquet
@@ -90,7 +91,7 @@ def _open(pq: Any, source: Source, f: SourceFile) -> Any:
         return pq.ParquetFile(source.open(f))
     except StageError:
         raise
-    except Exception as exc:  # ArrowInvalid and friends
+    except Exception as exc:  # noqa: BLE001 - ArrowInvalid and friends: report as bad input
         raise StageError(f"{f.location} is not a readable parquet file: {str(exc).splitlines()[0]}") from None
 
 

@@ -18,9 +18,10 @@ With no variables at all this is a single process: rank 0 of 1.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from trainspec.stages.errors import ShardAssignmentError
 from trainspec.stages.manifest import load_manifest

@@ -14,15 +14,29 @@ import resource
 import signal
 import sys
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, NoReturn, Sequence
+from typing import Any, NoReturn
 
 from trainspec.stages.cache import cache_status
 from trainspec.stages.config import ASSIGNMENTS, FORMATS, SHARD_BY, Options, Settings
 from trainspec.stages.errors import StageError, UsageError
-from trainspec.stages.manifest import MANIFEST_NAME, build_manifest, dump_manifest, shard_relpath
-from trainspec.stages.output import check_replaceable, discard, locked, make_staging, prepare_parent, publish, remove_stale
+from trainspec.stages.manifest import (
+    MANIFEST_NAME,
+    build_manifest,
+    dump_manifest,
+    shard_relpath,
+)
+from trainspec.stages.output import (
+    check_replaceable,
+    discard,
+    locked,
+    make_staging,
+    prepare_parent,
+    publish,
+    remove_stale,
+)
 from trainspec.stages.sink import fsync_path, output_error
 from trainspec.stages.sources import Source, resolve_source
 
@@ -255,7 +269,7 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
         where = f" ({exc.filename})" if exc.filename else ""
         print(f"{PROG}: error: {exc.strerror or exc}{where}", file=sys.stderr)
         return 1
-    except Exception as exc:  # never a traceback in the pod log; one line that can be reported
+    except Exception as exc:  # noqa: BLE001 - never a traceback in the pod log; one line that can be reported
         print(f"{PROG}: internal error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", file=sys.stderr)
         return 1
     finally:

@@ -17,9 +17,11 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Mapping
+from types import TracebackType
+from typing import Any, Protocol
 
 from trainspec.stages.errors import StageError, UsageError
 
@@ -28,6 +30,17 @@ _MAGIC = re.compile(r"[*?\[]")
 DATA_EXTRA = "pip install 'trainspec[data]'"
 #: Object-storage metadata keys that identify a version of an object, most specific first.
 _STAMP_KEYS = ("ETag", "etag", "md5Hash", "generation", "LastModified", "mtime", "updated", "last_modified")
+
+
+class Readable(Protocol):
+    """What the sharders need from an open input file (``io.FileIO`` and fsspec files both fit)."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+    def readinto(self, buffer: Any, /) -> int | None: ...
+    def seek(self, offset: int, whence: int = 0, /) -> int: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Any: ...
+    def __exit__(self, t: type[BaseException] | None, v: BaseException | None, tb: TracebackType | None, /) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -58,7 +71,7 @@ class Source:
         """Sum of the input file sizes."""
         return sum(f.size for f in self.files)
 
-    def open(self, f: SourceFile, block_size: int = 8 << 20) -> BinaryIO:
+    def open(self, f: SourceFile, block_size: int = 8 << 20) -> Readable:
         """Open an input file for binary reading (seekable, supports ``readinto``)."""
         try:
             if self.fs is None:
@@ -150,7 +163,7 @@ def _pvc_path(rest: str, env: Mapping[str, str]) -> str:
 
 def _fsspec_fs(uri: str, scheme: str, env: Mapping[str, str]) -> tuple[Any, str]:
     try:
-        import fsspec  # lazy: only object-storage sources need it
+        import fsspec  # type: ignore[import-untyped,unused-ignore]  # lazy: only object storage needs it
     except ImportError:
         raise StageError(f"{scheme}:// sources need fsspec: {DATA_EXTRA}") from None
     kwargs: dict[str, Any] = {}
@@ -161,7 +174,9 @@ def _fsspec_fs(uri: str, scheme: str, env: Mapping[str, str]) -> tuple[Any, str]
     try:
         return fsspec.core.url_to_fs(uri, **kwargs)
     except ImportError as exc:
-        raise StageError(f"{scheme}:// sources need an fsspec backend ({exc}): {DATA_EXTRA}") from None
+        # s3/gs backends come with the data extra; others (hf://, az://) are the image's business.
+        hint = DATA_EXTRA if scheme in ("s3", "s3a", "gs", "gcs") else "install that fsspec backend in the image"
+        raise StageError(f"{scheme}:// sources need an fsspec backend ({exc}): {hint}") from None
     except ValueError as exc:
         raise UsageError(f"unsupported source {uri}: {exc}") from None
 
@@ -192,7 +207,7 @@ def _resolve_fsspec(uri: str, scheme: str, env: Mapping[str, str]) -> Source:
         raise StageError(f"source not found: {uri}") from None
     except PermissionError as exc:
         raise StageError(f"cannot read source {uri}: permission denied ({exc})") from None
-    except Exception as exc:  # backends raise their own types (botocore, aiohttp ...)
+    except Exception as exc:  # noqa: BLE001 - backends raise their own types (botocore, aiohttp ...)
         raise StageError(f"cannot list source {uri}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
     files = []
     for name, info in found.items():

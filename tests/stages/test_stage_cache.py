@@ -6,8 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-
-from conftest import leftovers, read_manifest, run_stage, shard_cli
+from stage_testlib import leftovers, read_manifest, run_stage, shard_cli
 
 
 def _args(src: Path, out: Path, *extra: str) -> list[str]:

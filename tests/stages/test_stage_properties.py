@@ -9,18 +9,23 @@ from __future__ import annotations
 import io
 import tempfile
 from collections import Counter
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from stage_testlib import shard_lines
 
-from trainspec.stages.assignment import contiguous_bounds, greedy_by_bytes, hash_key, hashed_shard
+from trainspec.stages.assignment import (
+    contiguous_bounds,
+    greedy_by_bytes,
+    hash_key,
+    hashed_shard,
+)
 from trainspec.stages.config import Options, Settings
 from trainspec.stages.errors import StageError
 from trainspec.stages.shard import Config, run
-
-from conftest import shard_lines
 
 line = st.binary(max_size=12).map(lambda b: b.replace(b"\n", b"x"))
 a_file = st.tuples(st.lists(line, max_size=30), st.booleans())  # (lines, trailing newline)
@@ -50,7 +55,7 @@ def _shard(tmp: Path, files: list[bytes], n: int, assignment: str, block: int, p
     return out
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     files=st.lists(a_file, min_size=1, max_size=4),
     n=st.integers(min_value=1, max_value=7),
@@ -73,7 +78,7 @@ def test_every_record_exactly_once(files: list[tuple[list[bytes], bool]], n: int
     sizes = [len(s) for s in shards]
     if assignment == "contiguous":
         assert [r for s in shards for r in s] == expected  # order kept
-        assert sizes == [b - a for a, b in zip(contiguous_bounds(len(expected), n), contiguous_bounds(len(expected), n)[1:])]
+        assert sizes == [b - a for a, b in pairwise(contiguous_bounds(len(expected), n))]
         assert max(sizes) - min(sizes) <= 1 and sizes == sorted(sizes, reverse=True)
     elif assignment == "round-robin":
         assert shards == [expected[k::n] for k in range(n)]
@@ -83,16 +88,16 @@ def test_every_record_exactly_once(files: list[tuple[list[bytes], bool]], n: int
         assert all(hashed_shard(r, key, n) == k for k, s in enumerate(shards) for r in s)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, deadline=None, database=None)
 @given(total=st.integers(min_value=0, max_value=10_000), n=st.integers(min_value=1, max_value=64))
 def test_contiguous_bounds(total: int, n: int) -> None:
     bounds = contiguous_bounds(total, n)
-    sizes = [b - a for a, b in zip(bounds, bounds[1:])]
+    sizes = [b - a for a, b in pairwise(bounds)]
     assert bounds[0] == 0 and bounds[-1] == total and len(sizes) == n
     assert max(sizes) - min(sizes) <= 1
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, deadline=None, database=None)
 @given(sizes=st.lists(st.integers(min_value=0, max_value=1000), min_size=1, max_size=40),
        n=st.integers(min_value=1, max_value=8))
 def test_greedy_by_bytes(sizes: list[int], n: int) -> None:
@@ -107,7 +112,7 @@ def test_greedy_by_bytes(sizes: list[int], n: int) -> None:
     assert plan == greedy_by_bytes(list(files), n)  # deterministic
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=st.lists(st.integers(min_value=0, max_value=70), min_size=1, max_size=3),
        n=st.integers(min_value=1, max_value=6),
        assignment=st.sampled_from(["contiguous", "round-robin", "hashed"]))

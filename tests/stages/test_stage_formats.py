@@ -7,8 +7,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from stage_testlib import read_manifest, shard_cli, shard_lines, verify_manifest
 
-from conftest import read_manifest, shard_cli, shard_lines, verify_manifest
 from trainspec.stages.assignment import hash_key, hashed_shard
 
 ASSIGNMENTS = ["contiguous", "round-robin", "hashed"]
@@ -31,7 +31,7 @@ def test_jsonl_every_record_once(jsonl_source: Path, tmp_path: Path, assignment:
     assert manifest["settings"] == {"format": "jsonl", "num_shards": 4, "shard_by": "rank",
                                     "assignment": assignment, "seed": 5}
     if assignment == "contiguous":  # order kept, first T % N shards one bigger
-        assert [_ids(s) for s in shards] == [list(range(0, 7)), list(range(7, 13)), list(range(13, 19)), list(range(19, 25))]
+        assert [_ids(s) for s in shards] == [list(range(7)), list(range(7, 13)), list(range(13, 19)), list(range(19, 25))]
     elif assignment == "round-robin":
         assert [_ids(s) for s in shards] == [list(range(k, 25, 4)) for k in range(4)]
     else:
@@ -150,7 +150,7 @@ def test_parquet(tmp_path: Path, assignment: str) -> None:
         ids.append(table["id"].to_pylist())
     assert sorted(i for s in ids for i in s) == list(range(200))
     if assignment == "contiguous":
-        assert ids == [list(range(0, 67)), list(range(67, 134)), list(range(134, 200))]
+        assert ids == [list(range(67)), list(range(67, 134)), list(range(134, 200))]
     if assignment == "round-robin":
         assert ids == [list(range(k, 200, 3)) for k in range(3)]
 

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
-
-from conftest import read_manifest, run_stage, shard_lines, verify_manifest
+from stage_testlib import read_manifest, run_stage, shard_lines, verify_manifest
 
 pytest.importorskip("s3fs")
 boto3 = pytest.importorskip("boto3")

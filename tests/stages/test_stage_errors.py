@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from stage_testlib import leftovers, read_manifest, run_stage, shard_cli
 
-from conftest import leftovers, read_manifest, run_stage, shard_cli
 from trainspec.stages import sink, sources
 
 

@@ -1,0 +1,101 @@
+"""``trainspec diff``: what changed between two sets of specs, by meaning, keyed by job and runtime.
+
+``trainspec diff OLD NEW`` compares two files or directories; ``trainspec diff --git REF [PATH...]``
+compares the specs at a git ref with the working tree. Exit 0: no change, 1: changes, 2: usage
+error or a side that does not compile (its diagnostics are printed).
+
+Only argparse is imported at start-up; the compiler loads when the command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+EXIT_SAME, EXIT_CHANGED, EXIT_FAILED = 0, 1, 2
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", metavar="PATH",
+                        help="OLD NEW: two spec files or directories; with --git: the paths to compare (default .)")
+    parser.add_argument("--git", metavar="REF",
+                        help="compare the specs at git REF (a commit, branch or tag) with the working tree")
+    parser.add_argument("--format", choices=("text", "markdown", "json"), default="text",
+                        help="text (default), markdown (a table for pull requests) or json")
+    parser.add_argument("--values", metavar="FILE", action="append", default=[],
+                        help="values for {{ values.x }} templates, used on both sides")
+    project = parser.add_mutually_exclusive_group()
+    project.add_argument("--project", metavar="FILE",
+                         help="project file for both sides (with --git, the old side reads its version at REF); "
+                              "default: each side's nearest trainspec.yaml")
+    project.add_argument("--no-project", action="store_true", help="ignore any trainspec.yaml")
+
+
+def _side_project(args: argparse.Namespace, path: str) -> str | None:
+    if args.no_project:
+        return None
+    if args.project:
+        return args.project
+    from pathlib import Path
+
+    from trainspec.dsl.project import find_project_file
+
+    found = find_project_file(Path(path))
+    return str(found) if found else None
+
+
+def _relocate(diagnostics: list, root: str, ref: str) -> list:
+    """Diagnostics of the exported tree, named ``REF:path`` instead of a temporary path."""
+    from dataclasses import replace
+
+    prefix = root.rstrip("/") + "/"
+
+    def name(file: str | None) -> str | None:
+        return f"{ref}:{file[len(prefix):]}" if file and file.startswith(prefix) else file
+
+    return [replace(d, file=name(d.file), related=tuple(replace(r, file=name(r.file)) for r in d.related))
+            for d in diagnostics]
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from trainspec.cli import report
+    from trainspec.cli.common import load_values
+    from trainspec.compiler.pipeline import compile_paths
+    from trainspec.diff import diff_results
+    from trainspec.diff.gitref import GitError, export_ref
+    from trainspec.diff.render import render
+
+    if not args.git and len(args.paths) != 2:
+        print("trainspec diff: give OLD and NEW (two files or directories), or --git REF [PATH...]", file=sys.stderr)
+        return EXIT_FAILED
+    values, problems = load_values(args.values)
+    if problems:
+        report.write(problems, sys.stderr)
+        return EXIT_FAILED
+    if args.git:
+        paths = args.paths or ["."]
+        project = _side_project(args, paths[0])
+        try:
+            with export_ref(args.git, paths, Path.cwd(), Path(project) if project else None) as exported:
+                old_paths = [str(p) for p in exported.paths if p is not None]
+                old_project = str(exported.project) if exported.project else None
+                # No path existed at the ref: an empty side, so every job shows up as added.
+                old = compile_paths(old_paths, values=values, project=old_project)
+                old.diagnostics = _relocate(old.diagnostics, str(exported.root), args.git)
+        except GitError as exc:
+            print(f"trainspec diff: {exc}", file=sys.stderr)
+            return EXIT_FAILED
+        new = compile_paths(paths, values=values, project=project)
+    else:
+        old = compile_paths([args.paths[0]], values=values, project=_side_project(args, args.paths[0]))
+        new = compile_paths([args.paths[1]], values=values, project=_side_project(args, args.paths[1]))
+    failed = [d for result in (old, new) for d in result.diagnostics if d.is_error]
+    if failed:
+        report.write(failed, sys.stderr)
+        print("trainspec diff: the specs do not compile; fix the errors above to compare them", file=sys.stderr)
+        return EXIT_FAILED
+    diff = diff_results(old, new)
+    sys.stdout.write(render(diff, args.format))
+    return EXIT_CHANGED if diff.changed else EXIT_SAME

@@ -1,0 +1,372 @@
+"""Launch a compiled TrainJob from a KFP step and wait for it: the logic behind ``launch_trainjob``.
+
+The KFP component is a thin shell around :func:`run_launcher` (lightweight components ship
+their function's source, so the logic lives here, importable and unit tested). It also runs
+on its own: ``python -m trainspec.kfp.launcher --trainjob job.json --run-id RUN``.
+
+What a run does:
+
+1. Names the TrainJob ``<base>-<run id prefix>`` inside the name budget and looks it up. If it
+   exists and carries this run's ``trainspec.dev/kfp-run-id`` label, a retried launcher pod
+   *re-attaches* (never re-applies: that could re-suspend a job Kueue has admitted); any other
+   TrainJob of that name is left alone and reported.
+2. Otherwise checks that the referenced runtime exists (it never creates runtimes), merges the
+   step's TaskConfig in, sets an ownerReference to the launcher pod (cleanup backstop), and
+   server-side applies it with ``fieldValidation=Strict``.
+3. Follows node-0's log into stdout and polls until condition ``Complete`` or ``Failed`` has
+   status ``True``; transient API errors are retried with capped exponential backoff.
+4. On timeout or SIGTERM deletes the TrainJob (foreground) and fails; on ``Failed`` raises with
+   the condition's reason and message. The final status is written as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from trainspec.kfp import merge
+from trainspec.kfp import names as N
+from trainspec.kfp import retry
+from trainspec.kfp.kube import KubeApi, error_message
+from trainspec.kfp.logs import LogFollower
+
+#: Exit status after SIGTERM, as a shell reports a process killed by it (128 + 15).
+SIGTERM_EXIT = 143
+#: How long to wait for the last log lines once the job is done.
+LOG_DRAIN_SECONDS = 10.0
+
+__all__ = ["LaunchResult", "LauncherError", "Terminated", "TrainJobFailed", "TrainJobTimeout", "job_state",
+           "main", "run_launcher"]
+
+
+@dataclass
+class LaunchResult:
+    """The final status of one launch; ``to_json`` is the step's status artifact."""
+
+    name: str
+    namespace: str
+    phase: str
+    reason: str = ""
+    message: str = ""
+    run_id: str = ""
+    attached: bool = False
+    conditions: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2, sort_keys=True)
+
+    def metadata(self) -> dict[str, str]:
+        """Small string fields for the artifact's metadata (shown in the KFP UI)."""
+        return {"name": self.name, "namespace": self.namespace, "phase": self.phase, "reason": self.reason}
+
+
+class LauncherError(RuntimeError):
+    """The launch failed; ``result`` holds the last known status when there is one."""
+
+    def __init__(self, message: str, result: LaunchResult | None = None) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+class TrainJobFailed(LauncherError):
+    """The TrainJob reached ``Failed``."""
+
+
+class TrainJobTimeout(LauncherError):
+    """The launcher's timeout passed; the TrainJob was deleted."""
+
+
+class Terminated(SystemExit):
+    """SIGTERM arrived (the run was cancelled). A SystemExit, so no ``except Exception`` stops it."""
+
+    def __init__(self) -> None:
+        super().__init__(SIGTERM_EXIT)
+
+
+class _Timeout(BaseException):
+    """The deadline passed. A BaseException, so the ``except Exception`` wrappers let it through."""
+
+
+def job_state(trainjob: dict[str, Any]) -> tuple[str, str, str]:
+    """``(phase, reason, message)`` from condition *status*, never from the last condition's type.
+
+    After a resume the last condition is ``Suspended=False``; reading its type would report a
+    running job as suspended. Phases: Complete, Failed, Suspended, Running, Created.
+    """
+    status = trainjob.get("status") or {}
+    true = {c.get("type"): c for c in status.get("conditions") or [] if c.get("status") == "True"}
+    for phase in ("Failed", "Complete", "Suspended"):
+        if phase in true:
+            return phase, str(true[phase].get("reason") or ""), str(true[phase].get("message") or "")
+    running = any((j.get("active") or 0) + (j.get("ready") or 0) > 0 for j in status.get("jobsStatus") or [])
+    return ("Running" if running else "Created"), "", ""
+
+
+@contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    """While inside, SIGTERM raises :class:`Terminated` in the main thread (elsewhere: no-op)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the cleanup short
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+class _Launch:
+    """One launch's state; the steps of :func:`run_launcher` as methods."""
+
+    def __init__(self, kube: KubeApi, *, name: str, namespace: str, run_id: str, policy: retry.RetryPolicy,
+                 deadline: float | None, poll_seconds: float, out: TextIO, clock: Callable[[], float]) -> None:
+        self.kube, self.name, self.namespace, self.run_id = kube, name, namespace, run_id
+        self.policy, self.deadline, self.poll_seconds, self.clock = policy, deadline, poll_seconds, clock
+        self.out = out
+        self.lock = threading.Lock()
+        self.owned = False  # True once the TrainJob of that name is ours to delete
+
+    def say(self, message: str) -> None:
+        with self.lock:
+            self.out.write(f"[trainspec] {message}\n")
+            self.out.flush()
+
+    def call(self, fn: Callable[[], Any], what: str) -> Any:
+        try:
+            return retry.call(fn, self.policy, what=what, deadline=self.deadline, log=self.say, clock=self.clock)
+        except retry.DeadlineExceeded:
+            raise _Timeout() from None
+
+    def result(self, phase: str, obj: dict[str, Any] | None = None, *, reason: str = "", message: str = "",
+               attached: bool = False) -> LaunchResult:
+        conditions = list(((obj or {}).get("status") or {}).get("conditions") or [])
+        return LaunchResult(self.name, self.namespace, phase, reason, message, self.run_id, attached, conditions)
+
+    def owner(self) -> dict[str, Any] | None:
+        """An ownerReference to the launcher pod, if this runs in a pod of the TrainJob's namespace.
+
+        Not a controller reference and no blockOwnerDeletion (that needs rights on pods/finalizers).
+        Cross-namespace owners are invalid and would get the TrainJob garbage-collected at once,
+        hence the GET in the TrainJob's namespace.
+        """
+        pod_name = os.environ.get("KFP_POD_NAME") or os.environ.get("HOSTNAME")
+        if not pod_name:
+            return None
+        try:
+            pod = self.call(lambda: self.kube.get_pod(self.namespace, pod_name), "read the launcher pod")
+        except Exception as exc:
+            self.say(f"no ownerReference to the launcher pod: cannot read it ({error_message(exc)})")
+            return None
+        if pod is None:
+            self.say(f"no ownerReference: pod {pod_name} is not in namespace {self.namespace}")
+            return None
+        return {"apiVersion": "v1", "kind": "Pod", "name": pod_name, "uid": pod["metadata"]["uid"]}
+
+    def check_runtime(self, manifest: dict[str, Any]) -> dict[str, Any]:
+        ref = (manifest.get("spec") or {}).get("runtimeRef") or {}
+        kind, runtime = ref.get("kind") or "ClusterTrainingRuntime", ref.get("name")
+        if not runtime:
+            raise LauncherError("the TrainJob has no spec.runtimeRef.name")
+        try:
+            found = self.call(lambda: self.kube.get_runtime(kind, runtime, self.namespace), f"read {kind} {runtime}")
+        except Exception as exc:
+            raise LauncherError(f"cannot read {kind} {runtime!r}: {error_message(exc)} (the pipeline's service "
+                                "account needs get on it: see trainspec kfp --rbac)") from None
+        if found is None:
+            where = f" in namespace {self.namespace}" if kind == "TrainingRuntime" else ""
+            raise LauncherError(f"{kind} {runtime!r} does not exist{where}; the launcher never creates runtimes: "
+                                "apply the compiled runtimes first (trainspec compile SPEC -o - | kubectl apply -f -)")
+        return found
+
+    def attach(self, existing: dict[str, Any]) -> None:
+        labels = (existing.get("metadata") or {}).get("labels") or {}
+        if labels.get(N.RUN_ID_LABEL) != N.label_value(self.run_id):
+            raise LauncherError(f"TrainJob {self.namespace}/{self.name} exists but belongs to another run "
+                                f"({N.RUN_ID_LABEL}={labels.get(N.RUN_ID_LABEL)!r}); not touching it")
+        self.owned = True
+        self.say(f"re-attaching to TrainJob {self.namespace}/{self.name} (created by an earlier attempt of this run)")
+        owner = self.owner()
+        refs = (existing.get("metadata") or {}).get("ownerReferences") or []
+        if owner is not None and all(r.get("uid") != owner["uid"] for r in refs):
+            body = {"apiVersion": N.TRAINER_API_VERSION, "kind": "TrainJob",
+                    "metadata": {"name": self.name, "namespace": self.namespace, "ownerReferences": [owner]}}
+            try:
+                self.call(lambda: self.kube.apply_trainjob(body, manager=N.OWNER_FIELD_MANAGER, force=False),
+                          "add the ownerReference")
+            except Exception as exc:  # a backstop only: never fail the run over it
+                self.say(f"could not add the ownerReference: {error_message(exc)}")
+
+    def create(self, manifest: dict[str, Any], **prepare: Any) -> None:
+        runtime = self.check_runtime(manifest)
+        body = merge.prepare(manifest, name=self.name, namespace=self.namespace, run_id=self.run_id,
+                             runtime=runtime, owner=self.owner(), **prepare)
+        self.owned = True  # from here a SIGTERM or timeout deletes what may have been created
+        try:
+            self.call(lambda: self.kube.apply_trainjob(body), "apply the TrainJob")
+        except Exception as exc:
+            raise LauncherError(f"the API server rejected TrainJob {self.namespace}/{self.name}: "
+                                f"{error_message(exc)}") from None
+        self.say(f"applied TrainJob {self.namespace}/{self.name} (server-side apply, strict field validation)")
+
+    def wait(self) -> dict[str, Any]:
+        """Poll until Complete or Failed; raises _Timeout at the deadline."""
+        last = None
+        while True:
+            if self.deadline is not None and self.clock() >= self.deadline:
+                raise _Timeout()
+            try:
+                obj = self.call(lambda: self.kube.get_trainjob(self.namespace, self.name), "read the TrainJob")
+            except Exception as exc:
+                raise LauncherError(f"cannot read TrainJob {self.namespace}/{self.name}: {error_message(exc)}") from None
+            if obj is None:
+                raise LauncherError(f"TrainJob {self.namespace}/{self.name} was deleted by someone else")
+            phase, reason, message = job_state(obj)
+            if phase != last:
+                detail = f" ({reason}: {message})" if reason or message else ""
+                self.say(f"TrainJob {self.name}: {phase}{detail}")
+                last = phase
+            if phase in ("Complete", "Failed"):
+                return obj
+            pause = self.poll_seconds
+            if self.deadline is not None:
+                pause = max(0.0, min(pause, self.deadline - self.clock()))
+            time.sleep(pause)
+
+    def delete(self, why: str) -> None:
+        if not self.owned:
+            return
+        self.say(f"{why}: deleting TrainJob {self.namespace}/{self.name} (propagationPolicy Foreground)")
+        short = retry.RetryPolicy(base=self.policy.base, cap=self.policy.cap, attempts=5)
+        try:
+            retry.call(lambda: self.kube.delete_trainjob(self.namespace, self.name), short,
+                       what="delete the TrainJob", log=self.say)
+        except Exception as exc:
+            self.say(f"could not delete TrainJob {self.namespace}/{self.name}: {error_message(exc)}")
+
+
+def _write_status(path: str | None, result: LaunchResult) -> None:
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(result.to_json() + "\n", encoding="utf-8")
+
+
+def run_launcher(trainjob: str | dict[str, Any], *, run_id: str, trainer_api: str = "2.3",
+                 timeout_seconds: float = 0, poll_seconds: float = 10.0, namespace: str = "",
+                 checkpoint_claim: str = "", task_config: Any = None, status_path: str | None = None,
+                 backoff_seconds: float = 1.0, follow_logs: bool = True, kube: KubeApi | None = None,
+                 out: TextIO | None = None) -> LaunchResult:
+    """Apply (or re-attach to) the TrainJob of this run and wait for it to finish.
+
+    ``trainjob`` is the compiled TrainJob as a JSON string (or a dict); ``run_id`` the KFP run
+    id; ``timeout_seconds`` 0 waits without limit; ``namespace`` "" means the launcher pod's
+    own; ``checkpoint_claim`` replaces the compiled checkpoint PVC (e.g. one a ``CreatePVC``
+    step made); ``task_config`` is the step's ``dsl.TaskConfig``. Returns the result when the
+    TrainJob completes; raises :class:`TrainJobFailed`, :class:`TrainJobTimeout` or
+    :class:`LauncherError`, and :class:`Terminated` (exit 143) after SIGTERM.
+    """
+    out = out or sys.stdout
+    manifest = json.loads(trainjob) if isinstance(trainjob, str) else trainjob
+    merge.parse_trainer_api(trainer_api)  # fail on a bad target before touching the cluster
+    kube = kube or KubeApi.connect()
+    meta = manifest.get("metadata") or {}
+    ns = namespace or kube.default_namespace(meta.get("namespace"))
+    try:
+        name = N.trainjob_name(str(meta.get("name") or "trainjob"), run_id, manifest)
+    except ValueError as exc:
+        raise LauncherError(str(exc)) from None
+    clock = time.monotonic
+    deadline = clock() + timeout_seconds if timeout_seconds and timeout_seconds > 0 else None
+    policy = retry.RetryPolicy(base=backoff_seconds, cap=max(backoff_seconds, min(30.0, backoff_seconds * 32)))
+    launch = _Launch(kube, name=name, namespace=ns, run_id=run_id, policy=policy, deadline=deadline,
+                     poll_seconds=poll_seconds, out=out, clock=clock)
+    follower: LogFollower | None = None
+    launch.say(f"TrainJob {ns}/{name} for run {run_id}")
+    with _sigterm_raises():
+        try:
+            try:
+                existing = launch.call(lambda: kube.get_trainjob(ns, name), "look up the TrainJob")
+            except Exception as exc:
+                raise LauncherError(f"cannot read TrainJob {ns}/{name}: {error_message(exc)}") from None
+            attached = existing is not None
+            if attached:
+                launch.attach(existing)
+            else:
+                try:
+                    launch.create(manifest, task_config=task_config, trainer_api=trainer_api,
+                                  checkpoint_claim=checkpoint_claim)
+                except merge.MergeError as exc:
+                    raise LauncherError(str(exc)) from None
+            if follow_logs:
+                follower = LogFollower(kube, ns, name, out=out, poll_seconds=poll_seconds, lock=launch.lock).start()
+            final = launch.wait()
+        except Terminated:
+            launch.delete("SIGTERM (run cancelled)")
+            _write_status(status_path, launch.result("Terminated", reason="SIGTERM"))
+            raise
+        except _Timeout:
+            launch.delete(f"timed out after {timeout_seconds}s")
+            result = launch.result("Timeout", reason="LauncherTimeout",
+                                   message=f"not finished after {timeout_seconds}s")
+            _write_status(status_path, result)
+            raise TrainJobTimeout(f"TrainJob {ns}/{name} did not finish within {timeout_seconds}s; "
+                                  "it was deleted", result) from None
+        finally:
+            if follower is not None:
+                follower.finish(LOG_DRAIN_SECONDS)
+    phase, reason, message = job_state(final)
+    result = launch.result(phase, final, reason=reason, message=message, attached=attached)
+    _write_status(status_path, result)
+    if phase == "Failed":
+        raise TrainJobFailed(f"TrainJob {ns}/{name} failed: {reason or 'no reason'}: {message or 'no message'}",
+                             result)
+    launch.say(f"TrainJob {ns}/{name} completed")
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m trainspec.kfp.launcher``: the launcher outside KFP (debugging, other orchestrators)."""
+    parser = argparse.ArgumentParser(prog="python -m trainspec.kfp.launcher", description=__doc__.split("\n")[0])
+    parser.add_argument("--trainjob", required=True, metavar="FILE", help="the compiled TrainJob as JSON (- for stdin)")
+    parser.add_argument("--run-id", required=True, help="the id that names and labels the TrainJob")
+    parser.add_argument("--trainer-api", default="2.3", help="the cluster's Trainer release (default 2.3)")
+    parser.add_argument("--timeout", type=float, default=0, metavar="SECONDS", help="0 waits without limit")
+    parser.add_argument("--poll-seconds", type=float, default=10.0)
+    parser.add_argument("--backoff-seconds", type=float, default=1.0, help="first retry delay for API errors")
+    parser.add_argument("--namespace", default="", help="default: the pod's own namespace")
+    parser.add_argument("--checkpoint-claim", default="", help="PVC to use as the checkpoint volume")
+    parser.add_argument("--task-config", metavar="FILE", help="TaskConfig fields as JSON (Kubernetes names)")
+    parser.add_argument("--status", metavar="FILE", help="write the final status JSON here")
+    parser.add_argument("--no-logs", action="store_true", help="do not follow node-0's log")
+    args = parser.parse_args(argv)
+    text = sys.stdin.read() if args.trainjob == "-" else Path(args.trainjob).read_text(encoding="utf-8")
+    task_config = json.loads(Path(args.task_config).read_text(encoding="utf-8")) if args.task_config else None
+    try:
+        result = run_launcher(text, run_id=args.run_id, trainer_api=args.trainer_api, timeout_seconds=args.timeout,
+                              poll_seconds=args.poll_seconds, namespace=args.namespace,
+                              checkpoint_claim=args.checkpoint_claim, task_config=task_config,
+                              status_path=args.status, backoff_seconds=args.backoff_seconds,
+                              follow_logs=not args.no_logs)
+    except LauncherError as exc:
+        print(f"trainspec launcher: {exc}", file=sys.stderr)
+        return 1
+    print(result.to_json())
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
