@@ -15,6 +15,7 @@ COMMANDS = {
     "schema": ("trainspec.cli.schema", "print the JSON Schema of the spec language"),
     "explain": ("trainspec.cli.explain", "show each job's resolved plan, value origins, memory fit and cost"),
     "diff": ("trainspec.cli.diff", "compare two sets of specs by meaning (jobs, GPUs, images, queues...)"),
+    "kfp": ("trainspec.cli.kfp", "compile a spec into a Kubeflow Pipelines pipeline (or print its RBAC)"),
 }
 
 
@@ -46,6 +47,8 @@ def _import(module: str):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # pydantic scans every installed distribution for plugins on first use; the CLI needs none.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     args = build_parser().parse_args(argv)
     try:
         return int(_import(args.module).run(args))

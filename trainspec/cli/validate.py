@@ -24,6 +24,6 @@ def run(args: argparse.Namespace) -> int:
         report.write(problems, sys.stdout, args.format)
         return 1
     files, _ = discover(args.paths)
-    result = compile_paths(args.paths, values=values, project=project_file(args))
+    result = compile_paths(args.paths, values=values, project=project_file(args), lower=False)
     report.write(result.diagnostics, sys.stdout, args.format, files=len(files), quiet=args.quiet)
     return 1 if has_errors(result.diagnostics) else 0

@@ -10,8 +10,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from trainspec.compiler.lower.runtime import lower_runtime
-from trainspec.compiler.lower.trainjob import lower_job
 from trainspec.compiler.defaults import apply_to_job, apply_to_runtime
 from trainspec.compiler.plan import JobPlan, plan_job, runtime_variants
 from trainspec.compiler.resolve import DEFAULT_NAMESPACE, RuntimeEntry, build_index, related_at, resolve_job
@@ -21,7 +19,6 @@ from trainspec.dsl.diagnostics import Diagnostic, Severity, has_errors
 from trainspec.dsl.models import Runtime, Scope, TrainingJob
 from trainspec.dsl.project import Project
 from trainspec.dsl.sources import LoadedSpec, load_specs
-from trainspec.k8s import Resource
 
 RUNTIMES_DIR = "runtimes"
 
@@ -31,7 +28,7 @@ class Output:
     """One output file: its path relative to the output directory and its objects, in apply order."""
 
     path: str
-    objects: tuple[Resource, ...]
+    objects: tuple[Any, ...]  # trainspec.k8s resources
     sources: tuple[str, ...]
     #: 0 = runtimes, 1 = jobs; the apply order of files.
     wave: int
@@ -51,22 +48,29 @@ class CompileResult:
     def ok(self) -> bool:
         return not has_errors(self.diagnostics)
 
-    def objects(self) -> list[Resource]:
+    def objects(self) -> list[Any]:
         """All objects in apply order: runtimes, then each job's PVC and TrainJob."""
         return [obj for out in sorted(self.outputs, key=lambda o: (o.wave, o.path)) for obj in out.objects]
 
 
 def compile_paths(paths: list[str], *, values: dict[str, Any] | None = None,
-                  extra_specs: Iterable[LoadedSpec] = (), project: str | None = None) -> CompileResult:
-    """Load the specs under ``paths`` (and the project file, if given) and compile them."""
+                  extra_specs: Iterable[LoadedSpec] = (), project: str | None = None,
+                  lower: bool = True) -> CompileResult:
+    """Load the specs under ``paths`` (and the project file, if given) and compile them.
+
+    ``lower=False`` stops after the checks (what ``validate`` needs): every diagnostic, no objects.
+    """
     specs, problems = load_specs([*paths, *([project] if project else [])], values=values)
-    result = compile_specs([*specs, *extra_specs])
+    result = compile_specs([*specs, *extra_specs], lower=lower)
     result.diagnostics = sorted([*problems, *result.diagnostics], key=Diagnostic.sort_key)
     return result
 
 
-def compile_specs(specs: list[LoadedSpec]) -> CompileResult:
-    """Compile loaded specs. Diagnostics are collected for every spec; outputs only without errors."""
+def compile_specs(specs: list[LoadedSpec], *, lower: bool = True) -> CompileResult:
+    """Compile loaded specs. Diagnostics are collected for every spec; outputs only without errors.
+
+    Every check runs before lowering, so ``lower=False`` reports the same diagnostics.
+    """
     from trainspec.runtimes import builtin_runtimes
 
     result = CompileResult(specs=list(specs))
@@ -92,13 +96,17 @@ def compile_specs(specs: list[LoadedSpec]) -> CompileResult:
         if resolved.runtime.builtin:
             used_builtins.setdefault(plan.runtime_name, resolved.runtime)
 
-    if not has_errors(result.diagnostics):
+    if lower and not has_errors(result.diagnostics):
         result.outputs = _lower(runtimes, used_builtins, result.plans)
     result.diagnostics.sort(key=Diagnostic.sort_key)
     return result
 
 
 def _lower(runtimes: list[LoadedSpec], used_builtins: dict[str, RuntimeEntry], plans: list[JobPlan]) -> list[Output]:
+    # Imported here: the Kubernetes models are only needed when something is emitted.
+    from trainspec.compiler.lower.runtime import lower_runtime
+    from trainspec.compiler.lower.trainjob import lower_job
+
     outputs: list[Output] = []
     for loaded in runtimes:
         for obj in lower_runtime(loaded.spec):

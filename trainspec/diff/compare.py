@@ -144,7 +144,10 @@ def _short(path: str) -> str:
 
 def _gpus_message(old: JobSnapshot, new: JobSnapshot, fields: tuple[FieldChange, ...]) -> str:
     names = {"spec.nodes": "nodes", "spec.procsPerNode": "processes per node"}
-    parts = [_arrow(names.get(f.path, "GPUs per node"), f.old, f.new) for f in fields]
+    # Read as people size a job: nodes, then GPUs per node, then processes per node.
+    order = {"spec.nodes": 0, "spec.procsPerNode": 2}
+    ordered = sorted(fields, key=lambda f: order.get(f.path, 1))
+    parts = [_arrow(names.get(f.path, "GPUs per node"), f.old, f.new) for f in ordered]
     delta = new.value(DERIVED, "gpus") - old.value(DERIVED, "gpus")
     suffix = f" ({_signed(delta)} GPUs)" if delta else ""
     world = (old.value(DERIVED, "worldSize"), new.value(DERIVED, "worldSize"))

@@ -1,6 +1,6 @@
 """The ``launch_trainjob`` KFP component (needs ``kfp``: the ``trainspec[kfp]`` extra).
 
-A lightweight Python component: KFP ships the *source* of :func:`launch_trainjob_body` to the
+A lightweight Python component: KFP ships the *source* of :func:`launch_trainjob` to the
 pod and runs it there, so the body only imports :mod:`trainspec.kfp.launcher` and calls it.
 The image must therefore have trainspec and the ``kubernetes`` client: by default they are
 pip-installed into a stock Python image at start-up; air-gapped clusters build an image with
@@ -34,7 +34,7 @@ PASSTHROUGHS = [
 ]
 
 
-def launch_trainjob_body(
+def launch_trainjob(
     trainjob: str,
     run_id: str,
     status: Output[Artifact],
@@ -84,7 +84,7 @@ def make_launcher(image: str = DEFAULT_IMAGE, packages_to_install: Optional[List
     if install_kfp_package is None:
         install_kfp_package = bool(packages_to_install)
     return dsl.component(
-        launch_trainjob_body,
+        _BODY,
         base_image=image,
         packages_to_install=packages_to_install,
         pip_index_urls=pip_index_urls,
@@ -93,5 +93,7 @@ def make_launcher(image: str = DEFAULT_IMAGE, packages_to_install: Optional[List
     )
 
 
+#: The plain function (its source is what KFP ships); the name below becomes the component.
+_BODY = launch_trainjob
 #: The default launcher: a stock Python image that pip-installs trainspec at start-up.
 launch_trainjob = make_launcher()

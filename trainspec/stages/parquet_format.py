@@ -26,7 +26,11 @@ from trainspec.stages.manifest import sha256_file, shard_relpath
 from trainspec.stages.sink import fsync_path, output_error
 from trainspec.stages.sources import DATA_EXTRA, Source, SourceFile
 
-BATCH_ROWS = 65536
+MAX_BATCH_ROWS = 65536
+#: Target decoded size of one read batch; rows per batch follow from the footer's byte counts.
+BATCH_BYTES = 8 << 20
+#: Output row groups are collected up to about this size before being written.
+ROW_GROUP_BYTES = 16 << 20
 
 
 def _pyarrow() -> tuple[Any, Any]:
@@ -35,6 +39,10 @@ def _pyarrow() -> tuple[Any, Any]:
         import pyarrow.parquet  # type: ignore[import-untyped,unused-ignore]
     except ImportError:
         raise StageError(f"parquet needs pyarrow: {DATA_EXTRA}") from None
+    # Arrow's default pools (mimalloc/jemalloc) keep freed blocks cached, which shows up as
+    # resident memory; the system allocator gives them back and decoding is not
+    # allocation-bound, so peak RSS stays near one batch per column.
+    pyarrow.set_memory_pool(pyarrow.system_memory_pool())
     return pyarrow, pyarrow.parquet
 
 
@@ -88,17 +96,19 @@ class _Out:
 
 def _open(pq: Any, source: Source, f: SourceFile) -> Any:
     try:
-        return pq.ParquetFile(source.open(f))
+        # Stream column chunks through a small buffer instead of pre-buffering whole row groups.
+        return pq.ParquetFile(source.open(f), buffer_size=1 << 20, pre_buffer=False)
     except StageError:
         raise
     except Exception as exc:  # noqa: BLE001 - ArrowInvalid and friends: report as bad input
         raise StageError(f"{f.location} is not a readable parquet file: {str(exc).splitlines()[0]}") from None
 
 
-def _inspect(pq: Any, source: Source) -> tuple[Any, list[int], str]:
-    """Common schema, rows per file, and the codec of the first column chunk."""
+def _inspect(pq: Any, source: Source) -> tuple[Any, list[int], str, int]:
+    """Common schema, rows per file, the codec of the first column chunk, rows per batch."""
     schema, rows, codec = None, [], "snappy"
     first = ""
+    row_bytes, row_count = 0, 0
     for f in source.files:
         pf = _open(pq, source, f)
         meta = pf.metadata
@@ -109,15 +119,19 @@ def _inspect(pq: Any, source: Source) -> tuple[Any, list[int], str]:
         elif not pf.schema_arrow.equals(schema, check_metadata=False):
             raise StageError(f"{f.rel} has a different parquet schema than {first}; all input files must match")
         rows.append(meta.num_rows)
+        for g in range(meta.num_row_groups):
+            row_bytes += meta.row_group(g).total_byte_size  # uncompressed
+            row_count += meta.row_group(g).num_rows
         pf.close()
-    return schema, rows, ("none" if codec in ("uncompressed", "") else codec)
+    batch = max(1, min(MAX_BATCH_ROWS, BATCH_BYTES * max(row_count, 1) // max(row_bytes, 1)))
+    return schema, rows, ("none" if codec in ("uncompressed", "") else codec), batch
 
 
-def _batches(pq: Any, source: Source) -> Iterator[Any]:
+def _batches(pq: Any, source: Source, batch_rows: int) -> Iterator[Any]:
     for f in source.files:
         pf = _open(pq, source, f)
         try:
-            yield from pf.iter_batches(batch_size=BATCH_ROWS)
+            yield from pf.iter_batches(batch_size=batch_rows)
         finally:
             pf.close()
 
@@ -139,7 +153,7 @@ def shard_parquet(source: Source, settings: Settings, options: Options, staging:
     """Write parquet shards into ``staging/shards``; return per-shard records/bytes/sha256."""
     pa, pq = _pyarrow()
     n = settings.num_shards
-    schema, rows, codec = _inspect(pq, source)
+    schema, rows, codec, batch_rows = _inspect(pq, source)
     total = sum(rows)
     check_record_count(total, n, options.allow_empty_shards, what="rows")
     (staging / "shards").mkdir()
@@ -149,19 +163,21 @@ def shard_parquet(source: Source, settings: Settings, options: Options, staging:
         if settings.assignment == "contiguous":
             bounds = contiguous_bounds(total, n)
             shard = 0
-            for batch in _batches(pq, source):
+            for batch in _batches(pq, source, batch_rows):
                 offset = 0
                 while offset < batch.num_rows:
                     while seen >= bounds[shard + 1]:
                         shard += 1
                     take = min(batch.num_rows - offset, bounds[shard + 1] - seen)
-                    outs[shard].write(batch.slice(offset, take))
+                    if shard and outs[shard - 1].pending:
+                        outs[shard - 1].flush(pa)  # one open shard at a time holds buffered rows
+                    outs[shard].buffer(batch.slice(offset, take), ROW_GROUP_BYTES, pa)
                     offset += take
                     seen += take
         else:
             key = hash_key(settings.seed)
             limit = max(1 << 20, (64 << 20) // n)
-            for batch in _batches(pq, source):
+            for batch in _batches(pq, source, batch_rows):
                 if settings.assignment == "round-robin":
                     picks = [list(range((s - seen) % n, batch.num_rows, n)) for s in range(n)]
                 else:

@@ -1,0 +1,104 @@
+"""Helpers shared by the benchmarks: timing commands side by side and generating specs."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+#: Users run an installed package whose bytecode is cached; an environment that forbids writing
+#: bytecode would make every run recompile trainspec from source and measure the wrong thing.
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def median_wall(command: list[str], runs: int, cwd: Path = ROOT) -> float:
+    """Median wall time of ``command`` over ``runs`` runs (after one warm-up run)."""
+    subprocess.run(command, cwd=cwd, capture_output=True, check=False, env=ENV)
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(command, cwd=cwd, capture_output=True, check=False, env=ENV)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def trainspec_command(*args: str) -> list[str]:
+    """The installed console script next to this interpreter (what users run)."""
+    script = Path(sys.executable).parent / "trainspec"
+    return [str(script), *args] if script.exists() else [sys.executable, "-m", "trainspec", *args]
+
+
+RUNTIME = """\
+apiVersion: trainspec.dev/v1alpha1
+kind: Runtime
+metadata:
+  name: runtime-{r}
+spec:
+  framework: {framework}
+  image: registry.example.com/train/base:{r}.0
+  maxNodes: 64
+  resourcesPerNode: {{gpu: 8, cpu: 96, memory: 1600Gi}}
+  sharedMemory: 64Gi
+  network:
+    env: {{NCCL_IB_HCA: mlx5}}
+    resources: {{rdma/ib: 8}}
+  restarts: {{max: 3}}
+  scheduling:
+    nodeSelector: {{pool: gpu-{r}}}
+    tolerations:
+      - {{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}}
+  dataSharding: {{image: ghcr.io/trainspec/trainspec:0.1.0}}
+"""
+
+JOB = """\
+apiVersion: trainspec.dev/v1alpha1
+kind: TrainingJob
+metadata:
+  name: job-{i:04d}
+  namespace: team-{team}
+  labels: {{team: team-{team}, cost-center: cc-{team}}}
+spec:
+  runtime: runtime-{r}
+  image: registry.example.com/train/sft:{i}
+  command: [torchrun, -m, sft.train]
+  args: [--lr, "3e-4", --epochs, "{epochs}"]
+  env: {{WANDB_PROJECT: sft-{i}, LOG_LEVEL: info}}
+  secretEnv:
+    HF_TOKEN: {{secret: hf-token, key: token}}
+  nodes: {nodes}
+  queue: team-{team}
+  priority: high
+  maxRunTime: {hours}h
+  data:
+    source: s3://datasets/sft/v{i}/
+    format: jsonl
+  checkpoint:
+    size: auto
+    model: {{parameters: {params}B, dtype: bf16, optimizer: adamw}}
+    keep: 3
+    storageClass: lustre
+"""
+
+FRAMEWORKS = ("torch", "deepspeed", "jax", "torch", "mpi")
+
+
+def generate_specs(directory: Path, jobs: int, runtimes: int = 10) -> list[Path]:
+    """``runtimes`` runtime files and ``jobs`` job files, one spec per file."""
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for r in range(runtimes):
+        path = directory / f"runtime-{r}.yaml"
+        path.write_text(RUNTIME.format(r=r, framework=FRAMEWORKS[r % len(FRAMEWORKS)]))
+        paths.append(path)
+    for i in range(jobs):
+        path = directory / f"job-{i:04d}.yaml"
+        path.write_text(JOB.format(i=i, r=i % runtimes, team=i % 7, epochs=1 + i % 5, nodes=1 + i % 8,
+                                   hours=1 + i % 72, params=(7, 13, 70)[i % 3]))
+        paths.append(path)
+    return paths

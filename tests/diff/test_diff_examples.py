@@ -1,0 +1,90 @@
+"""``trainspec diff`` on examples/diff: exactly the planted changes, nothing else, in every format."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from trainspec.compiler.pipeline import compile_paths
+from trainspec.diff import diff_results
+
+PAIR = Path(__file__).resolve().parents[2] / "examples" / "diff"
+
+#: What examples/diff/new changes against examples/diff/old, and nothing more.
+PLANTED = [
+    ("runtime", "torch-h100-ib", "restarts", "restarts.max 3 -> 10 (JobSet failurePolicy.maxRestarts)"),
+    ("job", "team-nlp/llama-sft", "gpus", "nodes 8 -> 16 (+64 GPUs)"),
+    ("job", "team-nlp/llama-sft", "image",
+     "image nvcr.io/nvidia/pytorch:25.01-py3 -> nvcr.io/nvidia/pytorch:25.02-py3"),
+    ("job", "team-nlp/llama-sft", "queue", "queue team-nlp -> team-nlp-large"),
+    ("job", "team-nlp/llama-sft", "deadline", "maxRunTime removed (was 72h)"),
+    ("job", "team-nlp/llama-sft", "checkpoint",
+     "checkpoint keep 3 -> 5 (1.7 TB -> 2.8 TB kept, volume 1878Gi -> 3130Gi)"),
+]
+
+EXPECTED_TEXT = """\
+runtime torch-h100-ib:
+  restarts.max 3 -> 10 (JobSet failurePolicy.maxRestarts)
+    affects: team-nlp/llama-sft
+job team-nlp/llama-sft:
+  nodes 8 -> 16 (+64 GPUs)
+  image nvcr.io/nvidia/pytorch:25.01-py3 -> nvcr.io/nvidia/pytorch:25.02-py3
+  queue team-nlp -> team-nlp-large
+  maxRunTime removed (was 72h)
+  checkpoint keep 3 -> 5 (1.7 TB -> 2.8 TB kept, volume 1878Gi -> 3130Gi)
+6 changes in 1 job and 1 runtime
+"""
+
+
+def test_the_pair_reports_exactly_the_planted_changes() -> None:
+    report = diff_results(compile_paths([str(PAIR / "old")]), compile_paths([str(PAIR / "new")]))
+    assert [(c.scope, c.key, c.category, c.message) for c in report.changes] == PLANTED
+    restarts = report.changes[0]
+    assert restarts.affects == ("team-nlp/llama-sft",)
+    assert [(f.path, f.old, f.new) for f in restarts.fields] == [("spec.restarts.max", 3, 10)]
+    by_category = {c.category: c for c in report.changes if c.scope == "job"}
+    assert [(f.path, f.old, f.new) for f in by_category["deadline"].fields] == [("spec.maxRunTime", "72h", None)]
+    assert [(f.path, f.old, f.new) for f in by_category["checkpoint"].fields] == [("spec.checkpoint.keep", 3, 5)]
+
+
+def test_text_output_and_exit_code(run_cli) -> None:
+    code, out, err = run_cli("diff", str(PAIR / "old"), str(PAIR / "new"), "--no-project")
+    assert (code, err) == (1, "")
+    assert out == EXPECTED_TEXT
+
+
+def test_markdown_output(run_cli) -> None:
+    code, out, _ = run_cli("diff", str(PAIR / "old"), str(PAIR / "new"), "--no-project", "--format", "markdown")
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0] == "**trainspec diff:** 6 changes in 1 job and 1 runtime."
+    assert lines[2:4] == ["| object | kind | change | affects |", "|---|---|---|---|"]
+    assert lines[4] == ("| runtime `torch-h100-ib` | restarts | restarts.max 3 -> 10 "
+                        "(JobSet failurePolicy.maxRestarts) | `team-nlp/llama-sft` |")
+    assert lines[5] == "| job `team-nlp/llama-sft` | gpus | nodes 8 -> 16 (+64 GPUs) |  |"
+    assert len(lines) == 4 + len(PLANTED)
+
+
+def test_json_output(run_cli) -> None:
+    code, out, _ = run_cli("diff", str(PAIR / "old"), str(PAIR / "new"), "--no-project", "--format", "json")
+    assert code == 1
+    payload = json.loads(out)
+    assert payload["changed"] is True
+    assert [(c["scope"], c["key"], c["category"], c["message"]) for c in payload["changes"]] == PLANTED
+    nodes = payload["changes"][1]
+    assert nodes["fields"] == [{"path": "spec.nodes", "old": 8, "new": 16}]
+
+
+def test_each_side_against_itself_has_no_changes(run_cli) -> None:
+    for side in ("old", "new"):
+        code, out, _ = run_cli("diff", str(PAIR / side), str(PAIR / side), "--no-project")
+        assert (code, out) == (0, "no changes\n")
+
+
+def test_reformatted_files_alone_have_no_changes(run_cli) -> None:
+    # new/ddp-cpu.yaml only reformats old/ddp-cpu.yaml (block style, quotes, key order).
+    code, out, _ = run_cli("diff", str(PAIR / "old" / "ddp-cpu.yaml"), str(PAIR / "new" / "ddp-cpu.yaml"))
+    assert (code, out) == (0, "no changes\n")
+    code, out, _ = run_cli("diff", str(PAIR / "old" / "ddp-cpu.yaml"), str(PAIR / "new" / "ddp-cpu.yaml"),
+                           "--format", "markdown")
+    assert (code, out) == (0, "**trainspec diff:** no changes.\n")

@@ -1,0 +1,164 @@
+"""``trainspec explain`` on the examples: the key figures in text, markdown and JSON, and origins."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+LLAMA = "examples/llama-sft"
+
+
+def rows_of(text: str) -> dict[str, str]:
+    """The ``label  value  [origin]`` rows of a text explanation, by label."""
+    out = {}
+    for line in text.splitlines()[1:]:
+        label, _, rest = line.strip().partition("  ")
+        out[label] = rest.strip()
+    return out
+
+
+def test_text_shows_the_resolved_plan_with_origins(run_cli) -> None:
+    code, out, err = run_cli("explain", LLAMA, "--no-project")
+    assert code == 0, err
+    assert out.splitlines()[0] == "team-nlp/llama-sft  (examples/llama-sft/job.yaml:3:1)"
+    rows = rows_of(out)
+    assert rows["nodes"] == "8  [job]"
+    assert rows["processes per node"] == "8  [job]"
+    assert rows["world size"] == "64 processes (8 x 8)  [computed]"
+    assert rows["GPUs per node"] == "8 x H100  [runtime]"
+    assert rows["GPUs in total"] == "64 x H100  [computed]"
+    assert rows["GPU memory"] == "80Gi (85.9 GB) per GPU, 8 x 80Gi = 640Gi (687 GB) per node  [runtime]"
+    assert rows["queue"] == "team-nlp  [job]"
+    assert rows["priority"] == "high  [job]"
+    assert rows["restarts"] == "3 (JobSet failurePolicy.maxRestarts)  [runtime]"
+    assert rows["training state"] == ("weights 140 GB + gradients 140 GB + optimizer 420 GB = 700 GB  [computed]")
+    assert rows["data parallel (replicated)"] == "700 GB per GPU: does not fit (85.9 GB per GPU)  [computed]"
+    assert rows["fully sharded over 64 GPUs"] == "10.9 GB per GPU: fits (13% of 85.9 GB)  [computed]"
+    assert rows["checkpoint size"].startswith("560 GB each (weights 140 GB + optimizer 420 GB), 1.7 TB for 3")
+    assert rows["checkpoint volume"].startswith("1878Gi (2.0 TB), ReadWriteMany")
+    assert rows["data shards"] == "64 (one per rank)  [computed]"
+    assert rows["GPU-hours"] == "4608 (64 GPUs x 72 h of maxRunTime, at most)  [computed]"
+    assert rows["cost"].startswith("unknown: no price")
+
+
+def test_price_flag_gives_the_cost(run_cli) -> None:
+    code, out, _ = run_cli("explain", LLAMA, "--no-project", "--gpu-hour-price", "2.49")
+    assert code == 0
+    assert rows_of(out)["cost"] == "11,473.92 USD at 2.49 USD per GPU-hour, at most  [--gpu-hour-price]"
+
+
+def test_bad_price_is_a_usage_error(run_cli) -> None:
+    with pytest.raises(SystemExit) as exc:
+        run_cli("explain", LLAMA, "--gpu-hour-price", "cheap")
+    assert exc.value.code == 2
+
+
+def _project(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "trainspec.yaml"
+    path.write_text("apiVersion: trainspec.dev/v1alpha1\nkind: Project\n" + textwrap.dedent(body))
+    return path
+
+
+def test_project_pricing_by_accelerator_then_default(run_cli, tmp_path: Path) -> None:
+    project = _project(tmp_path, """\
+        spec:
+          pricing: {currency: EUR, gpuHour: {H100: 3.0, default: 1.0}}
+        """)
+    code, out, _ = run_cli("explain", LLAMA, "examples/jax.yaml", "--project", str(project))
+    assert code == 0
+    blocks = out.split("\n\n")
+    assert rows_of(blocks[0])["cost"] == "13,824.00 EUR at 3 EUR per GPU-hour, at most  [pricing.gpuHour.H100]"
+    # The JAX job's runtime names no accelerator: the 'default' price applies (32 GPUs x 48 h).
+    assert rows_of(blocks[1])["cost"] == "1,536.00 EUR at 1 EUR per GPU-hour, at most  [pricing.gpuHour.default]"
+
+
+def test_project_defaults_are_named_as_the_origin(run_cli, tmp_path: Path) -> None:
+    project = _project(tmp_path, """\
+        spec:
+          defaults: {queue: shared, priority: low, namespace: sandbox}
+        """)
+    job = tmp_path / "job.yaml"
+    job.write_text(textwrap.dedent("""\
+        apiVersion: trainspec.dev/v1alpha1
+        kind: TrainingJob
+        metadata: {name: tiny}
+        spec:
+          runtime: torch-distributed
+          resourcesPerNode: {gpu: 1}
+        """))
+    code, out, err = run_cli("explain", str(job), "--project", str(project))
+    assert code == 0, err
+    rows = rows_of(out)
+    assert out.startswith("sandbox/tiny  (")
+    assert rows["namespace"] == "sandbox  [project defaults]"
+    assert rows["queue"] == "shared  [project defaults]"
+    assert rows["priority"] == "low  [project defaults]"
+    # The built-in torch runtime does not write nodes: its 1 is trainspec's built-in default.
+    assert rows["nodes"] == "1  [built-in default]"
+    assert rows["image"] == "pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime  [runtime]"
+    assert rows["max run time"] == "none (no deadline)"
+    assert rows["GPU-hours"] == "unbounded: no maxRunTime"
+
+
+def test_markdown_is_a_table_with_the_key_figures(run_cli) -> None:
+    code, out, _ = run_cli("explain", LLAMA, "--no-project", "--format", "markdown")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "### `team-nlp/llama-sft`"
+    assert "| | value | from |" in lines and "|---|---|---|" in lines
+    assert "| GPUs in total | 64 x H100 | computed |" in lines
+    assert "| fully sharded over 64 GPUs | 10.9 GB per GPU: fits (13% of 85.9 GB) | computed |" in lines
+    assert "| GPU-hours | 4608 (64 GPUs x 72 h of maxRunTime, at most) | computed |" in lines
+    assert all(line.count("|") - line.count("\\|") == 4 for line in lines if line.startswith("|"))
+
+
+def test_json_carries_every_figure_in_bytes(run_cli) -> None:
+    code, out, _ = run_cli("explain", LLAMA, "--no-project", "--format", "json", "--gpu-hour-price", "2.49")
+    assert code == 0
+    (job,) = json.loads(out)["jobs"]
+    assert job["namespace"] == {"value": "team-nlp", "origin": "job"}
+    assert job["nodes"] == {"value": 8, "origin": "job"}
+    assert job["gpusPerNode"] == {"value": 8, "origin": "runtime"}
+    assert (job["worldSize"], job["gpusTotal"]) == (64, 64)
+    assert job["accelerator"] == {"value": "H100", "origin": "runtime"}
+    assert job["gpuMemoryBytes"] == 80 * 1024**3
+    memory = job["memory"]
+    assert memory["weightsBytes"] == 140 * 10**9 and memory["optimizerBytes"] == 420 * 10**9
+    assert memory["trainingStateBytes"] == 700 * 10**9
+    assert memory["dataParallel"] == {"perGpuBytes": 700 * 10**9, "fits": False}
+    assert memory["fullySharded"] == {"perGpuBytes": 10_937_500_000, "fits": True}
+    assert job["checkpoint"]["perCheckpointBytes"] == 560 * 10**9
+    assert job["checkpoint"]["totalBytes"] == 1680 * 10**9
+    assert job["checkpoint"]["volume"] == "1878Gi"
+    assert job["data"]["shards"] == 64
+    assert job["queue"] == {"value": "team-nlp", "origin": "job"}
+    assert job["maxRunTimeSeconds"] == 72 * 3600
+    assert job["gpuHours"] == 4608
+    assert job["cost"] == 11473.92
+    assert job["price"] == {"perGpuHour": 2.49, "currency": "USD", "source": "--gpu-hour-price"}
+
+
+def test_every_example_job_is_explained(run_cli) -> None:
+    code, out, _ = run_cli("explain", "examples", "--no-project", "--format", "json")
+    assert code == 0
+    jobs = {f"{j['namespace']['value']}/{j['name']}": j for j in json.loads(out)["jobs"]}
+    assert sorted(jobs) == ["ml-dev/ddp-cpu", "team-nlp/bert-zero3", "team-nlp/llama-sft",
+                            "team-research/t5x-pretrain"]
+    assert jobs["ml-dev/ddp-cpu"]["gpusTotal"] == 0 and jobs["ml-dev/ddp-cpu"]["gpuHours"] is None
+    assert jobs["team-research/t5x-pretrain"]["worldSize"] == 4  # JAX: one process per node
+    assert jobs["team-research/t5x-pretrain"]["gpusTotal"] == 32
+    assert jobs["team-nlp/bert-zero3"]["gpuHours"] == 192  # 16 GPUs x 12 h
+
+
+def test_errors_still_explain_what_resolved_and_exit_1(run_cli, tmp_path: Path) -> None:
+    project = _project(tmp_path, """\
+        spec:
+          policy: {maxGpusPerJob: 32}
+        """)
+    code, out, err = run_cli("explain", LLAMA, "--project", str(project))
+    assert code == 1
+    assert "GPUs in total" in out and "64 x H100" in out
+    assert "error[TS602]" in err

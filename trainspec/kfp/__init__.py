@@ -1,0 +1,49 @@
+"""Kubeflow Pipelines embedding: a launcher step for compiled TrainJobs (extra ``trainspec[kfp]``).
+
+Names are loaded lazily, so ``import trainspec.kfp.launcher`` inside the launcher pod needs
+only the ``kubernetes`` client, and nothing here loads ``kfp`` until a pipeline name is used.
+
+* ``launch_trainjob`` / ``make_launcher(image=...)``: the KFP component (needs kfp);
+* ``trainjob_task(spec_or_path)``: add a launcher step to a pipeline (needs kfp);
+* ``build_pipeline`` / ``compile_trainjob``: what ``trainspec kfp`` uses;
+* ``run_launcher``: the launcher logic itself (needs the kubernetes client);
+* ``rbac_objects``: the Role/RoleBinding (+ ClusterRole for cluster runtimes) the run needs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "launch_trainjob": "trainspec.kfp.component",
+    "make_launcher": "trainspec.kfp.component",
+    "PASSTHROUGHS": "trainspec.kfp.component",
+    "trainjob_task": "trainspec.kfp.pipeline",
+    "build_pipeline": "trainspec.kfp.pipeline",
+    "compile_trainjob": "trainspec.kfp.pipeline",
+    "compile_pipeline": "trainspec.kfp.pipeline",
+    "CompiledJob": "trainspec.kfp.pipeline",
+    "KfpSpecError": "trainspec.kfp.pipeline",
+    "run_launcher": "trainspec.kfp.launcher",
+    "LaunchResult": "trainspec.kfp.launcher",
+    "LauncherError": "trainspec.kfp.launcher",
+    "TrainJobFailed": "trainspec.kfp.launcher",
+    "TrainJobTimeout": "trainspec.kfp.launcher",
+    "rbac_objects": "trainspec.kfp.rbac",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,130 @@
+"""RBAC for the launcher: what a pipeline's service account needs to run TrainJobs.
+
+Standalone KFP grants its ``pipeline-runner`` account nothing on ``trainer.kubeflow.org``, so
+the launcher fails with 403 until these are applied. Typed objects in the style of
+``trainspec.k8s`` (frozen dataclasses serialised by ``trainspec.k8s.to_dict``).
+
+* Role + RoleBinding in the pipeline's namespace: TrainJobs (the launcher applies, watches and
+  deletes them), namespaced TrainingRuntimes (get), pods and pods/log (owner reference and
+  node-0's log), events (list, for debugging);
+* ClusterRole + ClusterRoleBinding: ``get`` on ClusterTrainingRuntimes, which are
+  cluster-scoped and so cannot be granted by a Role.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from trainspec.k8s.base import Model, Resource
+from trainspec.k8s.meta import ObjectMeta
+
+RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
+RBAC_GROUP = "rbac.authorization.k8s.io"
+ROLE_NAME = "trainspec-kfp-launcher"
+CLUSTER_ROLE_NAME = "trainspec-kfp-runtime-reader"
+#: Standalone KFP runs pipelines as this account; Kubeflow profiles use ``default-editor``.
+DEFAULT_SERVICE_ACCOUNT = "pipeline-runner"
+DEFAULT_NAMESPACE = "kubeflow"
+LABELS = {"app.kubernetes.io/managed-by": "trainspec", "app.kubernetes.io/component": "kfp-launcher"}
+
+__all__ = ["ClusterRole", "ClusterRoleBinding", "PolicyRule", "Role", "RoleBinding", "RoleRef", "Subject",
+           "rbac_objects"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+class PolicyRule(Model):
+    """Verbs allowed on resources of API groups (``""`` is the core group)."""
+
+    api_groups: list[str]
+    resources: list[str]
+    verbs: list[str]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+class Subject(Model):
+    """Who a binding grants to; here always a ServiceAccount."""
+
+    kind: str
+    name: str
+    namespace: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+class RoleRef(Model):
+    """The Role or ClusterRole a binding grants."""
+
+    api_group: str
+    kind: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+class Role(Resource):
+    api_version: ClassVar[str] = RBAC_API_VERSION
+    kind: ClassVar[str] = "Role"
+
+    metadata: ObjectMeta
+    rules: list[PolicyRule]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+class ClusterRole(Resource):
+    api_version: ClassVar[str] = RBAC_API_VERSION
+    kind: ClassVar[str] = "ClusterRole"
+
+    metadata: ObjectMeta
+    rules: list[PolicyRule]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+class RoleBinding(Resource):
+    api_version: ClassVar[str] = RBAC_API_VERSION
+    kind: ClassVar[str] = "RoleBinding"
+
+    metadata: ObjectMeta
+    subjects: list[Subject]
+    role_ref: RoleRef
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+class ClusterRoleBinding(Resource):
+    api_version: ClassVar[str] = RBAC_API_VERSION
+    kind: ClassVar[str] = "ClusterRoleBinding"
+
+    metadata: ObjectMeta
+    subjects: list[Subject]
+    role_ref: RoleRef
+
+
+NAMESPACED_RULES = (
+    PolicyRule(api_groups=["trainer.kubeflow.org"], resources=["trainjobs"],
+               verbs=["get", "list", "watch", "create", "patch", "delete"]),
+    PolicyRule(api_groups=["trainer.kubeflow.org"], resources=["trainingruntimes"], verbs=["get"]),
+    PolicyRule(api_groups=[""], resources=["pods"], verbs=["get", "list", "watch"]),
+    PolicyRule(api_groups=[""], resources=["pods/log"], verbs=["get"]),
+    PolicyRule(api_groups=[""], resources=["events"], verbs=["list"]),
+)
+CLUSTER_RULES = (
+    PolicyRule(api_groups=["trainer.kubeflow.org"], resources=["clustertrainingruntimes"], verbs=["get"]),
+)
+
+
+def rbac_objects(namespace: str = DEFAULT_NAMESPACE,
+                 service_account: str = DEFAULT_SERVICE_ACCOUNT) -> list[Resource]:
+    """Role, RoleBinding, ClusterRole and ClusterRoleBinding for ``service_account`` in ``namespace``.
+
+    The ClusterRole is shared; its binding is named after the namespace and account, so several
+    pipeline namespaces can each bind it.
+    """
+    subject = Subject(kind="ServiceAccount", name=service_account, namespace=namespace)
+    binding = f"{CLUSTER_ROLE_NAME}-{namespace}-{service_account}"[:253]
+    return [
+        Role(metadata=ObjectMeta(name=ROLE_NAME, namespace=namespace, labels=dict(LABELS)),
+             rules=list(NAMESPACED_RULES)),
+        RoleBinding(metadata=ObjectMeta(name=ROLE_NAME, namespace=namespace, labels=dict(LABELS)),
+                    subjects=[subject], role_ref=RoleRef(api_group=RBAC_GROUP, kind="Role", name=ROLE_NAME)),
+        ClusterRole(metadata=ObjectMeta(name=CLUSTER_ROLE_NAME, labels=dict(LABELS)), rules=list(CLUSTER_RULES)),
+        ClusterRoleBinding(metadata=ObjectMeta(name=binding, labels=dict(LABELS)), subjects=[subject],
+                           role_ref=RoleRef(api_group=RBAC_GROUP, kind="ClusterRole", name=CLUSTER_ROLE_NAME)),
+    ]
