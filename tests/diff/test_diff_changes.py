@@ -107,6 +107,19 @@ def test_job_switching_runtime_reports_what_it_now_inherits(tmp_path: Path) -> N
     ]
 
 
+def test_job_switching_runtime_reports_the_new_restart_budget(tmp_path: Path) -> None:
+    old = side(tmp_path / "old")
+    new = side(tmp_path / "new", runtimes={"rt": {}, "patient": {}}, jobs={"job": {"runtime": "patient"}})
+    text = (new / "runtime-patient.yaml").read_text().replace("restarts: {max: 3}", "restarts: {max: 10}")
+    (new / "runtime-patient.yaml").write_text(text)
+    report = diff_results(compile_paths([str(old)]), compile_paths([str(new)]))
+    assert summary(report) == [
+        ("runtime", "patient", "added", "runtime added"),
+        ("job", "team-a/job", "runtime", "runtime rt -> patient"),
+        ("job", "team-a/job", "restarts", "restarts.max 3 -> 10 (JobSet failurePolicy.maxRestarts)"),
+    ]
+
+
 DATA = """\
 data: {{source: {source}, shardBy: {by}}}
 """
@@ -134,11 +147,22 @@ checkpoint: {{size: auto, model: {{parameters: {params}}}, keep: 2}}
 def test_checkpoint_size_change(tmp_path: Path) -> None:
     report = diff(tmp_path, {"jobs": {"job": {"extra": CKPT.format(params="70B")}}},
                   {"jobs": {"job": {"extra": CKPT.format(params="8B")}}})
-    assert summary(report) == [(
-        "job", "team-a/job", "checkpoint",
-        "checkpoint model.parameters 70B -> 8B (560 GB -> 64 GB per checkpoint, 1.1 TB -> 128 GB kept, "
-        "volume 1252Gi -> 144Gi)",
-    )]
+    message = ("checkpoint model.parameters 70B -> 8B (560 GB -> 64 GB per checkpoint, 1.1 TB -> 128 GB kept, "
+               "volume 1252Gi -> 144Gi)")
+    assert summary(report) == [("job", "team-a/job", "checkpoint", message)]
+
+
+@pytest.mark.parametrize(("before", "after"), [("70B", "70000M"), ("7.5B", "7500M"), ("70B", "70000000000")])
+def test_the_same_parameter_count_written_differently_is_no_change(tmp_path: Path, before: str, after: str) -> None:
+    report = diff(tmp_path, {"jobs": {"job": {"extra": CKPT.format(params=before)}}},
+                  {"jobs": {"job": {"extra": CKPT.format(params=after)}}})
+    assert report.changes == ()
+
+
+def test_equal_quantities_and_durations_are_no_change(tmp_path: Path) -> None:
+    old = {"jobs": {"job": {"extra": "maxRunTime: 72h\nresourcesPerNode: {gpu: 8, memory: 1536Mi}\n"}}}
+    new = {"jobs": {"job": {"extra": "maxRunTime: 3d\nresourcesPerNode: {gpu: 8, memory: 1.5Gi}\n"}}}
+    assert diff(tmp_path, old, new).changes == ()
 
 
 def test_priority_and_deadline_added(tmp_path: Path) -> None:

@@ -88,3 +88,11 @@ def test_reformatted_files_alone_have_no_changes(run_cli) -> None:
     code, out, _ = run_cli("diff", str(PAIR / "old" / "ddp-cpu.yaml"), str(PAIR / "new" / "ddp-cpu.yaml"),
                            "--format", "markdown")
     assert (code, out) == (0, "**trainspec diff:** no changes.\n")
+
+
+def test_the_docs_show_the_real_output(run_cli) -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "explain-and-diff.md").read_text()
+    _, markdown, _ = run_cli("diff", str(PAIR / "old"), str(PAIR / "new"), "--no-project", "--format", "markdown")
+    quoted = "".join(f"> {line}\n" if line else ">\n" for line in markdown.splitlines())
+    assert quoted in docs
+    assert f"```\n{EXPECTED_TEXT}```" in docs

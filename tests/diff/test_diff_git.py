@@ -64,8 +64,8 @@ def test_a_path_new_since_the_ref_shows_its_jobs_as_added(run_cli, repo: Path) -
     shutil.copy(PAIR / "new" / "ddp-cpu.yaml", repo / "more" / "ddp-cpu.yaml")
     code, out, err = run_cli("diff", "--git", "HEAD", "more", "--no-project")
     assert code == 1, err
-    assert out.splitlines()[:2] == ["job ml-dev/ddp-cpu:", "  job added: 2 nodes, no GPUs, runtime torch-distributed, "
-                                                           "queue ml-dev"]
+    added = "  job added: 2 nodes, no GPUs, runtime torch-distributed, queue ml-dev"
+    assert out.splitlines()[:2] == ["job ml-dev/ddp-cpu:", added]
 
 
 def test_unknown_ref_exits_2(run_cli, repo: Path) -> None:

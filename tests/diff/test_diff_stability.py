@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from trainspec.compiler.pipeline import compile_paths
 from trainspec.diff import DiffReport, diff_results

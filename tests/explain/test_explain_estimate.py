@@ -9,7 +9,13 @@ import pytest
 from trainspec.compiler.sizing import checkpoint_size, human_bytes
 from trainspec.dsl.models import ModelSize
 from trainspec.explain.estimate import (
-    TrainingState, as_price, cost, format_number, gpu_hours, memory_fit, training_state,
+    TrainingState,
+    as_price,
+    cost,
+    format_number,
+    gpu_hours,
+    memory_fit,
+    training_state,
 )
 from trainspec.explain.rows import money
 

@@ -162,3 +162,11 @@ def test_errors_still_explain_what_resolved_and_exit_1(run_cli, tmp_path: Path) 
     assert code == 1
     assert "GPUs in total" in out and "64 x H100" in out
     assert "error[TS602]" in err
+
+
+def test_the_docs_show_the_real_output(run_cli) -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "explain-and-diff.md").read_text()
+    _, text, _ = run_cli("explain", LLAMA, "--no-project", "--gpu-hour-price", "2.49")
+    _, mermaid, _ = run_cli("explain", LLAMA, "--no-project", "--format", "mermaid")
+    assert f"```\n{text}```" in docs
+    assert f"```mermaid\n{mermaid}```" in docs

@@ -1,7 +1,8 @@
-"""Fixtures for the KFP tests: a loopback Kubernetes API stand-in and a compiled CPU job.
+"""Fixtures for the KFP tests: the loopback Kubernetes API stand-in, and the environment that
+points the launcher at it.
 
-Every test here needs kfp and the kubernetes client (the ``trainspec[kfp]`` extra); without
-them the whole directory is skipped with that reason, except the import-isolation tests.
+Modules that need kfp or the kubernetes client (the ``trainspec[kfp]`` extra) skip themselves
+with that reason; the import-isolation tests need neither.
 """
 
 from __future__ import annotations
@@ -14,9 +15,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from kube_standin import StandIn, serve  # noqa: E402
-
-from kfp_testing import LAUNCHER_POD, NAMESPACE  # noqa: E402
+from kfp_testing import LAUNCHER_POD, NAMESPACE
+from kube_standin import StandIn, serve
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from trainspec.cli.common import add_input_options, load_values, project_file
+from trainspec.compiler.targets import add_target_option
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,6 +16,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 and list the files that are stale")
     parser.add_argument("--gitops", choices=("argocd",), help="add Argo CD sync waves: runtimes, then claims, then jobs")
+    add_target_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -23,13 +25,14 @@ def run(args: argparse.Namespace) -> int:
     from trainspec.cli import report
     from trainspec.compiler import emit
     from trainspec.compiler.pipeline import compile_paths
+    from trainspec.compiler.targets import retarget
     from trainspec.dsl.diagnostics import Diagnostic
 
     values, problems = load_values(args.values)
     if problems:
         report.write(problems, sys.stderr, args.format)
         return 1
-    result = compile_paths(args.paths, values=values, project=project_file(args))
+    result = retarget(compile_paths(args.paths, values=values, project=project_file(args)), args.target)
     if not result.ok:
         report.write(result.diagnostics, sys.stderr, args.format)
         return 1

@@ -65,8 +65,7 @@ def run(args: argparse.Namespace) -> int:
     if args.service_account:
         print("trainspec kfp: --service-account goes with --rbac", file=sys.stderr)
         return 2
-    try:
-        import kfp  # noqa: F401  (only to give a clear message when the extra is missing)
+    try:  # only to say clearly what is missing
         import kfp.kubernetes  # noqa: F401
     except ImportError:
         print(EXTRA_HINT, file=sys.stderr)

@@ -12,6 +12,7 @@ EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 COMMANDS = {
     "validate": ("trainspec.cli.validate", "check specs and report every problem at once"),
     "compile": ("trainspec.cli.compile", "compile specs into Kubeflow Trainer manifests"),
+    "check": ("trainspec.cli.check", "check compiled or given manifests against CRDs, webhooks and the Kueue queues"),
     "schema": ("trainspec.cli.schema", "print the JSON Schema of the spec language"),
     "explain": ("trainspec.cli.explain", "show each job's resolved plan, value origins, memory fit and cost"),
     "diff": ("trainspec.cli.diff", "compare two sets of specs by meaning (jobs, GPUs, images, queues...)"),

@@ -9,11 +9,13 @@ defaults: a job that gets the project's default queue satisfies ``requireQueue``
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 
 from trainspec.compiler.plan import JobPlan
 from trainspec.compiler.resolve import Origin, related_at
-from trainspec.dsl.diagnostics import Diagnostic, Related
+from trainspec.dsl.diagnostics import Diagnostic, Related, format_path
 from trainspec.dsl.project import Policy
+from trainspec.dsl.sources import LoadedSpec
 
 PolicyRule = Callable[[JobPlan, Policy], Iterator[Diagnostic]]
 DIGEST_MARK = "@sha256:"
@@ -21,19 +23,27 @@ DIGEST_MARK = "@sha256:"
 DEFAULT_REGISTRY = "docker.io"
 
 
+def _at_field(loaded: LoadedSpec, code: str, path: tuple, message: str, hint: str) -> Diagnostic:
+    """A diagnostic about the field at ``path``: there if the job wrote it, else at the block that
+    should hold it (``spec:``), still naming the field."""
+    if loaded.has(path):
+        return loaded.diagnostic(code, path, message, hint=hint)
+    return replace(loaded.diagnostic(code, path[:-1], message, hint=hint), path=format_path(path))
+
+
 def _require_queue(plan: JobPlan, policy: Policy) -> Iterator[Diagnostic]:
     if policy.require_queue and not plan.resolved.job.spec.queue:
-        yield plan.resolved.loaded.diagnostic(
-            "TS600", ("spec", "queue"), "the project requires a Kueue queue for every job (policy.requireQueue)",
-            hint="set spec.queue to a Kueue LocalQueue, or defaults.queue in trainspec.yaml",
+        yield _at_field(
+            plan.resolved.loaded, "TS600", ("spec", "queue"), "the project requires a Kueue queue for every job (policy.requireQueue)",
+            "set spec.queue to a Kueue LocalQueue, or defaults.queue in trainspec.yaml",
         )
 
 
 def _require_max_run_time(plan: JobPlan, policy: Policy) -> Iterator[Diagnostic]:
     if policy.require_max_run_time and plan.resolved.job.spec.max_run_time is None:
-        yield plan.resolved.loaded.diagnostic(
-            "TS601", ("spec", "maxRunTime"), "the project requires a deadline for every job (policy.requireMaxRunTime)",
-            hint="set spec.maxRunTime, e.g. 72h",
+        yield _at_field(
+            plan.resolved.loaded, "TS601", ("spec", "maxRunTime"), "the project requires a deadline for every job (policy.requireMaxRunTime)",
+            "set spec.maxRunTime, e.g. 72h",
         )
 
 
@@ -60,10 +70,10 @@ def _required_labels(plan: JobPlan, policy: Policy) -> Iterator[Diagnostic]:
     labels = plan.resolved.job.metadata.labels
     missing = [key for key in policy.required_labels if key not in labels]
     if missing:
-        yield plan.resolved.loaded.diagnostic(
-            "TS603", ("metadata", "labels"),
+        yield _at_field(
+            plan.resolved.loaded, "TS603", ("metadata", "labels"),
             f"missing required label{'s' * (len(missing) > 1)} {', '.join(missing)} (policy.requiredLabels)",
-            hint="add " + ", ".join(f"{key}: ..." for key in missing) + " to metadata.labels",
+            "add " + ", ".join(f"{key}: ..." for key in missing) + " to metadata.labels",
         )
 
 

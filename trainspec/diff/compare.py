@@ -15,7 +15,13 @@ from typing import Any
 
 from trainspec.compiler.resolve import Origin
 from trainspec.compiler.sizing import human_bytes
-from trainspec.diff.snapshot import DERIVED, Fact, JobSnapshot, RuntimeSnapshot, Snapshot
+from trainspec.diff.snapshot import (
+    DERIVED,
+    Fact,
+    JobSnapshot,
+    RuntimeSnapshot,
+    Snapshot,
+)
 
 #: Categories in the order a report lists them.
 CATEGORIES = ("added", "removed", "runtime", "gpus", "resources", "image", "queue", "priority", "deadline",
@@ -98,6 +104,8 @@ def job_category(path: tuple, gpu_resource: str) -> str:
     """Which kind of change a changed job field is."""
     if path[0] == "metadata":
         return "metadata"
+    if path[0] == "runtime":  # what the job inherits from its runtime (the restart budget)
+        return "restarts"
     head = path[1] if len(path) > 1 else ""
     if head in ("nodes", "procsPerNode") or (head == "resourcesPerNode" and path[2:] == (gpu_resource,)):
         return "gpus"
@@ -139,7 +147,7 @@ def _generic(old: JobSnapshot | None, new: JobSnapshot | None, fields: tuple[Fie
 
 
 def _short(path: str) -> str:
-    return path[len("spec."):] if path.startswith("spec.") else path
+    return path.removeprefix("spec.")
 
 
 def _gpus_message(old: JobSnapshot, new: JobSnapshot, fields: tuple[FieldChange, ...]) -> str:
@@ -181,10 +189,15 @@ def _named(name: str) -> Callable[[JobSnapshot, JobSnapshot, tuple[FieldChange, 
     return lambda old, new, fields: "; ".join(_arrow(name, f.old, f.new) for f in fields)
 
 
+def _restarts_message(old: JobSnapshot, new: JobSnapshot, fields: tuple[FieldChange, ...]) -> str:
+    return _named("restarts.max")(old, new, fields) + " (JobSet failurePolicy.maxRestarts)"
+
+
 _JOB_MESSAGES: dict[str, Callable[[JobSnapshot, JobSnapshot, tuple[FieldChange, ...]], str]] = {
     "gpus": _gpus_message, "checkpoint": _checkpoint_message, "data": _data_message,
     "image": _named("image"), "queue": _named("queue"), "priority": _named("priority"),
     "deadline": _named("maxRunTime"), "runtime": _named("runtime"),
+    "restarts": _restarts_message,
 }
 
 
@@ -260,12 +273,12 @@ def compare(old: Snapshot, new: Snapshot) -> DiffReport:
             changes.extend(compare_runtime(before, after, old, new))
     for key in sorted(set(old.jobs) | set(new.jobs)):
         before_job, after_job = old.jobs.get(key), new.jobs.get(key)
-        if before_job is None:
-            changes.append(Change("job", key, "added", f"job added: {describe_job(after_job)}"))
-        elif after_job is None:
-            changes.append(Change("job", key, "removed", f"job removed (was {describe_job(before_job)})"))
-        else:
+        if before_job is not None and after_job is not None:
             changes.extend(compare_job(before_job, after_job))
+        elif after_job is not None:
+            changes.append(Change("job", key, "added", f"job added: {describe_job(after_job)}"))
+        elif before_job is not None:
+            changes.append(Change("job", key, "removed", f"job removed (was {describe_job(before_job)})"))
     return DiffReport(tuple(changes))
 
 

@@ -106,6 +106,14 @@ def _drop_empty(fields: dict[tuple, Any]) -> dict[tuple, Any]:
     return {path: value for path, value in fields.items() if value not in ({}, [])}
 
 
+def canonical_parameters(count: int) -> str:
+    """A parameter count in the largest unit that keeps it whole: 70000M and 70B are both ``70B``."""
+    for unit, size in (("T", 10**12), ("B", 10**9), ("M", 10**6), ("K", 10**3)):
+        if count % size == 0:
+            return f"{count // size}{unit}"
+    return str(count)
+
+
 def _sourced(value: Sourced) -> Fact:
     return Fact(value.value, value.origin.value)
 
@@ -119,6 +127,9 @@ def job_snapshot(plan: JobPlan) -> JobSnapshot:
     written = flatten({"metadata": {k: v for k, v in dumped["metadata"].items() if k in ("labels", "annotations")},
                        "spec": spec})
     facts: dict[tuple, Fact] = {}
+    model = job.spec.checkpoint.model if job.spec.checkpoint is not None else None
+    if model is not None:  # the dump keeps the text as written; compare the count
+        written[("spec", "checkpoint", "model", "parameters")] = canonical_parameters(model.parameters.count)
     for path, value in _drop_empty(written).items():
         origin = Origin.JOB
         if len(path) >= 2 and ".".join(map(str, path[1:])) in resolved.from_project:
@@ -130,6 +141,10 @@ def job_snapshot(plan: JobPlan) -> JobSnapshot:
     facts[("spec", "procsPerNode")] = _sourced(resolved.procs_per_node)
     for name, quantity in resolved.resources.items():
         facts[("spec", "resourcesPerNode", name)] = Fact(str(quantity.value), quantity.origin.value)
+    restarts = resolved.runtime.spec.spec.restarts
+    if restarts is not None:
+        # The job's restart budget lives in its runtime; listed so a switch of runtime shows it.
+        facts[("runtime", "restarts", "max")] = Fact(restarts.max, Origin.RUNTIME.value)
     gpus = resolved.nodes.value * resolved.gpus_per_node.value
     facts[(DERIVED, "gpus")] = Fact(gpus, COMPUTED)
     facts[(DERIVED, "worldSize")] = Fact(resolved.world_size, COMPUTED)

@@ -76,6 +76,23 @@ CODES: dict[str, str] = {
     "TS502": "CRD validation rule could not be evaluated",
     "TS503": "manifest violates an admission-webhook rule",
     "TS504": "no CRD known for this kind",
+    # -- Kueue pre-flight (trainspec check --cluster) -----------------------------------
+    "TS510": "the job's queue leads to no active ClusterQueue (missing LocalQueue, ClusterQueue or ResourceFlavor)",
+    "TS511": "the ClusterQueue's namespaceSelector does not select the job's namespace",
+    "TS512": "the LocalQueue or ClusterQueue is held by its stopPolicy",
+    "TS513": "no WorkloadPriorityClass of the job's priority class",
+    "TS514": "the job can never be admitted: it needs more quota than the ClusterQueue can ever reach",
+    "TS515": "the job requests a resource that no resource group of the ClusterQueue covers",
+    "TS516": "no flavor of the ClusterQueue accepts the pods (nodeSelector, affinity, taints, TAS)",
+    "TS517": "one pod is larger than a node of the flavor (or than its nominal quota)",
+    "TS518": "the topology request does not match the flavor's Topology",
+    "TS519": "more PodSets than a Kueue Workload allows (18)",
+    # -- target versions (--target, project spec.target) --------------------------------
+    "TS520": "Trainer/Kueue version pairing known to fail",
+    "TS521": "not supported by the target Trainer version",
+    "TS522": "maxRunTime cannot be enforced by the target Trainer version",
+    "TS523": "unsupported or unknown target version",
+    "TS524": "the CRDs given do not match the target Trainer version",
     # -- project policy (trainspec.yaml spec.policy) ------------------------------------
     "TS600": "job has no Kueue queue, and the project requires one (requireQueue)",
     "TS601": "job has no maxRunTime, and the project requires one (requireMaxRunTime)",

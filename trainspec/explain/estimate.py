@@ -118,7 +118,7 @@ def cost(hours: Fraction, price_per_gpu_hour: Fraction) -> Fraction:
     return hours * price_per_gpu_hour
 
 
-def as_price(value: float | int | str) -> Fraction:
+def as_price(value: float | str) -> Fraction:
     """A price as an exact fraction of its decimal text (``2.49`` is 249/100, not a binary float)."""
     return Fraction(str(value))
 

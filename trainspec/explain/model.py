@@ -17,8 +17,16 @@ from trainspec.compiler.resolve import Origin, Sourced
 from trainspec.compiler.sizing import CheckpointSize, checkpoint_size
 from trainspec.dsl.models import ModelSize
 from trainspec.dsl.project import Project
+from trainspec.dsl.sources import LoadedSpec
 from trainspec.dsl.types import Quantity
-from trainspec.explain.estimate import MemoryFit, as_price, cost, gpu_hours, memory_fit, training_state
+from trainspec.explain.estimate import (
+    MemoryFit,
+    as_price,
+    cost,
+    gpu_hours,
+    memory_fit,
+    training_state,
+)
 
 T = TypeVar("T")
 #: Origin of a value trainspec derived from others (world size, GPUs in total, sizes).
@@ -183,7 +191,7 @@ def explain_plan(plan: JobPlan, project: Project | None = None, *, price: float 
     )
 
 
-def _item(sourced: Sourced[T], runtime_loaded) -> Item[T]:
+def _item(sourced: Sourced[T], runtime_loaded: LoadedSpec) -> Item[T]:
     """The resolver says "runtime" for a runtime's model default too; call that a built-in default."""
     origin = sourced.origin
     if origin is Origin.RUNTIME and sourced.path and not runtime_loaded.has(sourced.path):

@@ -9,7 +9,7 @@ them and use :func:`make_launcher`.
 No ``from __future__ import annotations`` here: KFP reads the signature's real annotations.
 """
 
-from typing import List, NamedTuple, Optional
+from typing import NamedTuple
 
 from kfp import dsl
 from kfp.dsl import Artifact, Output
@@ -45,7 +45,7 @@ def launch_trainjob(
     namespace: str = "",
     checkpoint_claim: str = "",
     task_config: dsl.TaskConfig = None,
-) -> NamedTuple("Outputs", [("name", str), ("phase", str)]):
+) -> NamedTuple("Outputs", [("name", str), ("phase", str)]):  # type: ignore[valid-type]  # KFP's form
     """Apply a compiled trainspec TrainJob, follow node-0's log, and wait for it to finish.
 
     trainjob: the TrainJob as a JSON string (a string: KFP turns ints in dict constants into floats).
@@ -65,12 +65,12 @@ def launch_trainjob(
         checkpoint_claim=checkpoint_claim, task_config=task_config, status_path=status.path,
     )
     status.metadata.update(result.metadata())
-    outputs = namedtuple("Outputs", ["name", "phase"])
-    return outputs(result.name, result.phase)
+    Outputs = namedtuple("Outputs", ["name", "phase"])
+    return Outputs(result.name, result.phase)
 
 
-def make_launcher(image: str = DEFAULT_IMAGE, packages_to_install: Optional[List[str]] = None,
-                  *, install_kfp_package: Optional[bool] = None, pip_index_urls: Optional[List[str]] = None):
+def make_launcher(image: str = DEFAULT_IMAGE, packages_to_install: list[str] | None = None,
+                  *, install_kfp_package: bool | None = None, pip_index_urls: list[str] | None = None):
     """A ``launch_trainjob`` component for ``image``.
 
     With the defaults, trainspec and the kubernetes client are pip-installed at start-up (the

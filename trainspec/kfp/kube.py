@@ -68,10 +68,12 @@ class KubeApi:
             configuration = client.Configuration()
             config.load_incluster_config(client_configuration=configuration)
             return cls(client.ApiClient(configuration))
+        # Read KUBECONFIG now: the client module captured its value when it was imported.
+        path = os.environ.get("KUBECONFIG") or None
         configuration = client.Configuration()
-        config.load_kube_config(client_configuration=configuration)
+        config.load_kube_config(config_file=path, client_configuration=configuration)
         try:
-            _, context = config.list_kube_config_contexts()
+            _, context = config.list_kube_config_contexts(config_file=path)
             namespace = (context or {}).get("context", {}).get("namespace")
         except (config.ConfigException, OSError):
             namespace = None

@@ -34,9 +34,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from trainspec.kfp import merge
+from trainspec.kfp import merge, retry
 from trainspec.kfp import names as N
-from trainspec.kfp import retry
 from trainspec.kfp.kube import KubeApi, error_message
 from trainspec.kfp.logs import LogFollower
 
@@ -190,7 +189,8 @@ class _Launch:
         if found is None:
             where = f" in namespace {self.namespace}" if kind == "TrainingRuntime" else ""
             raise LauncherError(f"{kind} {runtime!r} does not exist{where}; the launcher never creates runtimes: "
-                                "apply the compiled runtimes first (trainspec compile SPEC -o - | kubectl apply -f -)")
+                                "apply the compiled runtimes first (trainspec compile SPEC -o DIR; "
+                                "kubectl apply -f DIR/runtimes/)")
         return found
 
     def attach(self, existing: dict[str, Any]) -> None:
@@ -232,7 +232,8 @@ class _Launch:
             try:
                 obj = self.call(lambda: self.kube.get_trainjob(self.namespace, self.name), "read the TrainJob")
             except Exception as exc:
-                raise LauncherError(f"cannot read TrainJob {self.namespace}/{self.name}: {error_message(exc)}") from None
+                raise LauncherError(f"cannot read TrainJob {self.namespace}/{self.name}: "
+                                    f"{error_message(exc)}") from None
             if obj is None:
                 raise LauncherError(f"TrainJob {self.namespace}/{self.name} was deleted by someone else")
             phase, reason, message = job_state(obj)
@@ -282,7 +283,12 @@ def run_launcher(trainjob: str | dict[str, Any], *, run_id: str, trainer_api: st
     out = out or sys.stdout
     manifest = json.loads(trainjob) if isinstance(trainjob, str) else trainjob
     merge.parse_trainer_api(trainer_api)  # fail on a bad target before touching the cluster
-    kube = kube or KubeApi.connect()
+    if kube is None:
+        try:
+            kube = KubeApi.connect()
+        except Exception as exc:
+            raise LauncherError(f"cannot configure the Kubernetes client ({exc}): run in a pod, set KUBECONFIG, "
+                                "or set TRAINSPEC_KUBE_API to the API's URL") from None
     meta = manifest.get("metadata") or {}
     ns = namespace or kube.default_namespace(meta.get("namespace"))
     try:
@@ -296,6 +302,8 @@ def run_launcher(trainjob: str | dict[str, Any], *, run_id: str, trainer_api: st
                      poll_seconds=poll_seconds, out=out, clock=clock)
     follower: LogFollower | None = None
     launch.say(f"TrainJob {ns}/{name} for run {run_id}")
+    if meta.get("namespace") and meta["namespace"] != ns:
+        launch.say(f"running in namespace {ns}, not the spec's {meta['namespace']} (set namespace to choose)")
     with _sigterm_raises():
         try:
             try:

@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 PathLike = str | Path
 
@@ -92,19 +92,25 @@ def compile_trainjob(spec_or_path: Any, *, job: str | None = None, values: dict[
     return CompiledJob(meta["name"], meta.get("namespace", ""), trainjob, trainjob_json(trainjob), claim, runtimes)
 
 
-def _checkpoint_claim(dicts: list[dict[str, Any]], trainjob: dict[str, Any]) -> dict[str, Any] | None:
-    """The compiled PVC that the TrainJob mounts as its checkpoint volume, if any."""
+def _checkpoint_claim_name(trainjob: dict[str, Any]) -> str | None:
+    """The claim of the TrainJob's checkpoint volume (in the compiler's runtime patch), if any."""
     from trainspec.kfp import names as N
 
     for patch in trainjob["spec"].get("runtimePatches") or []:
+        if patch.get("manager") != N.COMPILER_PATCH_MANAGER:
+            continue
         for rjob in patch["trainingRuntimeSpec"]["template"]["spec"].get("replicatedJobs") or []:
             pod = rjob.get("template", {}).get("spec", {}).get("template", {}).get("spec", {})
             for volume in pod.get("volumes") or []:
                 if volume["name"] == N.CHECKPOINT_VOLUME and "persistentVolumeClaim" in volume:
-                    claim = volume["persistentVolumeClaim"]["claimName"]
-                    return next((d for d in dicts if d["kind"] == "PersistentVolumeClaim"
-                                 and d["metadata"]["name"] == claim), None)
+                    return str(volume["persistentVolumeClaim"]["claimName"])
     return None
+
+
+def _checkpoint_claim(dicts: list[dict[str, Any]], trainjob: dict[str, Any]) -> dict[str, Any] | None:
+    """The compiled PVC that the TrainJob mounts as its checkpoint volume (None for an existing claim)."""
+    claim = _checkpoint_claim_name(trainjob)
+    return next((d for d in dicts if d["kind"] == "PersistentVolumeClaim" and d["metadata"]["name"] == claim), None)
 
 
 def trainjob_task(spec_or_path: Any, *, job: str | None = None, values: dict[str, Any] | None = None,
@@ -123,8 +129,14 @@ def trainjob_task(spec_or_path: Any, *, job: str | None = None, values: dict[str
     from kfp import dsl
 
     compiled = compile_trainjob(spec_or_path, job=job, values=values, project=project)
+    if not isinstance(checkpoint_claim, str) or checkpoint_claim:
+        if _checkpoint_claim_name(compiled.trainjob) is None:
+            raise KfpSpecError(f"job {compiled.name!r} has no checkpoint volume for checkpoint_claim to replace")
     if launcher is None:
-        from trainspec.kfp.component import launch_trainjob as launcher
+        from trainspec.kfp import component
+
+        # cast: the module rebinds the function's name to the component KFP builds from it.
+        launcher = cast(Callable[..., Any], component.launch_trainjob)
     task = launcher(
         trainjob=compiled.manifest, run_id=dsl.PIPELINE_JOB_ID_PLACEHOLDER, trainer_api=trainer_api,
         timeout_seconds=timeout_seconds, poll_seconds=poll_seconds, backoff_seconds=backoff_seconds,

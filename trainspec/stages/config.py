@@ -52,7 +52,7 @@ class Options:
     durable: bool = True
     block_size: int = DEFAULT_BLOCK_SIZE
     #: Threads copying shards concurrently (reads, writes and sha256 all release the GIL).
-    workers: int = field(default_factory=lambda: max(1, min(4, _cpu_count())))
+    workers: int = field(default_factory=lambda: max(1, min(8, _cpu_count())))
     #: Local line sources at least this big are newline-counted by forked worker processes,
     #: because ``bytes.count`` holds the GIL.
     parallel_count_min_bytes: int = 128 << 20

@@ -28,9 +28,9 @@ from trainspec.stages.sources import DATA_EXTRA, Source, SourceFile
 
 MAX_BATCH_ROWS = 65536
 #: Target decoded size of one read batch; rows per batch follow from the footer's byte counts.
-BATCH_BYTES = 8 << 20
+BATCH_BYTES = 1 << 20
 #: Output row groups are collected up to about this size before being written.
-ROW_GROUP_BYTES = 16 << 20
+ROW_GROUP_BYTES = 4 << 20
 
 
 def _pyarrow() -> tuple[Any, Any]:
@@ -97,7 +97,9 @@ class _Out:
 def _open(pq: Any, source: Source, f: SourceFile) -> Any:
     try:
         # Stream column chunks through a small buffer instead of pre-buffering whole row groups.
-        return pq.ParquetFile(source.open(f), buffer_size=1 << 20, pre_buffer=False)
+        # Local files by path: Arrow's own reader, no Python file object in the read loop.
+        where = f.location if source.is_local else source.open(f)
+        return pq.ParquetFile(where, buffer_size=1 << 20, pre_buffer=False)
     except StageError:
         raise
     except Exception as exc:  # noqa: BLE001 - ArrowInvalid and friends: report as bad input
@@ -131,7 +133,7 @@ def _batches(pq: Any, source: Source, batch_rows: int) -> Iterator[Any]:
     for f in source.files:
         pf = _open(pq, source, f)
         try:
-            yield from pf.iter_batches(batch_size=batch_rows)
+            yield from pf.iter_batches(batch_size=batch_rows, use_threads=False)
         finally:
             pf.close()
 
@@ -176,7 +178,7 @@ def shard_parquet(source: Source, settings: Settings, options: Options, staging:
                     seen += take
         else:
             key = hash_key(settings.seed)
-            limit = max(1 << 20, (64 << 20) // n)
+            limit = max(256 << 10, (32 << 20) // n)
             for batch in _batches(pq, source, batch_rows):
                 if settings.assignment == "round-robin":
                     picks = [list(range((s - seen) % n, batch.num_rows, n)) for s in range(n)]

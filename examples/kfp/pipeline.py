@@ -1,0 +1,86 @@
+"""Example Kubeflow Pipelines pipeline: prepare data -> trainspec TrainJob -> evaluate.
+
+    pip install 'trainspec[kfp]'
+    python examples/kfp/pipeline.py pipeline.yaml      # then upload pipeline.yaml to KFP
+
+Before the first run, apply the job's runtime and the RBAC (see docs/kfp.md):
+
+    trainspec compile examples/kfp/cpu-job.yaml -o deploy/ && kubectl apply -f deploy/runtimes/
+    trainspec kfp --rbac --namespace kubeflow | kubectl apply -f -
+
+The checkpoint volume is created per run (CreatePVC, explicit storage class from the spec),
+shared by the three steps: the data step writes into it, the TrainJob mounts it at
+/checkpoints (the launcher swaps the compiled claim for this one), the evaluation reads it.
+"""
+
+import sys
+from pathlib import Path
+
+from kfp import compiler, dsl, kubernetes
+
+from trainspec.kfp import compile_trainjob, trainjob_task
+
+HERE = Path(__file__).resolve().parent
+#: Compiled once, when the pipeline is defined: the TrainJob travels as a JSON string constant.
+JOB = compile_trainjob(HERE / "cpu-job.yaml")
+MOUNT = "/checkpoints"
+
+
+@dsl.component(base_image="python:3.11-slim")
+def prepare_data(data_dir: str, rows: int) -> int:
+    """Write a small synthetic dataset (JSON lines) where the trainer will read it."""
+    import json
+    import os
+    import random
+
+    os.makedirs(data_dir, exist_ok=True)
+    rng = random.Random(0)
+    with open(os.path.join(data_dir, "train.jsonl"), "w", encoding="utf-8") as handle:
+        for i in range(rows):
+            x = rng.uniform(-1, 1)
+            handle.write(json.dumps({"id": i, "x": x, "y": 3 * x + rng.gauss(0, 0.1)}) + "\n")
+    return rows
+
+
+@dsl.component(base_image="python:3.11-slim")
+def evaluate(checkpoint_dir: str, trainjob: str, phase: str, metrics: dsl.Output[dsl.Metrics]) -> str:
+    """Report what the TrainJob left in the checkpoint directory."""
+    import os
+
+    found = sorted(os.listdir(checkpoint_dir)) if os.path.isdir(checkpoint_dir) else []
+    metrics.log_metric("checkpoint_entries", len(found))
+    metrics.metadata["trainjob"] = trainjob
+    print(f"TrainJob {trainjob} finished {phase}; {checkpoint_dir}: {found}")
+    return phase
+
+
+@dsl.pipeline(name="trainspec-kfp-example",
+              description="Synthetic data -> 2-node CPU DDP TrainJob compiled by trainspec -> evaluation.")
+def example_pipeline(rows: int = 1000):
+    pvc = kubernetes.CreatePVC(
+        pvc_name_suffix=f"-{JOB.name}-checkpoints",
+        access_modes=JOB.claim_access_modes,
+        size=JOB.claim_size,
+        storage_class_name=JOB.storage_class,  # explicit: CreatePVC without one silently means ""
+    )
+    pvc.set_caching_options(False)
+
+    prep = prepare_data(data_dir=f"{MOUNT}/data", rows=rows).after(pvc)
+    kubernetes.mount_pvc(prep, pvc_name=pvc.outputs["name"], mount_path=MOUNT)
+
+    # The TrainJob step. Do not mount_pvc the checkpoint volume on it: the launcher already
+    # points the TrainJob's checkpoint volume at this claim (checkpoint_claim), and a second
+    # mount at the same path would make the trainer pods invalid.
+    train = trainjob_task(JOB, checkpoint_claim=pvc.outputs["name"], timeout_seconds=2 * 3600).after(prep)
+    # Forwarded to the TrainJob by the TaskConfig passthrough (env also reaches the launcher pod):
+    train.set_env_variable("TRAINSPEC_DATA_DIR", f"{MOUNT}/data")
+    kubernetes.add_toleration(train, key="dedicated", operator="Equal", value="training", effect="NoSchedule")
+    kubernetes.add_node_selector(train, label_key="node-pool", label_value="cpu-training")
+
+    check = evaluate(checkpoint_dir=MOUNT, trainjob=train.outputs["name"], phase=train.outputs["phase"])
+    kubernetes.mount_pvc(check, pvc_name=pvc.outputs["name"], mount_path=MOUNT)
+    # No DeletePVC: the checkpoints outlive the run (delete the PVC when done with them).
+
+
+if __name__ == "__main__":
+    compiler.Compiler().compile(example_pipeline, package_path=sys.argv[1] if len(sys.argv) > 1 else "pipeline.yaml")

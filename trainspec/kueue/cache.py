@@ -1,0 +1,236 @@
+"""An optional on-disk cache that keeps a cold ``trainspec check`` close to ``validate``.
+
+Two things dominate a cold check against real CRDs: parsing megabytes of CRD YAML (~0.15 s)
+and building cel-python's LALR parser (~0.2 s). Both results are plain data, so they are kept
+as JSON (never pickle) under ``$XDG_CACHE_HOME/trainspec`` (default ``~/.cache/trainspec``):
+
+* ``crd-<sha256 of the CRD file>.json``: the served versions of the CRDs in that file;
+* ``cel-trees-<celpy version>.json``: CEL rule text -> parse tree. When every rule a check
+  needs is cached, celpy's parser is never built at all.
+
+The cache is never needed for correctness: entries are keyed by content (a changed CRD file
+is a new key), any unreadable or malformed entry is ignored and rebuilt, writes are atomic,
+and ``TRAINSPEC_NO_CACHE=1`` turns it off. It lives here because it only serves ``check``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from trainspec.compiler.check.cel import _MACROS, CelCompileError, CelPyEngine
+from trainspec.compiler.check.crds import CrdRegistry, CrdVersion
+
+ENV_NO_CACHE = "TRAINSPEC_NO_CACHE"
+_FORMAT = 1  # bump when an entry's layout changes
+_CRD_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+class DiskCache:
+    """JSON documents by key in one directory; every failure reads as a miss."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def get(self, key: str) -> Any:
+        try:
+            with open(self.directory / f"{key}.json", encoding="utf-8") as handle:
+                payload = json.load(handle)
+        except (OSError, ValueError):
+            return None
+        if not isinstance(payload, dict) or payload.get("format") != _FORMAT:
+            return None
+        return payload.get("data")
+
+    def put(self, key: str, data: Any) -> None:
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=self.directory)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    json.dump({"format": _FORMAT, "data": data}, handle, separators=(",", ":"))
+                os.replace(tmp, self.directory / f"{key}.json")
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except OSError:
+            pass  # a read-only or full disk only costs speed
+
+
+def default_cache() -> DiskCache | None:
+    """The user's cache, or None when ``TRAINSPEC_NO_CACHE`` is set."""
+    if os.environ.get(ENV_NO_CACHE, "") not in ("", "0"):
+        return None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return DiskCache(Path(base) / "trainspec")
+
+
+# -- CRDs -----------------------------------------------------------------------------------------
+
+
+class CachedCrdRegistry(CrdRegistry):
+    """A :class:`CrdRegistry` that reads each CRD file's served versions from the cache.
+
+    Only the parse step is replaced (``CrdRegistry._parse``); the cheap header scan and the
+    lazy, first-definition-wins indexing of the base class stay as they are.
+    """
+
+    def __init__(self, files: Iterable[Path], cache: DiskCache | None) -> None:
+        self._disk = cache  # set first: the base constructor may already parse
+        super().__init__(files)
+
+    def _parse(self, entry: Any, text: str | None = None) -> None:
+        if entry.parsed or self._disk is None:
+            super()._parse(entry, text)
+            return
+        try:
+            data = text.encode("utf-8") if text is not None else entry.path.read_bytes()
+        except OSError:
+            super()._parse(entry, text)
+            return
+        key = f"crd-{hashlib.sha256(data).hexdigest()}"
+        versions = self._disk.get(key)
+        if not isinstance(versions, list):
+            single = CrdRegistry([entry.path])
+            single.load_all()
+            self.problems.extend(single.problems)
+            versions = [{"group": v.group, "version": v.version, "kind": v.kind, "plural": v.plural,
+                         "scope": v.scope, "schema": v.schema} for v in single]
+            if not single.problems:
+                self._disk.put(key, versions)
+        entry.parsed = True
+        for item in versions:
+            try:
+                version = CrdVersion(source=str(entry.path), **item)
+            except TypeError:
+                continue
+            self._by_key.setdefault((version.api_version, version.kind), version)
+
+
+def crd_files(paths: Iterable[Path | str]) -> list[Path]:
+    """CRD files under ``paths`` (directories recursively), as the checker reads them."""
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            files.extend(sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in _CRD_SUFFIXES))
+        elif path.is_file():
+            files.append(path)
+    return files
+
+
+# -- CEL ------------------------------------------------------------------------------------------
+
+
+def _encode(node: Any) -> Any:
+    """A parse tree as compact JSON: a token is ``"TYPE:value"``, a tree ``[data, line, column, *children]``."""
+    import lark
+
+    if isinstance(node, lark.Token):
+        return f"{node.type}:{node}"
+    meta = node.meta
+    line, column = (None, None) if meta.empty else (meta.line, meta.column)
+    return [str(node.data), line, column, *(_encode(child) for child in node.children)]
+
+
+def _decoder() -> Any:
+    from lark import Token, Tree
+
+    def decode(data: Any) -> Any:
+        if isinstance(data, str):
+            kind, _, value = data.partition(":")
+            return Token(kind, value)
+        tree = Tree(data[0], [decode(child) for child in data[3:]])
+        if data[1] is not None:  # celpy reports the position of evaluation errors
+            tree.meta.line, tree.meta.column, tree.meta.empty = data[1], data[2], False
+        return tree
+
+    return decode
+
+
+def _grammar_digest(celpy: Any) -> str:
+    """Trees depend on celpy's grammar and lark: key the cache by both."""
+    import lark
+
+    try:
+        grammar = (Path(celpy.__file__).parent / "cel.lark").read_bytes()
+    except OSError:
+        grammar = b""
+    return hashlib.sha256(grammar + lark.__version__.encode()).hexdigest()[:16]
+
+
+class _RunnerEnvironment:
+    """What a celpy Runner reads from its Environment (package and annotations), without the
+    parser that ``celpy.Environment()`` builds eagerly."""
+
+    def __init__(self, annotations: dict[str, Any]) -> None:
+        self.package = None
+        self.annotations = annotations
+
+
+class CachedCelEngine(CelPyEngine):
+    """:class:`CelPyEngine` with parse trees from the cache; celpy's parser is built on a miss only.
+
+    Evaluation, value conversion and the Kubernetes function shims are the base class's.
+    """
+
+    def __init__(self, cache: DiskCache | None) -> None:
+        # Not CelPyEngine.__init__: it builds the parser (~0.2 s) that a warm cache avoids.
+        import celpy
+
+        from trainspec.compiler.check import cel_lib
+
+        self._celpy = celpy
+        self._functions = cel_lib.FUNCTIONS
+        self._known = frozenset(celpy.evaluation.base_functions) | frozenset(cel_lib.FUNCTIONS) | _MACROS
+        self._cache: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        self._disk = cache
+        self._key = f"cel-trees-{_grammar_digest(celpy)}"
+        self._trees: dict[str, Any] | None = None
+        self._dirty = False
+        self._parser_env: Any = None
+        self._runner_env = _RunnerEnvironment(dict(celpy.googleapis))
+
+    def _tree(self, rule: str) -> Any:
+        if self._trees is None:
+            stored = self._disk.get(self._key) if self._disk is not None else None
+            self._trees = stored if isinstance(stored, dict) else {}
+        cached = self._trees.get(rule)
+        if isinstance(cached, list):
+            try:
+                return _decoder()(cached)
+            except (IndexError, TypeError, ValueError):
+                pass
+        if self._parser_env is None:
+            self._parser_env = self._celpy.Environment()
+        try:
+            tree = self._parser_env.compile(rule)
+        except Exception as exc:  # CELParseError and lark errors
+            raise CelCompileError(f"syntax error: {str(exc).splitlines()[0][:200] if str(exc) else exc}") from exc
+        self._trees[rule] = _encode(tree)
+        self._dirty = True
+        return tree
+
+    def _compile(self, rule: str) -> Any:
+        tree = self._tree(rule)
+        unknown = sorted(self._called_names(tree) - self._known)
+        if unknown:
+            raise CelCompileError(
+                f"undeclared function(s) {', '.join(unknown)} (not supported by the offline engine)")
+        return self._celpy.InterpretedRunner(self._runner_env, tree, self._functions)
+
+    def flush(self) -> None:
+        """Store newly parsed rules (call once at the end of a run)."""
+        if self._dirty and self._disk is not None and self._trees is not None:
+            self._disk.put(self._key, self._trees)
+            self._dirty = False
+
+
+__all__ = ["CachedCelEngine", "CachedCrdRegistry", "DiskCache", "ENV_NO_CACHE", "crd_files", "default_cache"]

@@ -1,0 +1,357 @@
+"""Kubernetes objects read from YAML with positions, and the Kueue configuration among them.
+
+:func:`read_objects` loads every document of every ``*.yaml``/``*.yml`` file under the given
+paths with :func:`trainspec.dsl.yaml_loader.load_file`, so each field of each object can be
+pointed at (file, line, column). :func:`load_cluster` then picks out the Kueue objects a
+pre-flight needs, from ``kueue.x-k8s.io/v1beta2`` or ``v1beta1`` (``spec.cohort`` there is
+``spec.cohortName`` here), plus core ``Namespace`` objects for the namespace selectors.
+
+Node shapes: Kueue itself only knows node capacity with TAS, from live Nodes. A GitOps repo
+has no Nodes, so a ResourceFlavor may declare the allocatable resources of one of its nodes in
+the annotation ``trainspec.dev/node-allocatable`` (``"cpu=192,memory=2Ti,nvidia.com/gpu=8"``).
+The annotation is harmless on a cluster and lets the pre-flight check that one pod fits a node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from trainspec.compiler.check.quantity import QuantityError, parse_quantity
+from trainspec.dsl.diagnostics import Diagnostic, Related, Severity
+from trainspec.dsl.yaml_loader import Mark, SourceDoc
+
+KUEUE_GROUP = "kueue.x-k8s.io"
+KUEUE_VERSIONS = ("v1beta2", "v1beta1")
+NODE_ALLOCATABLE = "trainspec.dev/node-allocatable"
+_SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass(frozen=True)
+class Located:
+    """One Kubernetes object from a YAML file, with the position of every field."""
+
+    doc: SourceDoc
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return self.doc.data
+
+    @property
+    def file(self) -> str:
+        return self.doc.file
+
+    @property
+    def api_version(self) -> str:
+        return str(self.data.get("apiVersion", ""))
+
+    @property
+    def kind(self) -> str:
+        return str(self.data.get("kind", ""))
+
+    @property
+    def name(self) -> str:
+        return str(_map(self.data.get("metadata")).get("name", ""))
+
+    @property
+    def namespace(self) -> str | None:
+        value = _map(self.data.get("metadata")).get("namespace")
+        return str(value) if value is not None else None
+
+    def mark(self, path: tuple = ()) -> Mark:
+        """Where ``path`` is (its value, else its key, else the nearest enclosing field)."""
+        return self.doc.mark(path)
+
+    def related(self, message: str, path: tuple = ()) -> Related:
+        """A note pointing at ``path`` of this object."""
+        mark = self.mark(path)
+        return Related(message=message, file=self.file, line=mark.line, column=mark.column)
+
+    def describe(self) -> str:
+        where = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind} {where}{self.name}"
+
+
+def _map(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def yaml_files(paths: Iterable[str | Path]) -> tuple[list[Path], list[Diagnostic]]:
+    """YAML files under ``paths`` (directories recursively, hidden entries skipped), sorted."""
+    found: list[Path] = []
+    problems: list[Diagnostic] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found.extend(
+                p for p in path.rglob("*")
+                if p.is_file() and p.suffix in _SUFFIXES
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+            )
+        elif path.is_file():
+            found.append(path)
+        else:
+            problems.append(Diagnostic(code="TS100", message=f"{raw}: no such file or directory", file=str(raw)))
+    return sorted(set(found), key=lambda p: p.as_posix()), problems
+
+
+def read_objects(files: Iterable[Path]) -> tuple[list[Located], list[Diagnostic]]:
+    """Every document with an ``apiVersion`` and ``kind`` in ``files``, except trainspec's own specs."""
+    from trainspec.dsl.sources import display_name
+    from trainspec.dsl.yaml_loader import load_file
+
+    objects: list[Located] = []
+    problems: list[Diagnostic] = []
+    for path in files:
+        docs, found = load_file(path, display_name(path))
+        problems.extend(d for d in found if d.code != "TS109")  # YAML 1.1 bools: a spec-language rule
+        for doc in docs:
+            api_version, kind = doc.data.get("apiVersion"), doc.data.get("kind")
+            if isinstance(api_version, str) and isinstance(kind, str) and not api_version.startswith("trainspec.dev/"):
+                objects.append(Located(doc))
+    return objects, problems
+
+
+# -- the Kueue objects ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Quota:
+    """One resource of one flavor in a ClusterQueue or Cohort (exact values, base units)."""
+
+    resource: str
+    nominal: Fraction
+    borrowing_limit: Fraction | None
+    lending_limit: Fraction | None
+    path: tuple
+
+
+@dataclass(frozen=True)
+class FlavorQuotas:
+    flavor: str
+    quotas: dict[str, Quota]
+    path: tuple
+
+
+@dataclass(frozen=True)
+class ResourceGroup:
+    """Resources that must all come from the same flavor, and the flavors to try, in order."""
+
+    covered: tuple[str, ...]
+    flavors: tuple[FlavorQuotas, ...]
+    path: tuple
+
+
+@dataclass(frozen=True)
+class ClusterQueue:
+    name: str
+    cohort: str | None
+    cohort_path: tuple
+    #: None = the field is absent, which selects no namespace at all.
+    namespace_selector: Mapping[str, Any] | None
+    groups: tuple[ResourceGroup, ...]
+    stop_policy: str | None
+    obj: Located
+
+
+@dataclass(frozen=True)
+class Cohort:
+    name: str
+    parent: str | None
+    groups: tuple[ResourceGroup, ...]
+    obj: Located | None  # None: a cohort only named by ClusterQueues (no quota of its own)
+
+
+@dataclass(frozen=True)
+class LocalQueue:
+    namespace: str
+    name: str
+    cluster_queue: str | None
+    stop_policy: str | None
+    obj: Located
+
+
+@dataclass(frozen=True)
+class ResourceFlavor:
+    name: str
+    node_labels: dict[str, str]
+    node_taints: tuple[Mapping[str, Any], ...]
+    tolerations: tuple[Mapping[str, Any], ...]
+    topology_name: str | None
+    #: Allocatable resources of one node (annotation ``trainspec.dev/node-allocatable``).
+    node_shape: dict[str, Fraction] | None
+    obj: Located
+
+
+@dataclass(frozen=True)
+class Topology:
+    name: str
+    levels: tuple[str, ...]
+    obj: Located
+
+
+@dataclass(frozen=True)
+class Namespace:
+    name: str
+    #: Labels including the automatic ``kubernetes.io/metadata.name``.
+    labels: dict[str, str]
+    obj: Located
+
+
+@dataclass
+class Cluster:
+    """The Kueue configuration found in the cluster files, by name."""
+
+    cluster_queues: dict[str, ClusterQueue] = field(default_factory=dict)
+    local_queues: dict[tuple[str, str], LocalQueue] = field(default_factory=dict)
+    flavors: dict[str, ResourceFlavor] = field(default_factory=dict)
+    priority_classes: dict[str, Located] = field(default_factory=dict)
+    cohorts: dict[str, Cohort] = field(default_factory=dict)
+    topologies: dict[str, Topology] = field(default_factory=dict)
+    namespaces: dict[str, Namespace] = field(default_factory=dict)
+    #: Every object of the cluster files (Kueue or not), for the CRD check.
+    objects: list[Located] = field(default_factory=list)
+    problems: list[Diagnostic] = field(default_factory=list)
+
+    def cohort(self, name: str) -> Cohort:
+        """The named cohort; one only named by ClusterQueues is implicit (no quota, no parent)."""
+        return self.cohorts.get(name) or Cohort(name, None, (), None)
+
+
+def quantity(value: Any) -> Fraction:
+    """A quantity field (``32``, ``"3Ti"``, ``"500m"``) as an exact number; raise ValueError."""
+    if isinstance(value, bool):
+        raise QuantityError("a boolean is not a quantity")
+    if isinstance(value, (int, float)):
+        return Fraction(value)
+    return parse_quantity(value)
+
+
+def load_cluster(paths: Iterable[str | Path]) -> Cluster:
+    """Read the cluster files under ``paths`` and index their Kueue objects (first definition wins)."""
+    files, problems = yaml_files(paths)
+    objects, found = read_objects(files)
+    cluster = Cluster(objects=objects, problems=[*problems, *found])
+    for obj in objects:
+        group, _, version = obj.api_version.rpartition("/")
+        if obj.api_version == "v1" and obj.kind == "Namespace":
+            labels = _labels(obj, ("metadata", "labels"))
+            labels.setdefault("kubernetes.io/metadata.name", obj.name)
+            cluster.namespaces.setdefault(obj.name, Namespace(obj.name, labels, obj))
+        elif group == KUEUE_GROUP and version in KUEUE_VERSIONS:
+            _add_kueue(cluster, obj, version)
+    return cluster
+
+
+def _add_kueue(cluster: Cluster, obj: Located, version: str) -> None:
+    spec = _map(obj.data.get("spec"))
+    name = obj.name
+    if obj.kind == "ClusterQueue":
+        cohort_field = "cohortName" if version == "v1beta2" else "cohort"
+        cluster.cluster_queues.setdefault(name, ClusterQueue(
+            name=name, cohort=_str(spec.get(cohort_field)), cohort_path=("spec", cohort_field),
+            namespace_selector=spec["namespaceSelector"] if isinstance(spec.get("namespaceSelector"), dict) else None,
+            groups=_groups(cluster, obj, spec), stop_policy=_str(spec.get("stopPolicy")), obj=obj))
+    elif obj.kind == "Cohort":
+        cluster.cohorts.setdefault(name, Cohort(name, _str(spec.get("parentName")), _groups(cluster, obj, spec), obj))
+    elif obj.kind == "LocalQueue":
+        namespace = obj.namespace or "default"
+        cluster.local_queues.setdefault((namespace, name), LocalQueue(
+            namespace, name, _str(spec.get("clusterQueue")), _str(spec.get("stopPolicy")), obj))
+    elif obj.kind == "ResourceFlavor":
+        cluster.flavors.setdefault(name, ResourceFlavor(
+            name=name, node_labels=_labels(obj, ("spec", "nodeLabels")),
+            node_taints=tuple(t for t in _list(spec.get("nodeTaints")) if isinstance(t, dict)),
+            tolerations=tuple(t for t in _list(spec.get("tolerations")) if isinstance(t, dict)),
+            topology_name=_str(spec.get("topologyName")), node_shape=_node_shape(cluster, obj), obj=obj))
+    elif obj.kind == "WorkloadPriorityClass":
+        cluster.priority_classes.setdefault(name, obj)
+    elif obj.kind == "Topology":
+        levels = tuple(str(_map(level).get("nodeLabel", "")) for level in _list(spec.get("levels")))
+        cluster.topologies.setdefault(name, Topology(name, levels, obj))
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _labels(obj: Located, path: tuple) -> dict[str, str]:
+    node: Any = obj.data
+    for part in path:
+        node = _map(node).get(part)
+    # A bare `true` is a YAML boolean; Kubernetes would reject it, the CRD check says so.
+    return {str(k): (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in _map(node).items()}
+
+
+def _groups(cluster: Cluster, obj: Located, spec: Mapping[str, Any]) -> tuple[ResourceGroup, ...]:
+    groups: list[ResourceGroup] = []
+    for g, group in enumerate(_list(spec.get("resourceGroups"))):
+        group = _map(group)
+        gpath = ("spec", "resourceGroups", g)
+        flavors: list[FlavorQuotas] = []
+        for f, flavor in enumerate(_list(group.get("flavors"))):
+            flavor = _map(flavor)
+            fpath = (*gpath, "flavors", f)
+            quotas: dict[str, Quota] = {}
+            for r, entry in enumerate(_list(flavor.get("resources"))):
+                entry = _map(entry)
+                rpath = (*fpath, "resources", r)
+                values: dict[str, Fraction | None] = {}
+                for key in ("nominalQuota", "borrowingLimit", "lendingLimit"):
+                    values[key] = _quantity_field(cluster, obj, entry, key, rpath)
+                resource = str(entry.get("name", ""))
+                quotas[resource] = Quota(resource, values["nominalQuota"] or Fraction(0),
+                                         values["borrowingLimit"], values["lendingLimit"], rpath)
+            flavors.append(FlavorQuotas(str(flavor.get("name", "")), quotas, fpath))
+        covered = tuple(str(c) for c in _list(group.get("coveredResources")))
+        groups.append(ResourceGroup(covered, tuple(flavors), gpath))
+    return tuple(groups)
+
+
+def _quantity_field(cluster: Cluster, obj: Located, entry: Mapping[str, Any], key: str,
+                    path: tuple) -> Fraction | None:
+    if entry.get(key) is None:
+        return None
+    try:
+        return quantity(entry[key])
+    except (QuantityError, ValueError) as exc:
+        mark = obj.mark((*path, key))
+        cluster.problems.append(Diagnostic(
+            code="TS500", message=f"{obj.describe()}: {key} is not a quantity ({exc})", file=obj.file,
+            line=mark.line, column=mark.column, path=".".join(str(p) for p in (*path, key))))
+        return None
+
+
+def _node_shape(cluster: Cluster, obj: Located) -> dict[str, Fraction] | None:
+    text = _map(_map(obj.data.get("metadata")).get("annotations")).get(NODE_ALLOCATABLE)
+    if not isinstance(text, str):
+        return None
+    shape: dict[str, Fraction] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, eq, value = item.partition("=")
+        try:
+            if not eq or not name.strip():
+                raise ValueError("expected name=quantity")
+            shape[name.strip()] = quantity(value.strip())
+        except ValueError as exc:
+            mark = obj.mark(("metadata", "annotations", NODE_ALLOCATABLE))
+            cluster.problems.append(Diagnostic(
+                code="TS517", severity=Severity.WARNING, file=obj.file, line=mark.line, column=mark.column,
+                message=f"{obj.describe()}: cannot read {item!r} in annotation {NODE_ALLOCATABLE} ({exc}); "
+                        "node shape ignored", hint='write it as "cpu=192,memory=2Ti,nvidia.com/gpu=8"'))
+            return None
+    return shape
+
+
+__all__ = [
+    "Cluster", "ClusterQueue", "Cohort", "FlavorQuotas", "KUEUE_GROUP", "LocalQueue", "Located", "NODE_ALLOCATABLE",
+    "Namespace", "Quota", "ResourceFlavor", "ResourceGroup", "Topology", "load_cluster", "quantity", "read_objects",
+    "yaml_files",
+]

@@ -1,0 +1,283 @@
+"""The Kueue pre-flight checklist for one TrainJob against the Kueue objects in Git.
+
+Each problem is a :class:`Finding` at a field of the TrainJob manifest (the caller maps it to
+the job spec's line for compiled specs) with notes pointing at the Kueue objects involved:
+
+* TS510 the queue chain is broken: no LocalQueue of that name in the job's namespace, or it
+  points to a missing ClusterQueue, or the ClusterQueue names a missing ResourceFlavor;
+* TS511 the ClusterQueue's ``namespaceSelector`` does not select the job's namespace (a
+  warning when the Namespace object is not among the cluster files);
+* TS512 the LocalQueue or ClusterQueue is held (``stopPolicy: Hold``/``HoldAndDrain``);
+* TS513 the priority class names no WorkloadPriorityClass (Kueue creates no Workload);
+* TS514 the quota math says never: ``needs N on flavor f; can reach at most M (...)``;
+* TS515 a requested resource is covered by no resource group;
+* TS516 no flavor accepts the PodSet (nodeSelector, affinity, taints, TAS);
+* TS517 one pod is larger than a node of the flavor (node shape annotation), or, without a
+  node shape, larger than the flavor's nominal quota (a warning);
+* TS518 the topology request does not fit the flavor's Topology (missing level or Topology,
+  inconsistent TAS annotations);
+* TS519 more than 18 PodSets.
+
+A job without a queue label is checked against a LocalQueue named ``default`` in its namespace
+if there is one (Kueue's LocalQueue defaulting); otherwise Kueue does not manage it at all.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from trainspec.dsl.diagnostics import Related, Severity
+from trainspec.kueue.cluster import Cluster, ClusterQueue
+from trainspec.kueue.podsets import MAX_PODSETS, PodSet, trainjob_podsets
+from trainspec.kueue.quota import TOPOLOGY_KEYS, PodSetResult, assign, fmt
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+_HELD = ("Hold", "HoldAndDrain")
+_REQUIRED, _PREFERRED, _UNCONSTRAINED, _SLICE, _LAYERS = TOPOLOGY_KEYS
+_SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A pre-flight problem at ``path`` of the TrainJob manifest."""
+
+    code: str
+    message: str
+    path: tuple
+    severity: Severity = Severity.ERROR
+    hint: str | None = None
+    related: tuple[Related, ...] = ()
+
+
+def _map(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def selector_matches(selector: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    """Kubernetes label-selector semantics (``{}`` matches everything)."""
+    for key, value in _map(selector.get("matchLabels")).items():
+        if labels.get(str(key)) != str(value):
+            return False
+    for expression in selector.get("matchExpressions") or []:
+        expression = _map(expression)
+        key, operator = str(expression.get("key")), expression.get("operator")
+        values = [str(v) for v in expression.get("values") or []]
+        ok = {"In": key in labels and labels.get(key) in values,
+              "NotIn": labels.get(key) not in values,
+              "Exists": key in labels,
+              "DoesNotExist": key not in labels}.get(str(operator), False)
+        if not ok:
+            return False
+    return True
+
+
+class _Preflight:
+    def __init__(self, cluster: Cluster, trainjob: Mapping[str, Any]) -> None:
+        self.cluster = cluster
+        meta = _map(trainjob.get("metadata"))
+        self.labels = {str(k): str(v) for k, v in _map(meta.get("labels")).items()}
+        self.namespace = str(meta.get("namespace") or "default")
+        self.out: list[Finding] = []
+
+    def add(self, code: str, message: str, path: tuple, *, related: tuple[Related, ...] = (),
+            hint: str | None = None, severity: Severity = Severity.ERROR) -> None:
+        self.out.append(Finding(code, message, path, severity, hint, related))
+
+    # -- queue, namespace, stop policy, priority ------------------------------------------------
+
+    def cluster_queue(self) -> ClusterQueue | None:
+        queue_path = ("metadata", "labels", QUEUE_LABEL)
+        queue = self.labels.get(QUEUE_LABEL)
+        if queue is None:
+            if (self.namespace, "default") not in self.cluster.local_queues:
+                return None  # not managed by Kueue at all
+            queue, queue_path = "default", ("metadata", "namespace")
+        lq = self.cluster.local_queues.get((self.namespace, queue))
+        if lq is None:
+            elsewhere = [q for (ns, name), q in sorted(self.cluster.local_queues.items()) if name == queue]
+            here = sorted(name for ns, name in self.cluster.local_queues if ns == self.namespace)
+            self.add("TS510", f"no LocalQueue {queue!r} in namespace {self.namespace}", queue_path,
+                     related=tuple(q.obj.related(f"a LocalQueue {queue!r} exists in namespace {q.namespace}")
+                                   for q in elsewhere),
+                     hint=f"LocalQueues in {self.namespace}: {', '.join(here)}" if here
+                     else f"namespace {self.namespace} has no LocalQueue in the cluster files")
+            return None
+        if lq.stop_policy in _HELD:
+            self.add("TS512", f"LocalQueue {self.namespace}/{queue} is held (stopPolicy: {lq.stop_policy}): "
+                     "it admits nothing", queue_path, related=(lq.obj.related("stopPolicy set here", ("spec", "stopPolicy")),))
+        cq = self.cluster.cluster_queues.get(lq.cluster_queue or "")
+        if cq is None:
+            self.add("TS510", f"LocalQueue {self.namespace}/{queue} points to ClusterQueue {lq.cluster_queue!r}, "
+                     "which does not exist", queue_path,
+                     related=(lq.obj.related("clusterQueue set here", ("spec", "clusterQueue")),))
+            return None
+        if cq.stop_policy in _HELD:
+            self.add("TS512", f"ClusterQueue {cq.name} is held (stopPolicy: {cq.stop_policy}): it admits nothing",
+                     queue_path, related=(cq.obj.related("stopPolicy set here", ("spec", "stopPolicy")),))
+        missing = [(fq, group) for group in cq.groups for fq in group.flavors if fq.flavor not in self.cluster.flavors]
+        for fq, _ in missing:
+            self.add("TS510", f"ClusterQueue {cq.name} uses ResourceFlavor {fq.flavor!r}, which does not exist: "
+                     "Kueue keeps the ClusterQueue inactive", queue_path,
+                     related=(cq.obj.related("flavor listed here", (*fq.path, "name")),))
+        self.check_namespace(cq)
+        return None if missing else cq
+
+    def check_namespace(self, cq: ClusterQueue) -> None:
+        path = ("metadata", "namespace")
+        where = (cq.obj.related("namespaceSelector of the ClusterQueue", ("spec", "namespaceSelector")),)
+        if cq.namespace_selector is None:
+            self.add("TS511", f"ClusterQueue {cq.name} has no namespaceSelector, so it admits no namespace", path,
+                     related=(cq.obj.related(f"ClusterQueue {cq.name}"),), hint="namespaceSelector: {} admits all")
+            return
+        namespace = self.cluster.namespaces.get(self.namespace)
+        if namespace is None:
+            if selector_matches(cq.namespace_selector, {"kubernetes.io/metadata.name": self.namespace}) and \
+                    not cq.namespace_selector.get("matchExpressions") and \
+                    set(_map(cq.namespace_selector.get("matchLabels"))) <= {"kubernetes.io/metadata.name"}:
+                return  # decided without the Namespace's own labels
+            self.add("TS511", f"Namespace {self.namespace} is not among the cluster files: cannot tell whether "
+                     f"ClusterQueue {cq.name}'s namespaceSelector admits it", path, related=where,
+                     severity=Severity.WARNING, hint=f"add the Namespace {self.namespace} manifest to the cluster files")
+            return
+        if not selector_matches(cq.namespace_selector, namespace.labels):
+            shown = ", ".join(f"{k}={v}" for k, v in sorted(namespace.labels.items()))
+            self.add("TS511", f"ClusterQueue {cq.name}'s namespaceSelector does not select namespace "
+                     f"{self.namespace} (labels: {shown})", path,
+                     related=(*where, namespace.obj.related(f"Namespace {self.namespace}", ("metadata", "labels"))))
+
+    def check_priority(self) -> None:
+        name = self.labels.get(PRIORITY_LABEL)
+        if name is not None and name not in self.cluster.priority_classes:
+            known = ", ".join(sorted(self.cluster.priority_classes)) or "none"
+            self.add("TS513", f"no WorkloadPriorityClass {name!r}: Kueue does not create a Workload for the job "
+                     "(event WorkloadPriorityClassNotFound)", ("metadata", "labels", PRIORITY_LABEL),
+                     hint=f"WorkloadPriorityClasses in the cluster files: {known}")
+
+    # -- PodSets and quota --------------------------------------------------------------------
+
+    def check_quota(self, cq: ClusterQueue, podsets: list[PodSet]) -> None:
+        for result in assign(self.cluster, cq, podsets):
+            podset = result.podset
+            if podset.count <= 0:
+                continue  # an empty PodSet reserves nothing
+            groups_at = (cq.obj.related(f"resource groups of ClusterQueue {cq.name}", ("spec", "resourceGroups")),)
+            if result.uncovered:
+                needed = ", ".join(f"{fmt(podset.requests.get(r, podset.count))} {r}" for r in result.uncovered)
+                self.add("TS515", f"PodSet {podset.name} requests {needed} per pod, which no resource group of "
+                         f"ClusterQueue {cq.name} covers: Kueue never admits it", podset.resources_path,
+                         related=groups_at, hint="add the resource to a resource group (coveredResources), or "
+                         "exclude it in the Kueue configuration (resources.excludeResourcePrefixes)")
+            for index, group in enumerate(cq.groups):
+                touched = any(r == "pods" or podset.requests.get(r, 0) > 0 for r in group.covered)
+                if touched and index not in result.flavors:
+                    self.group_failure(cq, result, index)
+            self.check_pod_fit(cq, result)
+            self.check_topology(result)
+
+    def group_failure(self, cq: ClusterQueue, result: PodSetResult, index: int) -> None:
+        podset = result.podset
+        rejected = [self.cluster.flavors[f].obj.related(f"flavor {f}: {why}") if f in self.cluster.flavors
+                    else cq.obj.related(f"flavor {f}: {why}") for f, why in result.rejected.get(index, [])]
+        short = result.short.get(index, [])
+        if not short:
+            self.add("TS516", f"no flavor of ClusterQueue {cq.name} accepts PodSet {podset.name}: "
+                     + "; ".join(f"{f}: {why}" for f, why in result.rejected.get(index, [])),
+                     podset.resources_path, related=tuple(rejected),
+                     hint="make the runtime's nodeSelector/tolerations match a flavor of the queue")
+            return
+        first = short[0]
+        notes = [cq.obj.related(f"flavor {s.flavor}: needs {fmt(s.needs)} {s.resource}, at most "
+                                f"{fmt(s.capacity.maximum)} ({s.capacity.explanation})",
+                                (*s.capacity.quota.path, "nominalQuota") if s.capacity.quota else ())
+                 for s in short]
+        self.add("TS514", f"PodSet {podset.name} ({podset.count} pods) can never be admitted: needs "
+                 f"{fmt(first.needs)} {first.resource} on flavor {first.flavor}; ClusterQueue {cq.name} can reach "
+                 f"at most {fmt(first.capacity.maximum)} ({first.capacity.explanation})", podset.count_path,
+                 related=(*notes, *rejected),
+                 hint="run fewer or smaller pods, raise the nominal quota, or join a cohort that can lend the rest")
+
+    def check_pod_fit(self, cq: ClusterQueue, result: PodSetResult) -> None:
+        podset = result.podset
+        for index, flavor_name in result.flavors.items():
+            flavor = self.cluster.flavors[flavor_name]
+            for resource in cq.groups[index].covered:
+                need = podset.requests.get(resource)
+                if not need:
+                    continue
+                if flavor.node_shape is not None:
+                    has = flavor.node_shape.get(resource)
+                    if has is not None and need > has:
+                        self.add("TS517", f"one pod of PodSet {podset.name} needs {fmt(need)} {resource}; a node of "
+                                 f"flavor {flavor.name} has {fmt(has)}: the pods can never be scheduled",
+                                 podset.resources_path, related=(flavor.obj.related(
+                                     f"node shape of flavor {flavor.name}", ("metadata", "annotations")),))
+                    continue
+                quota = next((fq.quotas.get(resource) for fq in cq.groups[index].flavors if fq.flavor == flavor_name),
+                             None)
+                if quota is not None and need > quota.nominal:
+                    self.add("TS517", f"one pod of PodSet {podset.name} needs {fmt(need)} {resource}, more than the "
+                             f"nominal quota of flavor {flavor.name} in ClusterQueue {cq.name} "
+                             f"({fmt(quota.nominal)}): it only runs on borrowed quota", podset.resources_path,
+                             severity=Severity.WARNING, related=(cq.obj.related("nominal quota", (*quota.path, "nominalQuota")),),
+                             hint=f"declare the node shape in annotation trainspec.dev/node-allocatable on "
+                                  f"ResourceFlavor {flavor.name} to check that a pod fits a node")
+
+    def check_topology(self, result: PodSetResult) -> None:
+        podset = result.podset
+        notes = podset.annotations
+        modes = [key for key in (_REQUIRED, _PREFERRED, _UNCONSTRAINED) if key in notes]
+        at = podset.annotation_paths.get((modes or [_SLICE])[0], podset.resources_path)
+        if len(modes) > 1:
+            self.add("TS518", f"PodSet {podset.name} sets {' and '.join(modes)}; at most one is allowed", at)
+        if (_SLICE in notes) != (_SLICE_SIZE in notes):
+            self.add("TS518", f"PodSet {podset.name}: {_SLICE} and {_SLICE_SIZE} need each other", at)
+        size = notes.get(_SLICE_SIZE)
+        if size is not None and (not size.isdigit() or not 1 <= int(size) <= podset.count):
+            self.add("TS518", f"PodSet {podset.name}: slice size {size!r} must be an integer from 1 to the PodSet's "
+                     f"{podset.count} pods", at)
+        levels = [(notes[key], key) for key in (_REQUIRED, _PREFERRED, _SLICE) if key in notes]
+        try:
+            layers = json.loads(notes.get(_LAYERS, "[]"))
+            levels += [(str(_map(layer).get("topology")), _LAYERS) for layer in layers]
+        except (ValueError, TypeError):
+            self.add("TS518", f"PodSet {podset.name}: {_LAYERS} is not a JSON list", at)
+        for flavor_name in dict.fromkeys(result.flavors.values()):
+            flavor = self.cluster.flavors[flavor_name]
+            if not flavor.topology_name:
+                continue
+            topology = self.cluster.topologies.get(flavor.topology_name)
+            if topology is None:
+                self.add("TS518", f"ResourceFlavor {flavor.name} uses Topology {flavor.topology_name!r}, which does "
+                         "not exist", at, related=(flavor.obj.related("topologyName set here", ("spec", "topologyName")),))
+                continue
+            for level, key in levels:
+                if level not in topology.levels:
+                    self.add("TS518", f"PodSet {podset.name} asks for topology level {level!r} ({key}), which "
+                             f"Topology {topology.name} of flavor {flavor.name} does not have "
+                             f"(levels: {', '.join(topology.levels)})", podset.annotation_paths.get(key, at),
+                             related=(topology.obj.related(f"levels of Topology {topology.name}", ("spec", "levels")),))
+
+
+def preflight(cluster: Cluster, trainjob: Mapping[str, Any], runtime: Mapping[str, Any] | None, *,
+              merge_resources: bool = True) -> list[Finding]:
+    """Every pre-flight finding for ``trainjob`` (a manifest dict) on ``runtime`` (None: unknown)."""
+    check = _Preflight(cluster, trainjob)
+    cq = check.cluster_queue()
+    managed = cq is not None or QUEUE_LABEL in check.labels or (check.namespace, "default") in cluster.local_queues
+    if managed:
+        check.check_priority()
+    if runtime is not None and managed:
+        podsets = trainjob_podsets(trainjob, runtime, merge_resources=merge_resources)
+        if len(podsets) > MAX_PODSETS:
+            check.add("TS519", f"the job has {len(podsets)} PodSets (replicatedJobs); a Kueue Workload holds at "
+                      f"most {MAX_PODSETS}", ("spec", "runtimeRef", "name"))
+        elif cq is not None:
+            check.check_quota(cq, podsets)
+    return check.out
+
+
+__all__ = ["Finding", "PRIORITY_LABEL", "QUEUE_LABEL", "preflight", "selector_matches"]

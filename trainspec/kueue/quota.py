@@ -1,0 +1,284 @@
+"""The quota math: can these PodSets EVER be admitted by this ClusterQueue (live usage ignored)?
+
+Flavor assignment, per PodSet and per resource group the PodSet touches, walks the group's
+flavors in order and takes the first *candidate* whose capacity holds the PodSet (plus what
+earlier PodSets of the same job already took from that flavor). A flavor is a candidate when
+
+* the pod's nodeSelector and required node affinity, restricted to the label keys the flavor
+  declares in ``nodeLabels``, match those labels;
+* the pod's tolerations plus the flavor's ``tolerations`` tolerate every NoSchedule/NoExecute
+  taint in the flavor's ``nodeTaints``;
+* TAS agrees: a PodSet asking for a topology needs a flavor with ``topologyName``; a PodSet
+  without one never takes a TAS flavor, unless every flavor of the ClusterQueue is TAS.
+
+Capacity of (flavor f, resource r) for a ClusterQueue, as Kueue computes "potential available":
+
+* no cohort: ``nominalQuota``;
+* in a cohort: ``min(nominal + borrowingLimit [if set], guaranteed + potential(cohort))`` with
+  ``guaranteed = max(0, nominal - lendingLimit)`` when lendingLimit is set, else 0;
+  ``potential(cohort)`` is the cohort's subtree quota (its own Cohort quota plus, for each child
+  ClusterQueue or cohort, ``subtree - guaranteed``), or, below a parent cohort, again
+  ``guaranteed + potential(parent)`` capped by the cohort's own borrowingLimit.
+
+Any requested, non-zero resource that no resource group covers makes the job inadmissible.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from trainspec.kueue.cluster import Cluster, ClusterQueue, Quota, ResourceFlavor, ResourceGroup
+from trainspec.kueue.podsets import PodSet
+
+TOPOLOGY_KEYS = (
+    "kueue.x-k8s.io/podset-required-topology",
+    "kueue.x-k8s.io/podset-preferred-topology",
+    "kueue.x-k8s.io/podset-unconstrained-topology",
+    "kueue.x-k8s.io/podset-slice-required-topology",
+    "kueue.x-k8s.io/podset-slice-required-topology-constraints",
+)
+_HARD_EFFECTS = ("NoSchedule", "NoExecute")
+_UNITS = (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20))
+
+
+def fmt(value: Fraction) -> str:
+    """A quantity for messages: ``64``, ``3Ti``, ``500m``."""
+    if value.denominator == 1:
+        number = value.numerator
+        for suffix, unit in _UNITS:
+            if number >= unit and number % unit == 0:
+                return f"{number // unit}{suffix}"
+        return str(number)
+    milli = value * 1000
+    return f"{milli.numerator}m" if milli.denominator == 1 else f"{float(value):g}"
+
+
+def wants_topology(podset: PodSet) -> bool:
+    return any(key in podset.annotations for key in TOPOLOGY_KEYS)
+
+
+# -- flavor candidates ----------------------------------------------------------------------------
+
+
+def _tolerates(tolerations: list[Mapping[str, Any]], taint: Mapping[str, Any]) -> bool:
+    for toleration in tolerations:
+        effect = toleration.get("effect")
+        if effect and effect != taint.get("effect"):
+            continue
+        key, operator = toleration.get("key"), toleration.get("operator", "Equal")
+        if operator == "Exists" and not key:
+            return True
+        if key != taint.get("key"):
+            continue
+        if operator == "Exists" or str(toleration.get("value", "")) == str(taint.get("value", "")):
+            return True
+    return False
+
+
+def _expression_matches(expression: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    key, operator = expression.get("key"), expression.get("operator")
+    values = [str(v) for v in expression.get("values") or []]
+    if operator == "In":
+        return key in labels and labels[key] in values
+    if operator == "NotIn":
+        return key not in labels or labels[key] not in values
+    if operator == "Exists":
+        return key in labels
+    if operator == "DoesNotExist":
+        return key not in labels
+    return True  # Gt/Lt on a flavor label: not decidable offline, do not exclude the flavor
+
+
+def flavor_problem(podset: PodSet, flavor: ResourceFlavor, all_tas: bool) -> str | None:
+    """Why ``flavor`` is not a candidate for ``podset`` (None when it is one)."""
+    for key, value in flavor.node_labels.items():
+        wanted = podset.node_selector.get(key)
+        if wanted is not None and wanted != value:
+            return f"nodeSelector {key}={wanted} does not match the flavor's node label {key}={value}"
+    if podset.affinity_terms:
+        relevant = [[e for e in term if e.get("key") in flavor.node_labels] for term in podset.affinity_terms]
+        if not any(all(_expression_matches(e, flavor.node_labels) for e in term) for term in relevant):
+            return "required node affinity does not match the flavor's node labels"
+    tolerations = [*podset.tolerations, *flavor.tolerations]
+    for taint in flavor.node_taints:
+        if taint.get("effect") in _HARD_EFFECTS and not _tolerates(tolerations, taint):
+            return (f"pods do not tolerate the flavor's taint {taint.get('key')}"
+                    f"{'=' + str(taint['value']) if taint.get('value') else ''}:{taint.get('effect')}")
+    if wants_topology(podset) and not flavor.topology_name:
+        return "the PodSet asks for a topology but the flavor has no topologyName (not a TAS flavor)"
+    if flavor.topology_name and not wants_topology(podset) and not all_tas:
+        return "a TAS flavor (topologyName set) only takes PodSets with topology annotations"
+    return None
+
+
+# -- capacity -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """How much of (flavor, resource) a ClusterQueue can ever use, and why."""
+
+    nominal: Fraction
+    maximum: Fraction
+    explanation: str
+    quota: Quota | None
+
+
+class _CohortTree:
+    """Subtree quotas and potential capacity over ClusterQueues and Cohorts."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.children: dict[str, list[tuple[str, str]]] = {}
+        for cq in cluster.cluster_queues.values():
+            if cq.cohort:
+                self.children.setdefault(cq.cohort, []).append(("cq", cq.name))
+        for cohort in cluster.cohorts.values():
+            if cohort.parent and not self._cycle(cohort.name):
+                self.children.setdefault(cohort.parent, []).append(("cohort", cohort.name))
+
+    def _cycle(self, name: str) -> bool:
+        seen = {name}
+        parent = self.cluster.cohort(name).parent
+        while parent:
+            if parent in seen:
+                return True
+            seen.add(parent)
+            parent = self.cluster.cohort(parent).parent
+        return False
+
+    def quota(self, node: tuple[str, str], flavor: str, resource: str) -> Quota | None:
+        kind, name = node
+        groups: tuple[ResourceGroup, ...]
+        if kind == "cq":
+            groups = self.cluster.cluster_queues[name].groups
+        else:
+            groups = self.cluster.cohort(name).groups
+        for group in groups:
+            for quotas in group.flavors:
+                if quotas.flavor == flavor and resource in quotas.quotas:
+                    return quotas.quotas[resource]
+        return None
+
+    def parent(self, node: tuple[str, str]) -> str | None:
+        kind, name = node
+        if kind == "cq":
+            return self.cluster.cluster_queues[name].cohort
+        return None if self._cycle(name) else self.cluster.cohort(name).parent
+
+    def subtree(self, node: tuple[str, str], flavor: str, resource: str) -> Fraction:
+        quota = self.quota(node, flavor, resource)
+        total = quota.nominal if quota else Fraction(0)
+        if node[0] == "cohort":
+            for child in self.children.get(node[1], []):
+                total += self.subtree(child, flavor, resource) - self.guaranteed(child, flavor, resource)
+        return total
+
+    def guaranteed(self, node: tuple[str, str], flavor: str, resource: str) -> Fraction:
+        quota = self.quota(node, flavor, resource)
+        if quota is None or quota.lending_limit is None:
+            return Fraction(0)
+        return max(Fraction(0), self.subtree(node, flavor, resource) - quota.lending_limit)
+
+    def potential(self, node: tuple[str, str], flavor: str, resource: str) -> Fraction:
+        parent = self.parent(node)
+        subtree = self.subtree(node, flavor, resource)
+        if not parent:
+            return subtree
+        value = self.guaranteed(node, flavor, resource) + self.potential(("cohort", parent), flavor, resource)
+        quota = self.quota(node, flavor, resource)
+        if quota is not None and quota.borrowing_limit is not None:
+            value = min(value, subtree + quota.borrowing_limit)
+        return value
+
+
+def capacity(cluster: Cluster, cq: ClusterQueue, flavor: str, resource: str,
+             tree: _CohortTree | None = None) -> Capacity:
+    """The most of ``resource`` on ``flavor`` that ``cq`` can ever hold."""
+    tree = tree or _CohortTree(cluster)
+    quota = tree.quota(("cq", cq.name), flavor, resource)
+    nominal = quota.nominal if quota else Fraction(0)
+    maximum = tree.potential(("cq", cq.name), flavor, resource)
+    if not cq.cohort:
+        return Capacity(nominal, maximum, f"nominal {fmt(nominal)}, no cohort", quota)
+    limit = f", borrowingLimit {fmt(quota.borrowing_limit)}" if quota and quota.borrowing_limit is not None else ""
+    extra = maximum - nominal
+    if extra > 0:
+        text = f"nominal {fmt(nominal)} + {fmt(extra)} borrowable in cohort {cq.cohort}{limit}"
+    else:
+        text = f"nominal {fmt(nominal)}{limit}; cohort {cq.cohort} has nothing more to lend"
+    return Capacity(nominal, maximum, text, quota)
+
+
+# -- assignment ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Shortfall:
+    """A candidate flavor that cannot hold the PodSet: ``needs`` of ``resource`` > ``capacity``."""
+
+    flavor: str
+    resource: str
+    needs: Fraction
+    capacity: Capacity
+
+
+@dataclass
+class PodSetResult:
+    """How one PodSet fared: flavor per group, or why not."""
+
+    podset: PodSet
+    flavors: dict[int, str] = field(default_factory=dict)  # group index -> flavor taken
+    uncovered: list[str] = field(default_factory=list)
+    #: group index -> (flavor, reason) for every flavor that is not a candidate
+    rejected: dict[int, list[tuple[str, str]]] = field(default_factory=dict)
+    #: group index -> shortfalls of the candidates, when no candidate fits
+    short: dict[int, list[Shortfall]] = field(default_factory=dict)
+
+
+def assign(cluster: Cluster, cq: ClusterQueue, podsets: list[PodSet]) -> list[PodSetResult]:
+    """Assign flavors to ``podsets`` in order, as Kueue does, ignoring live usage."""
+    covers_pods = any("pods" in group.covered for group in cq.groups)
+    flavors_of_cq = [cluster.flavors.get(fq.flavor) for group in cq.groups for fq in group.flavors]
+    all_tas = bool(flavors_of_cq) and all(f is not None and f.topology_name for f in flavors_of_cq)
+    tree = _CohortTree(cluster)
+    used: dict[tuple[str, str], Fraction] = {}
+    results: list[PodSetResult] = []
+    for podset in podsets:
+        result = PodSetResult(podset)
+        results.append(result)
+        if podset.count <= 0:
+            continue
+        needs = {name: value for name, value in podset.total().items() if value > 0 and name != "pods"}
+        if covers_pods:
+            needs["pods"] = Fraction(podset.count)
+        covered = {name for group in cq.groups for name in group.covered}
+        result.uncovered = sorted(name for name in needs if name not in covered)
+        for index, group in enumerate(cq.groups):
+            wanted = {name: needs[name] for name in group.covered if name in needs}
+            if not wanted:
+                continue
+            for quotas in group.flavors:
+                flavor = cluster.flavors.get(quotas.flavor)
+                problem = "no such ResourceFlavor" if flavor is None else flavor_problem(podset, flavor, all_tas)
+                if problem:
+                    result.rejected.setdefault(index, []).append((quotas.flavor, problem))
+                    continue
+                short = [Shortfall(quotas.flavor, name, used.get((quotas.flavor, name), Fraction(0)) + amount,
+                                   capacity(cluster, cq, quotas.flavor, name, tree))
+                         for name, amount in wanted.items()]
+                short = [s for s in short if s.needs > s.capacity.maximum]
+                if not short:
+                    result.flavors[index] = quotas.flavor
+                    for name, amount in wanted.items():
+                        used[(quotas.flavor, name)] = used.get((quotas.flavor, name), Fraction(0)) + amount
+                    break
+                result.short.setdefault(index, []).extend(short)
+    return results
+
+
+__all__ = ["Capacity", "PodSetResult", "Shortfall", "TOPOLOGY_KEYS", "assign", "capacity", "flavor_problem", "fmt",
+           "wants_topology"]
