@@ -11,9 +11,11 @@ Runs, in one invocation and interleaved so that background noise hits both sides
 Every tool runs as a child process under GNU ``/usr/bin/time -f %M`` (its ``ru_maxrss``
 covers the waited-for children too, such as trainspec's forked counters; measuring
 through a small ``time`` process matters because Linux bills the pre-exec copy of the
-forking parent to the child's peak RSS). Wall time is measured around the child. Medians over ``--reps`` runs are reported, and the
-output directory is deleted and ``sync`` run before each measurement so leftover writeback
-of the previous run is not billed to the next. Prints a Markdown report.
+forking parent to the child's peak RSS). Wall time is measured around the child. Medians
+and best times over ``--reps`` runs are reported (the machine may be shared, and noise
+only ever slows a run down). The output directory is deleted and ``sync`` run before each
+measurement so leftover writeback of the previous run is not billed to the next. Prints a
+Markdown report.
 
     python bench/shard.py                 # 1 GB and 2 GB, files, parquet
     python bench/shard.py --size-gb 0.1   # quick run
@@ -53,6 +55,10 @@ class Runs:
         return statistics.median(self.walls)
 
     @property
+    def best(self) -> float:
+        return min(self.walls)
+
+    @property
     def rss_mb(self) -> float:
         return max(self.rss_kb) / 1024
 
@@ -65,11 +71,19 @@ def measure(cmd: list[str], cwd: Path | None = None) -> tuple[float, int]:
     env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss_file:
         start = time.perf_counter()
-        proc = subprocess.run([TIME, "-q", "-f", "%M", "-o", rss_file.name, *cmd], cwd=cwd, env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+        proc = subprocess.run(
+            [TIME, "-q", "-f", "%M", "-o", rss_file.name, *cmd],
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            check=False,
+        )
         wall = time.perf_counter() - start
         if proc.returncode != 0:
-            raise SystemExit(f"benchmark command failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr.decode()}")
+            raise SystemExit(
+                f"benchmark command failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr.decode()}"
+            )
         return wall, int(rss_file.read().split()[-1])
 
 
@@ -83,13 +97,17 @@ def fresh(path: Path) -> None:
 def gen_jsonl(path: Path, size: int) -> int:
     """Write about ``size`` bytes of varied JSON lines; returns the line count."""
     rng = random.Random(1)
-    words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz ") for _ in range(rng.randint(20, 300))) for _ in range(4096)]
+    words = [
+        "".join(rng.choice("abcdefghijklmnopqrstuvwxyz ") for _ in range(rng.randint(20, 300)))
+        for _ in range(4096)
+    ]
     lines = 0
     with open(path, "w", encoding="utf-8") as fh:
         written = 0
         while written < size:
             chunk = "".join(
-                f'{{"id": {i}, "text": "{words[i % 4096]}", "label": {i % 7}, "score": {(i * 2654435761 % 1000003) / 1000003:.6f}}}\n'
+                f'{{"id": {i}, "text": "{words[i % 4096]}", "label": {i % 7}, '
+                f'"score": {(i * 2654435761 % 1000003) / 1000003:.6f}}}\n'
                 for i in range(lines, lines + 100_000)
             )
             fh.write(chunk)
@@ -121,32 +139,51 @@ def gen_small_files(root: Path, count: int) -> int:
 
 def gen_parquet(path: Path, size: int) -> int:
     """About ``size`` bytes of parquet (hex text barely compresses); returns the row count."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
+    import pyarrow as pa  # type: ignore[import-untyped,unused-ignore]
+    import pyarrow.compute as pc  # type: ignore[import-untyped,unused-ignore]
+    import pyarrow.parquet as pq  # type: ignore[import-untyped,unused-ignore]
 
     rows_per_batch, text = 500_000, 100
     offsets = array("i", range(0, rows_per_batch * text + 1, text)).tobytes()
     rows = 0
-    with pq.ParquetWriter(path, pa.schema([("id", pa.int64()), ("text", pa.string()), ("value", pa.float64())])) as writer:
+    with pq.ParquetWriter(
+        path, pa.schema([("id", pa.int64()), ("text", pa.string()), ("value", pa.float64())])
+    ) as writer:
         while not path.exists() or path.stat().st_size < size:
             data = os.urandom(rows_per_batch * text // 2).hex().encode()
             strings = pa.StringArray.from_buffers(rows_per_batch, pa.py_buffer(offsets), pa.py_buffer(data))
             ids = pa.array(range(rows, rows + rows_per_batch), type=pa.int64())
-            writer.write_table(pa.table({"id": ids, "text": strings, "value": pc.divide(pc.cast(ids, pa.float64()), 7.0)}))
+            writer.write_table(
+                pa.table({"id": ids, "text": strings, "value": pc.divide(pc.cast(ids, pa.float64()), 7.0)})
+            )
             rows += rows_per_batch
     return rows
 
 
 def trainspec_cmd(source: Path, fmt: str, out: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "trainspec.stages.shard", "--source", str(source), "--format", fmt,
-            "--num-shards", str(SHARDS), "--output", str(out), "--force", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "trainspec.stages.shard",
+        "--source",
+        str(source),
+        "--format",
+        fmt,
+        "--num-shards",
+        str(SHARDS),
+        "--output",
+        str(out),
+        "--force",
+        *extra,
+    ]
 
 
 def check_output(out: Path, size: int, records: int) -> None:
     manifest = json.loads((out / "manifest.json").read_text())
     if manifest["bytes"] != size or manifest["records"] != records:
-        raise SystemExit(f"trainspec output mismatch: {manifest['bytes']} bytes / {manifest['records']} records")
+        raise SystemExit(
+            f"trainspec output mismatch: {manifest['bytes']} bytes / {manifest['records']} records"
+        )
 
 
 def bench_jsonl(work: Path, data: Path, lines: int, reps: int, with_split: bool) -> dict[str, Runs]:
@@ -158,7 +195,10 @@ def bench_jsonl(work: Path, data: Path, lines: int, reps: int, with_split: bool)
         "trainspec --no-fsync": (trainspec_cmd(data, "jsonl", out, "--no-fsync"), out),
     }
     if with_split:
-        variants["split -n l/16 && sync"] = (["sh", "-c", f"split -n l/{SHARDS} '{data}' x_ && sync x_*"], parts)
+        variants["split -n l/16 && sync"] = (
+            ["sh", "-c", f"split -n l/{SHARDS} '{data}' x_ && sync x_*"],
+            parts,
+        )
         variants["split -n l/16"] = (["split", "-n", f"l/{SHARDS}", str(data), "x_"], parts)
     runs = {name: Runs(name) for name in variants}
     for _ in range(reps):
@@ -175,15 +215,40 @@ def bench_jsonl(work: Path, data: Path, lines: int, reps: int, with_split: bool)
     return runs
 
 
-def bench_one(work: Path, source: Path, fmt: str, reps: int) -> dict[str, Runs]:
-    out = work / f"out-{fmt}"
-    runs = {name: Runs(name) for name in ("trainspec", "trainspec --no-fsync")}
+def bench_one(
+    work: Path, source: Path, fmt: str, reps: int, baseline: list[str] | None = None
+) -> dict[str, Runs]:
+    """trainspec with and without fsync on one source, plus an optional baseline command
+    whose output goes to ``<work>/out-base``."""
+    out, base_out = work / f"out-{fmt}", work / "out-base"
+    variants: dict[str, list[str]] = {
+        "trainspec": trainspec_cmd(source, fmt, out),
+        "trainspec --no-fsync": trainspec_cmd(source, fmt, out, "--no-fsync"),
+    }
+    if baseline:
+        variants[" ".join(baseline)] = [*baseline, str(source), str(base_out)]
+    runs = {name: Runs(name) for name in variants}
     for _ in range(reps):
-        for name, extra in (("trainspec", ()), ("trainspec --no-fsync", ("--no-fsync",))):
+        for name, cmd in variants.items():
             fresh(out)
-            wall, rss = measure(trainspec_cmd(source, fmt, out, *extra))
+            fresh(base_out)
+            wall, rss = measure(cmd)
             runs[name].walls.append(wall)
             runs[name].rss_kb.append(rss)
+    fresh(out)
+    fresh(base_out)
+    return runs
+
+
+def bench_assignments(work: Path, data: Path, lines: int) -> dict[str, Runs]:
+    """One run each of the per-line assignments (informational)."""
+    out = work / "out-assign"
+    runs = {}
+    for assignment in ("round-robin", "hashed"):
+        fresh(out)
+        wall, rss = measure(trainspec_cmd(data, "jsonl", out, "--assignment", assignment))
+        check_output(out, data.stat().st_size, lines)
+        runs[assignment] = Runs(f"trainspec --assignment {assignment}", [wall], [rss])
     fresh(out)
     return runs
 
@@ -193,18 +258,40 @@ def mbps(size: int, seconds: float) -> str:
 
 
 def jsonl_table(runs: dict[str, Runs], size: int) -> list[str]:
-    rows = ["| command | median wall | throughput | peak RSS |", "|---|---:|---:|---:|"]
+    rows = [
+        "| command | median wall | best wall | throughput (median / best) | peak RSS |",
+        "|---|---:|---:|---:|---:|",
+    ]
     for r in runs.values():
-        rows.append(f"| `{r.name}` | {r.wall:.2f} s | {mbps(size, r.wall)} | {r.rss_mb:.1f} MB |")
+        rows.append(
+            f"| `{r.name}` | {r.wall:.2f} s | {r.best:.2f} s | "
+            f"{mbps(size, r.wall)} / {mbps(size, r.best)} | {r.rss_mb:.1f} MB |"
+        )
     return rows
+
+
+def ratios(runs: dict[str, Runs]) -> str:
+    durable, fast = runs["split -n l/16 && sync"], runs["split -n l/16"]
+    ts, ts_fast = runs["trainspec"], runs["trainspec --no-fsync"]
+    return (
+        f"Throughput ratio trainspec / split (median, best): durable (fsync both) "
+        f"**{durable.wall / ts.wall:.2f}x**, {durable.best / ts.best:.2f}x; without fsync "
+        f"**{fast.wall / ts_fast.wall:.2f}x**, {fast.best / ts_fast.best:.2f}x (goal >= 0.7x)."
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size-gb", type=float, default=1.0, help="JSONL size (the 2x run doubles it); default 1")
+    parser.add_argument(
+        "--size-gb", type=float, default=1.0, help="JSONL size (the 2x run doubles it); default 1"
+    )
     parser.add_argument("--reps", type=int, default=3, help="runs per variant (median reported); default 3")
-    parser.add_argument("--workdir", type=Path, help="where to put generated data (default: a temp dir); cleaned up")
-    parser.add_argument("--files", type=int, default=10_000, help="small files for the files-mode run (0 skips)")
+    parser.add_argument(
+        "--workdir", type=Path, help="where to put generated data (default: a temp dir); cleaned up"
+    )
+    parser.add_argument(
+        "--files", type=int, default=10_000, help="small files for the files-mode run (0 skips)"
+    )
     parser.add_argument("--no-parquet", action="store_true", help="skip the parquet run")
     parser.add_argument("--no-double", action="store_true", help="skip the 2x size run")
     args = parser.parse_args()
@@ -222,39 +309,54 @@ def main() -> int:
         t = time.perf_counter()
         lines = gen_jsonl(data, size)
         size = data.stat().st_size
-        print(f"generated {size / GB:.2f} GiB JSONL ({lines} lines) in {time.perf_counter() - t:.1f}s", file=sys.stderr)
+        print(
+            f"generated {size / GB:.2f} GiB JSONL ({lines} lines) in {time.perf_counter() - t:.1f}s",
+            file=sys.stderr,
+        )
         cpus = len(os.sched_getaffinity(0))
-        report += [f"Machine: {cpus} CPUs, Python {sys.version.split()[0]}, {args.reps} runs per variant (median).", ""]
+        load = os.getloadavg()[0]
 
         runs = bench_jsonl(work, data, lines, args.reps, with_split=True)
         report += [f"### JSONL, {size / GB:.2f} GiB, {lines:,} lines, 16 contiguous shards", ""]
         report += jsonl_table(runs, size)
-        durable = runs["split -n l/16 && sync"].wall / runs["trainspec"].wall
-        fast = runs["split -n l/16"].wall / runs["trainspec --no-fsync"].wall
-        report += ["", f"Throughput ratio trainspec / split: **{durable:.2f}x** durable (fsync both), "
-                   f"**{fast:.2f}x** without fsync (goal >= 0.7x).", ""]
+        report += ["", ratios(runs), ""]
         rss = {size: runs["trainspec"].rss_mb}
+        other = bench_assignments(work, data, lines)
+        report += (
+            ["Per-line assignments on the same file (one run each):", ""] + jsonl_table(other, size) + [""]
+        )
 
         if not args.no_double:
             big = work / "data-2x.jsonl"
             double(data, big)
             data.unlink()
             runs2 = bench_jsonl(work, big, 2 * lines, args.reps, with_split=True)
-            report += [f"### JSONL, {2 * size / GB:.2f} GiB (2x)", ""] + jsonl_table(runs2, 2 * size) + [""]
+            report += [f"### JSONL, {2 * size / GB:.2f} GiB (2x)", ""] + jsonl_table(runs2, 2 * size)
+            report += ["", ratios(runs2), ""]
             rss[2 * size] = runs2["trainspec"].rss_mb
             big.unlink()
-        report += ["Peak RSS of trainspec by input size: "
-                   + ", ".join(f"{s / GB:.2f} GiB -> {mb:.1f} MB" for s, mb in rss.items()), ""]
+        report += [
+            "Peak RSS of trainspec by input size: "
+            + ", ".join(f"{s / GB:.2f} GiB -> {mb:.1f} MB" for s, mb in rss.items()),
+            "",
+        ]
         data.unlink(missing_ok=True)
 
         if args.files:
             src = work / "small"
             total = gen_small_files(src, args.files)
-            fr = bench_one(work, src, "files", args.reps)
-            report += [f"### files, {args.files:,} files, {total / 1e6:.0f} MB, 16 shards (greedy by bytes)", "",
-                       "| command | median wall | files/s | throughput | peak RSS |", "|---|---:|---:|---:|---:|"]
+            fr = bench_one(work, src, "files", args.reps, baseline=["cp", "-r"])
+            report += [
+                f"### files, {args.files:,} files, {total / 1e6:.0f} MB, 16 shards (greedy by bytes)",
+                "",
+                "| command | median wall | best wall | files/s (median) | peak RSS |",
+                "|---|---:|---:|---:|---:|",
+            ]
             for r in fr.values():
-                report.append(f"| `{r.name}` | {r.wall:.2f} s | {args.files / r.wall:,.0f} | {mbps(total, r.wall)} | {r.rss_mb:.1f} MB |")
+                report.append(
+                    f"| `{r.name}` | {r.wall:.2f} s | {r.best:.2f} s | "
+                    f"{args.files / r.wall:,.0f} | {r.rss_mb:.1f} MB |"
+                )
             report.append("")
             shutil.rmtree(src)
 
@@ -267,7 +369,12 @@ def main() -> int:
             report += jsonl_table(pr, psize) + [""]
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print("\n".join(report))
+    machine = (
+        f"Machine: {cpus} CPUs, Python {sys.version.split()[0]}, {args.reps} runs per variant "
+        f"(median and best); load average {load:.1f} at start, {os.getloadavg()[0]:.1f} at end."
+    )
+    header = [machine, ""]
+    print("\n".join(header + report))
     return 0
 
 

@@ -120,14 +120,18 @@ def main() -> int:
         flush=True,
     )
     if args.report:
-        args.report.write_text(json.dumps({
-            "rank": info.rank,
-            "world_size": info.world_size,
-            "shards": [str(p) for p in shards],
-            "ids": seen,
-            "resumed_from": resumed_from,
-            "final_step": state["step"],
-        }))
+        args.report.write_text(
+            json.dumps(
+                {
+                    "rank": info.rank,
+                    "world_size": info.world_size,
+                    "shards": [str(p) for p in shards],
+                    "ids": seen,
+                    "resumed_from": resumed_from,
+                    "final_step": state["step"],
+                }
+            )
+        )
     return 0
 
 

@@ -459,6 +459,10 @@ def test_property_agrees_with_safe_load(name: str, data: dict[str, Any], options
         expected = yaml.safe_load(text)
     except yaml.YAMLError:  # a PyYAML dump/load round-trip bug: not this loader's concern
         reject()
+    if not same(expected, data):
+        # PyYAML wrote text it reads back differently (e.g. a key '\x85' dumped unquoted reads
+        # as a line break, colliding with another key): the text is not the data, skip it.
+        reject()
     with use_backend(name):
         docs, diags = load_text(text, "p.yaml")
     assert diags == []

@@ -166,6 +166,8 @@ def test_cli_errors(tmp_path: Path) -> None:
     assert done.returncode == 1 and "expected one job" in done.stderr and "--job" in done.stderr
     done = _cli("kfp", "examples/ddp-cpu.yaml", "examples/kfp/cpu-job.yaml", "--job", "ddp-cpu", "-o", "-")
     assert done.returncode == 0 and "PIPELINE DEFINITION" in done.stdout
+    done = _cli("kfp", "examples/ddp-cpu.yaml", "--trainer-api", "2.1")
+    assert done.returncode == 1 and "Trainer 2.1 is not supported" in done.stderr
     done = _cli("kfp")
     assert done.returncode == 2
 

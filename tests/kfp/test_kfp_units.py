@@ -277,7 +277,7 @@ def test_compile_trainjob_from_python_objects_and_paths() -> None:
     assert [r["metadata"]["name"] for r in compiled.runtimes] == ["torch-distributed"]
 
     both = [EXAMPLES / "ddp-cpu.yaml", job]
-    with pytest.raises(KfpSpecError, match="expected one job.*ddp-cpu, smoke"):
+    with pytest.raises(KfpSpecError, match=r"expected one job.*ddp-cpu, smoke"):
         compile_trainjob(both)
     assert compile_trainjob(both, job="ddp-cpu").name == "ddp-cpu"
 

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from trainspec.stages.shard import main
 
 REPO = Path(__file__).resolve().parents[2]
@@ -29,7 +31,9 @@ def stage_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def run_stage(args: list[str], env: dict[str, str] | None = None, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+def run_stage(
+    args: list[str], env: dict[str, str] | None = None, **kwargs: Any
+) -> subprocess.CompletedProcess[str]:
     """Run ``python -m trainspec.stages.shard`` in a subprocess (text output captured)."""
     return subprocess.run(
         [sys.executable, "-m", "trainspec.stages.shard", *args],
@@ -91,4 +95,23 @@ def verify_manifest(out: Path) -> None:
 
 def leftovers(out: Path) -> list[str]:
     """Temp/old directories next to ``out`` (there must be none after any run)."""
-    return sorted(p.name for p in out.parent.iterdir() if p.name.startswith((f".{out.name}.tmp-", f".{out.name}.old-")))
+    return sorted(
+        p.name for p in out.parent.iterdir() if p.name.startswith((f".{out.name}.tmp-", f".{out.name}.old-"))
+    )
+
+
+def expect_failure(
+    capsys: pytest.CaptureFixture[str], code: int, *args: str, env: dict[str, str] | None = None
+) -> str:
+    """Run in-process, expect exit ``code`` and exactly one error line on stderr; return it."""
+    assert shard_cli(*args, env=env) == code
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("trainspec-shard: error: ") and "\n" not in err, err
+    return err
+
+
+def assert_no_output(out: Path) -> None:
+    """Nothing was published and no staging directory was left behind."""
+    assert not out.exists()
+    if out.parent.exists():
+        assert leftovers(out) == []

@@ -32,13 +32,24 @@ def test_second_run_is_a_cache_hit(jsonl_source: Path, tmp_path: Path) -> None:
 
 def test_env_variables_drive_the_stage_and_flags_win(jsonl_source: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    env = {"STORAGE_URI": str(jsonl_source), "TRAINSPEC_DATA_FORMAT": "jsonl", "TRAINSPEC_NUM_SHARDS": "2",
-           "TRAINSPEC_SHARD_BY": "node", "TRAINSPEC_SHARD_ASSIGNMENT": "hashed", "TRAINSPEC_SHARD_SEED": "9",
-           "TRAINSPEC_DATA_DIR": str(out)}
+    env = {
+        "STORAGE_URI": str(jsonl_source),
+        "TRAINSPEC_DATA_FORMAT": "jsonl",
+        "TRAINSPEC_NUM_SHARDS": "2",
+        "TRAINSPEC_SHARD_BY": "node",
+        "TRAINSPEC_SHARD_ASSIGNMENT": "hashed",
+        "TRAINSPEC_SHARD_SEED": "9",
+        "TRAINSPEC_DATA_DIR": str(out),
+    }
     result = run_stage([], env=env)
     assert result.returncode == 0, result.stderr
-    assert read_manifest(out)["settings"] == {"format": "jsonl", "num_shards": 2, "shard_by": "node",
-                                              "assignment": "hashed", "seed": 9}
+    assert read_manifest(out)["settings"] == {
+        "format": "jsonl",
+        "num_shards": 2,
+        "shard_by": "node",
+        "assignment": "hashed",
+        "seed": 9,
+    }
     result = run_stage(["--num-shards", "5", "--assignment", "round-robin"], env=env)
     assert result.returncode == 0, result.stderr
     assert "re-sharding" in result.stdout
@@ -58,8 +69,9 @@ def test_force_reshards(jsonl_source: Path, tmp_path: Path, capsys: pytest.Captu
 
 
 @pytest.mark.parametrize("change", ["settings", "source", "shard-size", "missing-shard"])
-def test_changes_invalidate_the_cache(jsonl_source: Path, tmp_path: Path, change: str,
-                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_changes_invalidate_the_cache(
+    jsonl_source: Path, tmp_path: Path, change: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "out"
     assert shard_cli(*_args(jsonl_source, out)) == 0
     shard = out / read_manifest(out)["shards"][1]["path"]
@@ -80,8 +92,9 @@ def test_changes_invalidate_the_cache(jsonl_source: Path, tmp_path: Path, change
     assert read_manifest(out)["records"] == (26 if change == "source" else 25)
 
 
-def test_verify_detects_same_size_corruption(jsonl_source: Path, tmp_path: Path,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_verify_detects_same_size_corruption(
+    jsonl_source: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "out"
     assert shard_cli(*_args(jsonl_source, out)) == 0
     shard = out / read_manifest(out)["shards"][0]["path"]
@@ -107,8 +120,9 @@ def test_stale_temp_dirs_of_killed_runs_are_removed(jsonl_source: Path, tmp_path
     assert leftovers(out) == []
 
 
-def test_refuses_to_replace_foreign_directory(jsonl_source: Path, tmp_path: Path,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_refuses_to_replace_foreign_directory(
+    jsonl_source: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "out"
     out.mkdir()
     (out / "precious.txt").write_text("user data")

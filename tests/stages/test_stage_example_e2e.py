@@ -16,26 +16,59 @@ WORLD = 3
 
 
 def _all_ids() -> list[int]:
-    return [json.loads(line)["id"] for f in sorted((EXAMPLE / "data").glob("*.jsonl")) for line in f.read_text().splitlines()]
+    return [
+        json.loads(line)["id"]
+        for f in sorted((EXAMPLE / "data").glob("*.jsonl"))
+        for line in f.read_text().splitlines()
+    ]
 
 
 def _rank_env(rank: int, data: Path, ckpt: Path, **extra: str) -> dict[str, str]:
-    return stage_env(RANK=str(rank), WORLD_SIZE=str(WORLD), LOCAL_RANK="0", TRAINSPEC_DATA_DIR=str(data),
-                     TRAINSPEC_NUM_SHARDS=str(WORLD), TRAINSPEC_CHECKPOINT_DIR=str(ckpt), TRAINSPEC_CHECKPOINT_KEEP="2",
-                     **extra)
+    return stage_env(
+        RANK=str(rank),
+        WORLD_SIZE=str(WORLD),
+        LOCAL_RANK="0",
+        TRAINSPEC_DATA_DIR=str(data),
+        TRAINSPEC_NUM_SHARDS=str(WORLD),
+        TRAINSPEC_CHECKPOINT_DIR=str(ckpt),
+        TRAINSPEC_CHECKPOINT_KEEP="2",
+        **extra,
+    )
 
 
-def _train(rank: int, data: Path, ckpt: Path, report: Path, *args: str, **extra: str) -> subprocess.Popen[str]:
+def _train(
+    rank: int, data: Path, ckpt: Path, report: Path, *args: str, **extra: str
+) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, str(EXAMPLE / "train.py"), "--batch-size", "8", "--save-every", "5", "--report", str(report), *args],
-        env=_rank_env(rank, data, ckpt, **extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            str(EXAMPLE / "train.py"),
+            "--batch-size",
+            "8",
+            "--save-every",
+            "5",
+            "--report",
+            str(report),
+            *args,
+        ],
+        env=_rank_env(rank, data, ckpt, **extra),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
 def _shard(tmp_path: Path) -> Path:
     data = tmp_path / "dataset"
-    result = run_stage([], env={"STORAGE_URI": str(EXAMPLE / "data"), "TRAINSPEC_DATA_FORMAT": "jsonl",
-                                "TRAINSPEC_NUM_SHARDS": str(WORLD), "TRAINSPEC_DATA_DIR": str(data)})
+    result = run_stage(
+        [],
+        env={
+            "STORAGE_URI": str(EXAMPLE / "data"),
+            "TRAINSPEC_DATA_FORMAT": "jsonl",
+            "TRAINSPEC_NUM_SHARDS": str(WORLD),
+            "TRAINSPEC_DATA_DIR": str(data),
+        },
+    )
     assert result.returncode == 0, result.stderr
     return data
 
@@ -43,8 +76,12 @@ def _shard(tmp_path: Path) -> Path:
 def test_ranks_read_disjoint_shards_covering_the_dataset(tmp_path: Path) -> None:
     data = _shard(tmp_path)
     # Rendezvous like init_process_group: no rank can see a checkpoint rank 0 writes in this run.
-    procs = [_train(r, data, tmp_path / "ckpt", tmp_path / f"report-{r}.json", "--rendezvous", str(tmp_path / "rdzv"))
-             for r in range(WORLD)]
+    procs = [
+        _train(
+            r, data, tmp_path / "ckpt", tmp_path / f"report-{r}.json", "--rendezvous", str(tmp_path / "rdzv")
+        )
+        for r in range(WORLD)
+    ]
     for proc in procs:
         _out, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
@@ -55,7 +92,9 @@ def test_ranks_read_disjoint_shards_covering_the_dataset(tmp_path: Path) -> None
         for b in range(a + 1, WORLD):
             assert not id_sets[a] & id_sets[b]
     assert sorted(i for s in id_sets for i in s) == sorted(_all_ids())
-    assert [rep["shards"][0].endswith(f"shard-{r:05d}-of-{WORLD:05d}.jsonl") for r, rep in enumerate(reports)] == [True] * WORLD
+    assert [
+        rep["shards"][0].endswith(f"shard-{r:05d}-of-{WORLD:05d}.jsonl") for r, rep in enumerate(reports)
+    ] == [True] * WORLD
     assert all(rep["resumed_from"] is None for rep in reports)
 
 

@@ -21,17 +21,42 @@ def _ids(records: list[bytes]) -> list[int]:
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_jsonl_every_record_once(jsonl_source: Path, tmp_path: Path, assignment: str) -> None:
     out = tmp_path / "out"
-    assert shard_cli("--source", str(jsonl_source), "--format", "jsonl", "--num-shards", "4",
-                     "--assignment", assignment, "--seed", "5", "--output", str(out)) == 0
+    assert (
+        shard_cli(
+            "--source",
+            str(jsonl_source),
+            "--format",
+            "jsonl",
+            "--num-shards",
+            "4",
+            "--assignment",
+            assignment,
+            "--seed",
+            "5",
+            "--output",
+            str(out),
+        )
+        == 0
+    )
     verify_manifest(out)
     shards = shard_lines(out)
     assert sorted(i for s in shards for i in _ids(s)) == list(range(25))
     manifest = read_manifest(out)
     assert [s["records"] for s in manifest["shards"]] == [len(s) for s in shards]
-    assert manifest["settings"] == {"format": "jsonl", "num_shards": 4, "shard_by": "rank",
-                                    "assignment": assignment, "seed": 5}
+    assert manifest["settings"] == {
+        "format": "jsonl",
+        "num_shards": 4,
+        "shard_by": "rank",
+        "assignment": assignment,
+        "seed": 5,
+    }
     if assignment == "contiguous":  # order kept, first T % N shards one bigger
-        assert [_ids(s) for s in shards] == [list(range(7)), list(range(7, 13)), list(range(13, 19)), list(range(19, 25))]
+        assert [_ids(s) for s in shards] == [
+            list(range(7)),
+            list(range(7, 13)),
+            list(range(13, 19)),
+            list(range(19, 25)),
+        ]
     elif assignment == "round-robin":
         assert [_ids(s) for s in shards] == [list(range(k, 25, 4)) for k in range(4)]
     else:
@@ -42,9 +67,16 @@ def test_jsonl_every_record_once(jsonl_source: Path, tmp_path: Path, assignment:
 
 def test_contiguous_paths_and_manifest_layout(jsonl_source: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    assert shard_cli("--source", str(jsonl_source), "--format", "jsonl", "--num-shards", "3", "--output", str(out)) == 0
+    assert (
+        shard_cli(
+            "--source", str(jsonl_source), "--format", "jsonl", "--num-shards", "3", "--output", str(out)
+        )
+        == 0
+    )
     manifest = read_manifest(out)
-    assert [s["path"] for s in manifest["shards"]] == [f"shards/shard-0000{i}-of-00003.jsonl" for i in range(3)]
+    assert [s["path"] for s in manifest["shards"]] == [
+        f"shards/shard-0000{i}-of-00003.jsonl" for i in range(3)
+    ]
     assert manifest["source"]["files"] == 2 and manifest["source"]["uri"] == str(jsonl_source)
     assert manifest["source"]["fingerprint"].startswith("sha256:")
     assert manifest["trainspec_version"]
@@ -57,8 +89,21 @@ def test_deterministic(jsonl_source: Path, tmp_path: Path, assignment: str) -> N
     outs = []
     for name in ("one", "two"):
         out = tmp_path / name
-        assert shard_cli("--source", str(jsonl_source), "--format", "jsonl", "--num-shards", "3",
-                         "--assignment", assignment, "--output", str(out)) == 0
+        assert (
+            shard_cli(
+                "--source",
+                str(jsonl_source),
+                "--format",
+                "jsonl",
+                "--num-shards",
+                "3",
+                "--assignment",
+                assignment,
+                "--output",
+                str(out),
+            )
+            == 0
+        )
         outs.append(out)
     assert (outs[0] / "manifest.json").read_bytes() == (outs[1] / "manifest.json").read_bytes()
 
@@ -68,8 +113,21 @@ def test_text_keeps_empty_lines_and_adds_final_newline(tmp_path: Path, assignmen
     src = tmp_path / "t.txt"
     src.write_bytes(b"alpha\n\nbeta\r\ngamma")  # empty line, CRLF kept as bytes, no final newline
     out = tmp_path / "out"
-    assert shard_cli("--source", str(src), "--format", "text", "--num-shards", "2",
-                     "--assignment", assignment, "--output", str(out)) == 0
+    assert (
+        shard_cli(
+            "--source",
+            str(src),
+            "--format",
+            "text",
+            "--num-shards",
+            "2",
+            "--assignment",
+            assignment,
+            "--output",
+            str(out),
+        )
+        == 0
+    )
     verify_manifest(out)
     assert Counter(r for s in shard_lines(out) for r in s) == Counter([b"alpha", b"", b"beta\r", b"gamma"])
     assert read_manifest(out)["shards"][0]["path"].endswith(".txt")
@@ -94,7 +152,19 @@ def test_glob_source(tmp_path: Path) -> None:
     for name, body in (("p1.jsonl", "1\n"), ("p2.jsonl", "2\n"), ("other.txt", "no\n")):
         (tmp_path / name).write_text(body)
     out = tmp_path / "out"
-    assert shard_cli("--source", str(tmp_path / "p*.jsonl"), "--format", "jsonl", "--num-shards", "2", "--output", str(out)) == 0
+    assert (
+        shard_cli(
+            "--source",
+            str(tmp_path / "p*.jsonl"),
+            "--format",
+            "jsonl",
+            "--num-shards",
+            "2",
+            "--output",
+            str(out),
+        )
+        == 0
+    )
     assert shard_lines(out) == [[b"1"], [b"2"]]
 
 
@@ -102,7 +172,12 @@ def test_output_inside_source_is_not_read(tmp_path: Path) -> None:
     (tmp_path / "d.txt").write_text("a\nb\n")
     out = tmp_path / "dataset"
     for _ in range(2):  # the second run must neither read the shards back nor change fingerprint
-        assert shard_cli("--source", str(tmp_path), "--format", "text", "--num-shards", "2", "--output", str(out)) == 0
+        assert (
+            shard_cli(
+                "--source", str(tmp_path), "--format", "text", "--num-shards", "2", "--output", str(out)
+            )
+            == 0
+        )
     assert shard_lines(out) == [[b"a"], [b"b"]]
 
 
@@ -112,7 +187,20 @@ def test_pvc_source(tmp_path: Path) -> None:
     (root / "claim-1" / "data" / "x.txt").write_text("1\n2\n3\n")
     out = tmp_path / "out"
     env = {"TRAINSPEC_PVC_ROOT": str(root)}
-    assert shard_cli("--source", "pvc://claim-1/data", "--format", "text", "--num-shards", "3", "--output", str(out), env=env) == 0
+    assert (
+        shard_cli(
+            "--source",
+            "pvc://claim-1/data",
+            "--format",
+            "text",
+            "--num-shards",
+            "3",
+            "--output",
+            str(out),
+            env=env,
+        )
+        == 0
+    )
     assert shard_lines(out) == [[b"1"], [b"2"], [b"3"]]
     assert read_manifest(out)["source"]["uri"] == "pvc://claim-1/data"
 
@@ -120,11 +208,13 @@ def test_pvc_source(tmp_path: Path) -> None:
 def _write_parquet(path: Path, start: int, rows: int, row_group: int) -> None:
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
-    table = pa.table({
-        "id": pa.array(range(start, start + rows), type=pa.int64()),
-        "name": [f"row-{i}" for i in range(start, start + rows)],
-        "blob": [bytes([i % 256]) * 3 for i in range(rows)],
-    })
+    table = pa.table(
+        {
+            "id": pa.array(range(start, start + rows), type=pa.int64()),
+            "name": [f"row-{i}" for i in range(start, start + rows)],
+            "blob": [bytes([i % 256]) * 3 for i in range(rows)],
+        }
+    )
     pq.write_table(table, path, row_group_size=row_group, compression="zstd")
 
 
@@ -136,8 +226,21 @@ def test_parquet(tmp_path: Path, assignment: str) -> None:
     _write_parquet(src / "part-0.parquet", 0, 130, 40)
     _write_parquet(src / "part-1.parquet", 130, 70, 25)
     out = tmp_path / "out"
-    assert shard_cli("--source", str(src), "--format", "parquet", "--num-shards", "3",
-                     "--assignment", assignment, "--output", str(out)) == 0
+    assert (
+        shard_cli(
+            "--source",
+            str(src),
+            "--format",
+            "parquet",
+            "--num-shards",
+            "3",
+            "--assignment",
+            assignment,
+            "--output",
+            str(out),
+        )
+        == 0
+    )
     verify_manifest(out)
     manifest = read_manifest(out)
     ids = []
@@ -163,7 +266,9 @@ def test_parquet_schema_mismatch(tmp_path: Path, capsys: pytest.CaptureFixture[s
     pq.write_table(pa.table({"a": [1, 2]}), src / "1.parquet")
     pq.write_table(pa.table({"b": ["x"]}), src / "2.parquet")
     out = tmp_path / "out"
-    assert shard_cli("--source", str(src), "--format", "parquet", "--num-shards", "1", "--output", str(out)) == 1
+    assert (
+        shard_cli("--source", str(src), "--format", "parquet", "--num-shards", "1", "--output", str(out)) == 1
+    )
     assert "different parquet schema" in capsys.readouterr().err
     assert not out.exists()
 
@@ -172,8 +277,20 @@ def test_parquet_empty_shard_file_is_valid(tmp_path: Path) -> None:
     pq = pytest.importorskip("pyarrow.parquet")
     _write_parquet(tmp_path / "one.parquet", 0, 2, 10)
     out = tmp_path / "out"
-    assert shard_cli("--source", str(tmp_path / "one.parquet"), "--format", "parquet", "--num-shards", "3",
-                     "--allow-empty-shards", "--output", str(out)) == 0
+    assert (
+        shard_cli(
+            "--source",
+            str(tmp_path / "one.parquet"),
+            "--format",
+            "parquet",
+            "--num-shards",
+            "3",
+            "--allow-empty-shards",
+            "--output",
+            str(out),
+        )
+        == 0
+    )
     tables = [pq.read_table(out / s["path"]) for s in read_manifest(out)["shards"]]
     assert [t.num_rows for t in tables] == [1, 1, 0]
     assert tables[2].column_names == ["id", "name", "blob"]
@@ -200,8 +317,21 @@ def test_files(tmp_path: Path, assignment: str) -> None:
     src = tmp_path / "src"
     contents = _make_files(src)
     out = tmp_path / "out"
-    assert shard_cli("--source", str(src), "--format", "files", "--num-shards", "3",
-                     "--assignment", assignment, "--output", str(out)) == 0
+    assert (
+        shard_cli(
+            "--source",
+            str(src),
+            "--format",
+            "files",
+            "--num-shards",
+            "3",
+            "--assignment",
+            assignment,
+            "--output",
+            str(out),
+        )
+        == 0
+    )
     verify_manifest(out)
     manifest = read_manifest(out)
     got: dict[str, bytes] = {}

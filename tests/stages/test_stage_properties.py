@@ -23,9 +23,9 @@ from trainspec.stages.assignment import (
     hash_key,
     hashed_shard,
 )
-from trainspec.stages.config import Options, Settings
+from trainspec.stages.config import Config, Options, Settings
 from trainspec.stages.errors import StageError
-from trainspec.stages.shard import Config, run
+from trainspec.stages.runner import run
 
 line = st.binary(max_size=12).map(lambda b: b.replace(b"\n", b"x"))
 a_file = st.tuples(st.lists(line, max_size=30), st.booleans())  # (lines, trailing newline)
@@ -46,8 +46,13 @@ def _shard(tmp: Path, files: list[bytes], n: int, assignment: str, block: int, p
         source=str(src),
         output=out,
         settings=Settings(format="text", num_shards=n, assignment=assignment, seed=3),
-        options=Options(allow_empty_shards=True, durable=False, block_size=block, workers=2 if parallel else 1,
-                        parallel_count_min_bytes=0),
+        options=Options(
+            allow_empty_shards=True,
+            durable=False,
+            block_size=block,
+            workers=2 if parallel else 1,
+            parallel_count_min_bytes=0,
+        ),
         force=False,
         verify=False,
     )
@@ -63,8 +68,9 @@ def _shard(tmp: Path, files: list[bytes], n: int, assignment: str, block: int, p
     block=st.integers(min_value=1, max_value=40),
     parallel=st.booleans(),
 )
-def test_every_record_exactly_once(files: list[tuple[list[bytes], bool]], n: int, assignment: str,
-                                   block: int, parallel: bool) -> None:
+def test_every_record_exactly_once(
+    files: list[tuple[list[bytes], bool]], n: int, assignment: str, block: int, parallel: bool
+) -> None:
     contents = [b"\n".join(lines) + (b"\n" if trailing and lines else b"") for lines, trailing in files]
     expected = [r for c in contents for r in _records(c)]
     with tempfile.TemporaryDirectory() as tmp:
@@ -98,8 +104,10 @@ def test_contiguous_bounds(total: int, n: int) -> None:
 
 
 @settings(max_examples=200, deadline=None, database=None)
-@given(sizes=st.lists(st.integers(min_value=0, max_value=1000), min_size=1, max_size=40),
-       n=st.integers(min_value=1, max_value=8))
+@given(
+    sizes=st.lists(st.integers(min_value=0, max_value=1000), min_size=1, max_size=40),
+    n=st.integers(min_value=1, max_value=8),
+)
 def test_greedy_by_bytes(sizes: list[int], n: int) -> None:
     files = [(f"f{i:03d}", s) for i, s in enumerate(sizes)]
     plan = greedy_by_bytes(files, n)
@@ -113,9 +121,11 @@ def test_greedy_by_bytes(sizes: list[int], n: int) -> None:
 
 
 @settings(max_examples=25, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
-@given(rows=st.lists(st.integers(min_value=0, max_value=70), min_size=1, max_size=3),
-       n=st.integers(min_value=1, max_value=6),
-       assignment=st.sampled_from(["contiguous", "round-robin", "hashed"]))
+@given(
+    rows=st.lists(st.integers(min_value=0, max_value=70), min_size=1, max_size=3),
+    n=st.integers(min_value=1, max_value=6),
+    assignment=st.sampled_from(["contiguous", "round-robin", "hashed"]),
+)
 def test_parquet_rows_exactly_once(rows: list[int], n: int, assignment: str) -> None:
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
@@ -124,12 +134,20 @@ def test_parquet_rows_exactly_once(rows: list[int], n: int, assignment: str) -> 
         src.mkdir()
         start = 0
         for i, count in enumerate(rows):
-            pq.write_table(pa.table({"id": pa.array(range(start, start + count), type=pa.int64())}),
-                           src / f"p{i}.parquet", row_group_size=7)
+            pq.write_table(
+                pa.table({"id": pa.array(range(start, start + count), type=pa.int64())}),
+                src / f"p{i}.parquet",
+                row_group_size=7,
+            )
             start += count
-        cfg = Config(source=str(src), output=Path(tmp) / "out",
-                     settings=Settings(format="parquet", num_shards=n, assignment=assignment),
-                     options=Options(allow_empty_shards=True, durable=False), force=False, verify=False)
+        cfg = Config(
+            source=str(src),
+            output=Path(tmp) / "out",
+            settings=Settings(format="parquet", num_shards=n, assignment=assignment),
+            options=Options(allow_empty_shards=True, durable=False),
+            force=False,
+            verify=False,
+        )
         if start == 0:
             with pytest.raises(StageError, match="empty"):
                 run(cfg, {}, out=io.StringIO())

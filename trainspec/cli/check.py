@@ -125,8 +125,7 @@ def run(args: argparse.Namespace) -> int:
     if crd_dirs:
         diagnostics += _crd_findings(checked, crd_dirs, target)
     diagnostics += _webhook_findings(manifests, cluster)
-    if cluster is not None:
-        diagnostics += _preflight_findings(manifests, cluster, target)
+    diagnostics += _preflight_findings(manifests, cluster, target)
     diagnostics = sorted(dict.fromkeys(diagnostics), key=Diagnostic.sort_key)
     count = len(files) + (len({o.file for o in cluster.objects}) if cluster else 0)
     report.write(diagnostics, sys.stdout, args.format, files=count, quiet=args.quiet)
@@ -218,6 +217,8 @@ def _place(manifest: Manifest, diagnostic: Any, path: tuple) -> Any:
 
     if manifest.located is not None:
         mark = manifest.located.mark(path)
+        if diagnostic.message.startswith("unknown field") and path in manifest.located.doc.keys:
+            mark = manifest.located.doc.keys[path]  # the offending key, as validate's TS200 does
         return replace(diagnostic, file=manifest.located.file, line=mark.line, column=mark.column)
     if manifest.spec is None:
         return replace(diagnostic, file=None, message=f"{diagnostic.message} [{manifest.label}]")
@@ -256,14 +257,21 @@ def _related(related: Any, by_key: dict[str, Manifest]) -> Any:
 def _crd_findings(manifests: list[Manifest], crd_dirs: list[str], target: Any) -> list[Any]:
     from trainspec.compiler.check import check_manifest
     from trainspec.dsl.diagnostics import Diagnostic, Severity
-    from trainspec.kueue.cache import CachedCelEngine, CachedCrdRegistry, crd_files, default_cache
+    from trainspec.kueue.cache import CachedCelEngine, CachedCrdRegistry, VerdictCache, crd_files, default_cache
 
     cache = default_cache()
     registry = CachedCrdRegistry(crd_files(crd_dirs), cache)
-    try:
-        engine: Any = CachedCelEngine(cache)
-    except ImportError:
-        engine = None  # check_cel then says once that the rules were not evaluated
+    verdicts = VerdictCache(cache, registry) if cache is not None else None
+    engines: list[Any] = []
+
+    def engine() -> Any:  # built on first need: a warm verdict cache never imports cel-python
+        if not engines:
+            try:
+                engines.append(CachedCelEngine(cache))
+            except ImportError:
+                engines.append(None)  # check_cel then says once that the rules were not evaluated
+        return engines[0]
+
     out: list[Diagnostic] = list(registry.problems)
     trainjob_crd = registry.lookup("trainer.kubeflow.org/v1alpha1", "TrainJob")
     skip_trainjobs = False
@@ -280,10 +288,15 @@ def _crd_findings(manifests: list[Manifest], crd_dirs: list[str], target: Any) -
     for manifest in manifests:
         if skip_trainjobs and manifest.kind == "TrainJob":
             continue
-        found = check_manifest(manifest.data, registry, engine=engine)
+        found = verdicts.get(manifest.data) if verdicts is not None else None
+        if found is None:
+            found = check_manifest(manifest.data, registry, engine=engine())
+            if verdicts is not None:
+                verdicts.put(manifest.data, found)
         out.extend(_relocate([replace(d, file=manifest.key) for d in found], by_key))
-    if engine is not None:
-        engine.flush()
+    for flushable in (*engines, verdicts):
+        if flushable is not None:
+            flushable.flush()
     return out
 
 
@@ -302,18 +315,22 @@ def _webhook_findings(manifests: list[Manifest], cluster: Any) -> list[Any]:
 
 
 def _preflight_findings(manifests: list[Manifest], cluster: Any, target: Any) -> list[Any]:
+    """Kueue's label rules for every TrainJob; with ``--cluster``, the whole pre-flight."""
     from trainspec.compiler.check._paths import render_path
     from trainspec.dsl.diagnostics import Diagnostic
-    from trainspec.kueue.preflight import preflight
+    from trainspec.kueue.preflight import kueue_label_problems, preflight
 
     runtimes = [m.data for m in manifests if m.kind in _RUNTIME_KINDS]
-    runtimes += [o.data for o in cluster.objects if o.kind in _RUNTIME_KINDS]
+    runtimes += [o.data for o in cluster.objects if o.kind in _RUNTIME_KINDS] if cluster is not None else []
     out = []
     for manifest in manifests:
         if manifest.kind != "TrainJob" or not str(manifest.data.get("apiVersion", "")).startswith("trainer."):
             continue
-        runtime = _runtime_of(manifest.data, runtimes)
-        for finding in preflight(cluster, manifest.data, runtime, merge_resources=target.trainer >= (2, 3)):
+        findings = kueue_label_problems(manifest.data)
+        if cluster is not None:
+            findings += preflight(cluster, manifest.data, _runtime_of(manifest.data, runtimes),
+                                  merge_resources=target.trainer >= (2, 3))
+        for finding in findings:
             diagnostic = Diagnostic(code=finding.code, message=finding.message, severity=finding.severity,
                                     path=render_path(finding.path), hint=finding.hint, related=finding.related)
             out.append(_place(manifest, diagnostic, finding.path))

@@ -455,7 +455,7 @@ class TrainingJob(_Flat):
     spec: TrainingJobSpec = Field(description="The job.")
 
 
-#: The kinds a document may declare, by name (``Project`` is registered by ``dsl.project``).
+#: The spec kinds, by name (``Project``, the project file, lives in ``dsl.project``).
 KINDS: dict[str, type[_Model]] = {"Runtime": Runtime, "TrainingJob": TrainingJob}
 
 Spec = Union[Runtime, TrainingJob]

@@ -208,7 +208,7 @@ def _load_doc(doc: SourceDoc, values: dict[str, Any] | None) -> tuple[LoadedSpec
     api_version = doc.data.get("apiVersion")
     if not isinstance(api_version, str) or not api_version.startswith(API_GROUP + "/"):
         return None, problems  # not a trainspec document: other YAML may live beside specs
-    if values is not None or _mentions_template(doc.data):
+    if values is not None or doc.templated:
         from trainspec.dsl.templating import render_document
 
         problems.extend(render_document(doc, values or {}))
@@ -227,13 +227,3 @@ def _load_doc(doc: SourceDoc, values: dict[str, Any] | None) -> tuple[LoadedSpec
 
 #: Findings about a variable's *name*: pointed at the key, not the value.
 _NAME_CODES = frozenset({"TS302", "TS303"})
-
-
-def _mentions_template(node: Any) -> bool:
-    if isinstance(node, str):
-        return "{{" in node or "{%" in node
-    if isinstance(node, dict):
-        return any(_mentions_template(v) for v in node.values())
-    if isinstance(node, list):
-        return any(_mentions_template(v) for v in node)
-    return False

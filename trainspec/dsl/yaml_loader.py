@@ -75,6 +75,8 @@ class SourceDoc:
     values: dict[tuple, Mark]
     keys: dict[tuple, Mark]
     plain: dict[tuple, str]
+    #: Whether any string value contains ``{{`` or ``{%`` (a template to render).
+    templated: bool = False
 
     def mark(self, path: tuple | list) -> Mark:
         """The best position for ``path``: its value, else its key, else its nearest ancestor's."""
@@ -259,6 +261,7 @@ def _build(root: Any, text: str, file: str, index: int, limits: LoadLimits, diag
     keys: dict[tuple, Mark] = {}
     plain: dict[tuple, str] = {}
     budget = limits.max_nodes
+    templated = False
     max_depth = limits.max_depth
     tag_first = _TAG_FIRST.match
 
@@ -310,7 +313,7 @@ def _build(root: Any, text: str, file: str, index: int, limits: LoadLimits, diag
         return raw
 
     def walk(node: Any, path: tuple, depth: int) -> Any:
-        nonlocal budget, values, keys, plain
+        nonlocal budget, values, keys, plain, templated
         budget -= 1
         if budget < 0:
             report("TS106", node, path,
@@ -326,6 +329,8 @@ def _build(root: Any, text: str, file: str, index: int, limits: LoadLimits, diag
                 if value and value[0] in _NUMERIC_START and not node.style and _YAML12_NUMBER.match(value):
                     if not tag_first(text, node.start_mark.index):  # `!!str 1e3` is unambiguous
                         plain[path] = value
+                if "{" in value and ("{{" in value or "{%" in value):
+                    templated = True
                 return value
             return scalar(node, tag, node.value, path)
         if depth >= max_depth:
@@ -393,7 +398,7 @@ def _build(root: Any, text: str, file: str, index: int, limits: LoadLimits, diag
         report("TS106", root, (), "document nests too deeply to load", "flatten the document")
         return None
     values[()] = start
-    return SourceDoc(file, index, data, start, values, keys, plain)
+    return SourceDoc(file, index, data, start, values, keys, plain, templated)
 
 
 # -- documents and errors ---------------------------------------------------------------------------

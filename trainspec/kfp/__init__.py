@@ -26,10 +26,10 @@ _EXPORTS = {
     "CompiledJob": "trainspec.kfp.pipeline",
     "KfpSpecError": "trainspec.kfp.pipeline",
     "run_launcher": "trainspec.kfp.launcher",
-    "LaunchResult": "trainspec.kfp.launcher",
-    "LauncherError": "trainspec.kfp.launcher",
-    "TrainJobFailed": "trainspec.kfp.launcher",
-    "TrainJobTimeout": "trainspec.kfp.launcher",
+    "LaunchResult": "trainspec.kfp.status",
+    "LauncherError": "trainspec.kfp.status",
+    "TrainJobFailed": "trainspec.kfp.status",
+    "TrainJobTimeout": "trainspec.kfp.status",
     "rbac_objects": "trainspec.kfp.rbac",
 }
 

@@ -28,24 +28,29 @@ SA_NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespac
 APPLY_PATCH = "application/apply-patch+yaml"
 #: (connect, read) seconds for one request; a hung connection turns into a retryable error.
 REQUEST_TIMEOUT = (10, 60)
+FOLLOW_IDLE = 300
 
 __all__ = ["ApiException", "KubeApi", "error_message"]
 
 
 def error_message(exc: BaseException) -> str:
-    """The API server's own message for a failed call (its Status ``message``), else the error text."""
+    """The API server's own message for a failed call (its Status ``message``), else the error text.
+
+    A 403 gets a pointer to the RBAC the launcher needs.
+    """
+    status = getattr(exc, "status", None)
+    hint = " (the pipeline's service account lacks RBAC: see trainspec kfp --rbac)" if status == 403 else ""
     body = getattr(exc, "body", None)
     if body:
         try:
             data = json.loads(body)
             if isinstance(data, dict) and data.get("message"):
-                return str(data["message"])
+                return str(data["message"]) + hint
         except (TypeError, ValueError):
             pass
-    status = getattr(exc, "status", None)
     reason = getattr(exc, "reason", None)
     if status:
-        return f"HTTP {status} {reason or ''}".strip()
+        return f"HTTP {status} {reason or ''}".strip() + hint
     return f"{type(exc).__name__}: {exc}"
 
 
@@ -176,7 +181,9 @@ class KubeApi:
         response = client.CoreV1Api(self.api).read_namespaced_pod_log(
             pod, namespace, container=container, follow=follow, timestamps=True,
             since_seconds=since_seconds, _preload_content=False,
-            _request_timeout=(REQUEST_TIMEOUT[0], None) if follow else REQUEST_TIMEOUT,
+            # A quiet stream is normal while following; after FOLLOW_IDLE the follower reconnects
+            # (skipping lines it printed), which also recovers from a silently dead connection.
+            _request_timeout=(REQUEST_TIMEOUT[0], FOLLOW_IDLE) if follow else REQUEST_TIMEOUT,
         )
         try:
             pending = b""

@@ -30,7 +30,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -38,77 +37,21 @@ from trainspec.kfp import merge, retry
 from trainspec.kfp import names as N
 from trainspec.kfp.kube import KubeApi, error_message
 from trainspec.kfp.logs import LogFollower
+from trainspec.kfp.status import (
+    LauncherError,
+    LaunchResult,
+    Terminated,
+    Timeout,
+    TrainJobFailed,
+    TrainJobTimeout,
+    job_state,
+)
 
-#: Exit status after SIGTERM, as a shell reports a process killed by it (128 + 15).
-SIGTERM_EXIT = 143
 #: How long to wait for the last log lines once the job is done.
 LOG_DRAIN_SECONDS = 10.0
 
 __all__ = ["LaunchResult", "LauncherError", "Terminated", "TrainJobFailed", "TrainJobTimeout", "job_state",
            "main", "run_launcher"]
-
-
-@dataclass
-class LaunchResult:
-    """The final status of one launch; ``to_json`` is the step's status artifact."""
-
-    name: str
-    namespace: str
-    phase: str
-    reason: str = ""
-    message: str = ""
-    run_id: str = ""
-    attached: bool = False
-    conditions: list[dict[str, Any]] = field(default_factory=list)
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=2, sort_keys=True)
-
-    def metadata(self) -> dict[str, str]:
-        """Small string fields for the artifact's metadata (shown in the KFP UI)."""
-        return {"name": self.name, "namespace": self.namespace, "phase": self.phase, "reason": self.reason}
-
-
-class LauncherError(RuntimeError):
-    """The launch failed; ``result`` holds the last known status when there is one."""
-
-    def __init__(self, message: str, result: LaunchResult | None = None) -> None:
-        super().__init__(message)
-        self.result = result
-
-
-class TrainJobFailed(LauncherError):
-    """The TrainJob reached ``Failed``."""
-
-
-class TrainJobTimeout(LauncherError):
-    """The launcher's timeout passed; the TrainJob was deleted."""
-
-
-class Terminated(SystemExit):
-    """SIGTERM arrived (the run was cancelled). A SystemExit, so no ``except Exception`` stops it."""
-
-    def __init__(self) -> None:
-        super().__init__(SIGTERM_EXIT)
-
-
-class _Timeout(BaseException):
-    """The deadline passed. A BaseException, so the ``except Exception`` wrappers let it through."""
-
-
-def job_state(trainjob: dict[str, Any]) -> tuple[str, str, str]:
-    """``(phase, reason, message)`` from condition *status*, never from the last condition's type.
-
-    After a resume the last condition is ``Suspended=False``; reading its type would report a
-    running job as suspended. Phases: Complete, Failed, Suspended, Running, Created.
-    """
-    status = trainjob.get("status") or {}
-    true = {c.get("type"): c for c in status.get("conditions") or [] if c.get("status") == "True"}
-    for phase in ("Failed", "Complete", "Suspended"):
-        if phase in true:
-            return phase, str(true[phase].get("reason") or ""), str(true[phase].get("message") or "")
-    running = any((j.get("active") or 0) + (j.get("ready") or 0) > 0 for j in status.get("jobsStatus") or [])
-    return ("Running" if running else "Created"), "", ""
 
 
 @contextmanager
@@ -149,7 +92,7 @@ class _Launch:
         try:
             return retry.call(fn, self.policy, what=what, deadline=self.deadline, log=self.say, clock=self.clock)
         except retry.DeadlineExceeded:
-            raise _Timeout() from None
+            raise Timeout() from None
 
     def result(self, phase: str, obj: dict[str, Any] | None = None, *, reason: str = "", message: str = "",
                attached: bool = False) -> LaunchResult:
@@ -184,8 +127,7 @@ class _Launch:
         try:
             found = self.call(lambda: self.kube.get_runtime(kind, runtime, self.namespace), f"read {kind} {runtime}")
         except Exception as exc:
-            raise LauncherError(f"cannot read {kind} {runtime!r}: {error_message(exc)} (the pipeline's service "
-                                "account needs get on it: see trainspec kfp --rbac)") from None
+            raise LauncherError(f"cannot read {kind} {runtime!r}: {error_message(exc)}") from None
         if found is None:
             where = f" in namespace {self.namespace}" if kind == "TrainingRuntime" else ""
             raise LauncherError(f"{kind} {runtime!r} does not exist{where}; the launcher never creates runtimes: "
@@ -224,11 +166,11 @@ class _Launch:
         self.say(f"applied TrainJob {self.namespace}/{self.name} (server-side apply, strict field validation)")
 
     def wait(self) -> dict[str, Any]:
-        """Poll until Complete or Failed; raises _Timeout at the deadline."""
+        """Poll until Complete or Failed; raises Timeout at the deadline."""
         last = None
         while True:
             if self.deadline is not None and self.clock() >= self.deadline:
-                raise _Timeout()
+                raise Timeout()
             try:
                 obj = self.call(lambda: self.kube.get_trainjob(self.namespace, self.name), "read the TrainJob")
             except Exception as exc:
@@ -301,6 +243,7 @@ def run_launcher(trainjob: str | dict[str, Any], *, run_id: str, trainer_api: st
     launch = _Launch(kube, name=name, namespace=ns, run_id=run_id, policy=policy, deadline=deadline,
                      poll_seconds=poll_seconds, out=out, clock=clock)
     follower: LogFollower | None = None
+    drain = LOG_DRAIN_SECONDS  # cut short when cancelled: the pod's grace period is running
     launch.say(f"TrainJob {ns}/{name} for run {run_id}")
     if meta.get("namespace") and meta["namespace"] != ns:
         launch.say(f"running in namespace {ns}, not the spec's {meta['namespace']} (set namespace to choose)")
@@ -323,10 +266,12 @@ def run_launcher(trainjob: str | dict[str, Any], *, run_id: str, trainer_api: st
                 follower = LogFollower(kube, ns, name, out=out, poll_seconds=poll_seconds, lock=launch.lock).start()
             final = launch.wait()
         except Terminated:
+            drain = 1.0
             launch.delete("SIGTERM (run cancelled)")
             _write_status(status_path, launch.result("Terminated", reason="SIGTERM"))
             raise
-        except _Timeout:
+        except Timeout:
+            drain = 1.0
             launch.delete(f"timed out after {timeout_seconds}s")
             result = launch.result("Timeout", reason="LauncherTimeout",
                                    message=f"not finished after {timeout_seconds}s")
@@ -335,7 +280,7 @@ def run_launcher(trainjob: str | dict[str, Any], *, run_id: str, trainer_api: st
                                   "it was deleted", result) from None
         finally:
             if follower is not None:
-                follower.finish(LOG_DRAIN_SECONDS)
+                follower.finish(drain)
     phase, reason, message = job_state(final)
     result = launch.result(phase, final, reason=reason, message=message, attached=attached)
     _write_status(status_path, result)

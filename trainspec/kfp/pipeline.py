@@ -128,10 +128,16 @@ def trainjob_task(spec_or_path: Any, *, job: str | None = None, values: dict[str
     """
     from kfp import dsl
 
+    from trainspec.kfp.merge import MergeError, parse_trainer_api
+
+    try:
+        parse_trainer_api(trainer_api)  # refuse a release without runtimePatches now, not at run time
+    except MergeError as exc:
+        raise KfpSpecError(str(exc)) from None
     compiled = compile_trainjob(spec_or_path, job=job, values=values, project=project)
-    if not isinstance(checkpoint_claim, str) or checkpoint_claim:
-        if _checkpoint_claim_name(compiled.trainjob) is None:
-            raise KfpSpecError(f"job {compiled.name!r} has no checkpoint volume for checkpoint_claim to replace")
+    wants_claim = not isinstance(checkpoint_claim, str) or bool(checkpoint_claim)  # a task output, or a name
+    if wants_claim and _checkpoint_claim_name(compiled.trainjob) is None:
+        raise KfpSpecError(f"job {compiled.name!r} has no checkpoint volume for checkpoint_claim to replace")
     if launcher is None:
         from trainspec.kfp import component
 

@@ -83,6 +83,8 @@ class CachedCrdRegistry(CrdRegistry):
 
     def __init__(self, files: Iterable[Path], cache: DiskCache | None) -> None:
         self._disk = cache  # set first: the base constructor may already parse
+        #: sha256 of each parsed CRD file, by path (keys of the verdict cache).
+        self.digests: dict[str, str] = {}
         super().__init__(files)
 
     def _parse(self, entry: Any, text: str | None = None) -> None:
@@ -94,7 +96,8 @@ class CachedCrdRegistry(CrdRegistry):
         except OSError:
             super()._parse(entry, text)
             return
-        key = f"crd-{hashlib.sha256(data).hexdigest()}"
+        self.digests[str(entry.path)] = digest = hashlib.sha256(data).hexdigest()
+        key = f"crd-{digest}"
         versions = self._disk.get(key)
         if not isinstance(versions, list):
             single = CrdRegistry([entry.path])
@@ -233,4 +236,92 @@ class CachedCelEngine(CelPyEngine):
             self._dirty = False
 
 
-__all__ = ["CachedCelEngine", "CachedCrdRegistry", "DiskCache", "ENV_NO_CACHE", "crd_files", "default_cache"]
+# -- verdicts -------------------------------------------------------------------------------------
+
+
+def _fingerprint() -> str:
+    """What the checker's verdicts depend on besides the manifest and its CRD: the checker's own
+    code (hashed by content) and the libraries it runs on (their files' sizes and times)."""
+    import importlib.util
+
+    from trainspec.compiler import check
+
+    digest = hashlib.sha256(f"format {_FORMAT}".encode())
+    for path in sorted(Path(check.__file__).parent.glob("*.py")):
+        digest.update(path.name.encode() + path.read_bytes())
+    for module in ("celpy", "jsonschema", "lark"):
+        spec = importlib.util.find_spec(module)  # locates without importing
+        if spec is None or not spec.origin:
+            continue
+        for path in sorted(Path(spec.origin).parent.glob("*.py")):
+            stat = path.stat()
+            digest.update(f"{module}/{path.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    return digest.hexdigest()[:16]
+
+
+class VerdictCache:
+    """Schema and CEL findings per (manifest, CRD file content, checker and libraries).
+
+    A compiled spec that did not change gives the same manifests, so a repeated check needs
+    neither jsonschema nor cel-python. Kept bounded: the most recent entries win.
+    """
+
+    LIMIT = 4000
+
+    def __init__(self, cache: DiskCache, registry: CachedCrdRegistry) -> None:
+        self._disk = cache
+        self._registry = registry
+        self._key = f"verdicts-{_fingerprint()}"
+        self._entries: dict[str, Any] | None = None
+        self._dirty = False
+
+    def _manifest_key(self, manifest: Mapping[str, Any]) -> str | None:
+        api_version, kind = manifest.get("apiVersion"), manifest.get("kind")
+        if not isinstance(api_version, str) or not isinstance(kind, str):
+            return None
+        crd = self._registry.lookup(api_version, kind)
+        crd_digest = self._registry.digests.get(crd.source, "?") if crd is not None else "-"
+        try:
+            text = json.dumps(manifest, sort_keys=True, separators=(",", ":"))
+        except (TypeError, ValueError):
+            return None
+        return hashlib.sha256(f"{crd_digest}\n{text}".encode()).hexdigest()
+
+    def get(self, manifest: Mapping[str, Any]) -> list[Any] | None:
+        """The stored findings for ``manifest``, or None."""
+        from trainspec.dsl.diagnostics import Diagnostic, Severity
+
+        key = self._manifest_key(manifest)
+        if key is None:
+            return None
+        if self._entries is None:
+            stored = self._disk.get(self._key)
+            self._entries = stored if isinstance(stored, dict) else {}
+        found = self._entries.get(key)
+        if not isinstance(found, list):
+            return None
+        try:
+            return [Diagnostic(code=d["code"], message=d["message"], severity=Severity(d["severity"]),
+                               path=d["path"], hint=d["hint"]) for d in found]
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def put(self, manifest: Mapping[str, Any], findings: list[Any]) -> None:
+        key = self._manifest_key(manifest)
+        if key is None or self._entries is None or any(d.related or d.file for d in findings):
+            return
+        self._entries.pop(key, None)
+        self._entries[key] = [{"code": d.code, "message": d.message, "severity": d.severity.value,
+                               "path": d.path, "hint": d.hint} for d in findings]
+        while len(self._entries) > self.LIMIT:
+            self._entries.pop(next(iter(self._entries)))
+        self._dirty = True
+
+    def flush(self) -> None:
+        if self._dirty and self._entries is not None:
+            self._disk.put(self._key, self._entries)
+            self._dirty = False
+
+
+__all__ = ["CachedCelEngine", "CachedCrdRegistry", "DiskCache", "ENV_NO_CACHE", "VerdictCache", "crd_files",
+           "default_cache"]

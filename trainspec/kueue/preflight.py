@@ -18,6 +18,9 @@ the job spec's line for compiled specs) with notes pointing at the Kueue objects
   inconsistent TAS annotations);
 * TS519 more than 18 PodSets.
 
+:func:`kueue_label_problems` adds the Kueue webhook's rules on the job's own labels (TS503):
+queue name format, a positive max-exec-time, no elastic/min-parallelism keys on a TrainJob.
+
 A job without a queue label is checked against a LocalQueue named ``default`` in its namespace
 if there is one (Kueue's LocalQueue defaulting); otherwise Kueue does not manage it at all.
 """
@@ -30,12 +33,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainspec.dsl.diagnostics import Related, Severity
-from trainspec.kueue.cluster import Cluster, ClusterQueue
+from trainspec.kueue.cluster import NODE_ALLOCATABLE, Cluster, ClusterQueue
 from trainspec.kueue.podsets import MAX_PODSETS, PodSet, trainjob_podsets
 from trainspec.kueue.quota import TOPOLOGY_KEYS, PodSetResult, assign, fmt
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+MAX_EXEC_LABEL = "kueue.x-k8s.io/max-exec-time-seconds"
+ELASTIC_KEYS = ("kueue.x-k8s.io/elastic-job", "kueue.x-k8s.io/job-min-parallelism")
 _HELD = ("Hold", "HoldAndDrain")
 _REQUIRED, _PREFERRED, _UNCONSTRAINED, _SLICE, _LAYERS = TOPOLOGY_KEYS
 _SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"
@@ -101,7 +106,8 @@ class _Preflight:
             elsewhere = [q for (ns, name), q in sorted(self.cluster.local_queues.items()) if name == queue]
             here = sorted(name for ns, name in self.cluster.local_queues if ns == self.namespace)
             self.add("TS510", f"no LocalQueue {queue!r} in namespace {self.namespace}", queue_path,
-                     related=tuple(q.obj.related(f"a LocalQueue {queue!r} exists in namespace {q.namespace}")
+                     related=tuple(q.obj.related(f"a LocalQueue {queue!r} exists in namespace {q.namespace}",
+                                                 ("metadata", "name"))
                                    for q in elsewhere),
                      hint=f"LocalQueues in {self.namespace}: {', '.join(here)}" if here
                      else f"namespace {self.namespace} has no LocalQueue in the cluster files")
@@ -180,12 +186,12 @@ class _Preflight:
 
     def group_failure(self, cq: ClusterQueue, result: PodSetResult, index: int) -> None:
         podset = result.podset
-        rejected = [self.cluster.flavors[f].obj.related(f"flavor {f}: {why}") if f in self.cluster.flavors
-                    else cq.obj.related(f"flavor {f}: {why}") for f, why in result.rejected.get(index, [])]
+        rejected = [self.cluster.flavors[f].obj.related(f"flavor {f}: {why}", at) if f in self.cluster.flavors
+                    else cq.obj.related(f"flavor {f}: {why}") for f, why, at in result.rejected.get(index, [])]
         short = result.short.get(index, [])
         if not short:
             self.add("TS516", f"no flavor of ClusterQueue {cq.name} accepts PodSet {podset.name}: "
-                     + "; ".join(f"{f}: {why}" for f, why in result.rejected.get(index, [])),
+                     + "; ".join(f"{f}: {why}" for f, why, _ in result.rejected.get(index, [])),
                      podset.resources_path, related=tuple(rejected),
                      hint="make the runtime's nodeSelector/tolerations match a flavor of the queue")
             return
@@ -214,7 +220,7 @@ class _Preflight:
                         self.add("TS517", f"one pod of PodSet {podset.name} needs {fmt(need)} {resource}; a node of "
                                  f"flavor {flavor.name} has {fmt(has)}: the pods can never be scheduled",
                                  podset.resources_path, related=(flavor.obj.related(
-                                     f"node shape of flavor {flavor.name}", ("metadata", "annotations")),))
+                                     f"node shape of flavor {flavor.name}", ("metadata", "annotations", NODE_ALLOCATABLE)),))
                     continue
                 quota = next((fq.quotas.get(resource) for fq in cq.groups[index].flavors if fq.flavor == flavor_name),
                              None)
@@ -262,6 +268,29 @@ class _Preflight:
                              related=(topology.obj.related(f"levels of Topology {topology.name}", ("spec", "levels")),))
 
 
+def kueue_label_problems(trainjob: Mapping[str, Any]) -> list[Finding]:
+    """Kueue webhook rules on a TrainJob's own labels and annotations (TS503); no cluster needed."""
+    from trainspec.compiler.check.core import subdomain_problem
+
+    meta = _map(trainjob.get("metadata"))
+    labels, annotations = _map(meta.get("labels")), _map(meta.get("annotations"))
+    out: list[Finding] = []
+    queue = labels.get(QUEUE_LABEL)
+    if isinstance(queue, str) and subdomain_problem(queue):
+        out.append(Finding("TS503", f"queue name {queue!r} {subdomain_problem(queue)}",
+                           ("metadata", "labels", QUEUE_LABEL)))
+    max_exec = labels.get(MAX_EXEC_LABEL)
+    if max_exec is not None and not (isinstance(max_exec, str) and max_exec.isdigit() and int(max_exec) > 0):
+        out.append(Finding("TS503", f"{MAX_EXEC_LABEL} must be a positive number of seconds, got {max_exec!r}",
+                           ("metadata", "labels", MAX_EXEC_LABEL)))
+    for key in ELASTIC_KEYS:
+        if key in annotations or key in labels:
+            where = "annotations" if key in annotations else "labels"
+            out.append(Finding("TS503", f"{key} is only accepted on batch Jobs and Ray workloads; Kueue's webhook "
+                               "rejects it on a TrainJob (no partial or elastic admission)", ("metadata", where, key)))
+    return out
+
+
 def preflight(cluster: Cluster, trainjob: Mapping[str, Any], runtime: Mapping[str, Any] | None, *,
               merge_resources: bool = True) -> list[Finding]:
     """Every pre-flight finding for ``trainjob`` (a manifest dict) on ``runtime`` (None: unknown)."""
@@ -280,4 +309,4 @@ def preflight(cluster: Cluster, trainjob: Mapping[str, Any], runtime: Mapping[st
     return check.out
 
 
-__all__ = ["Finding", "PRIORITY_LABEL", "QUEUE_LABEL", "preflight", "selector_matches"]
+__all__ = ["Finding", "PRIORITY_LABEL", "QUEUE_LABEL", "kueue_label_problems", "preflight", "selector_matches"]

@@ -92,25 +92,28 @@ def _expression_matches(expression: Mapping[str, Any], labels: Mapping[str, str]
     return True  # Gt/Lt on a flavor label: not decidable offline, do not exclude the flavor
 
 
-def flavor_problem(podset: PodSet, flavor: ResourceFlavor, all_tas: bool) -> str | None:
-    """Why ``flavor`` is not a candidate for ``podset`` (None when it is one)."""
+def flavor_problem(podset: PodSet, flavor: ResourceFlavor, all_tas: bool) -> tuple[str, tuple] | None:
+    """Why ``flavor`` is not a candidate for ``podset``, and the flavor field that decides it."""
     for key, value in flavor.node_labels.items():
         wanted = podset.node_selector.get(key)
         if wanted is not None and wanted != value:
-            return f"nodeSelector {key}={wanted} does not match the flavor's node label {key}={value}"
+            return (f"nodeSelector {key}={wanted} does not match the flavor's node label {key}={value}",
+                    ("spec", "nodeLabels", key))
     if podset.affinity_terms:
         relevant = [[e for e in term if e.get("key") in flavor.node_labels] for term in podset.affinity_terms]
         if not any(all(_expression_matches(e, flavor.node_labels) for e in term) for term in relevant):
-            return "required node affinity does not match the flavor's node labels"
+            return "required node affinity does not match the flavor's node labels", ("spec", "nodeLabels")
     tolerations = [*podset.tolerations, *flavor.tolerations]
-    for taint in flavor.node_taints:
+    for index, taint in enumerate(flavor.node_taints):
         if taint.get("effect") in _HARD_EFFECTS and not _tolerates(tolerations, taint):
             return (f"pods do not tolerate the flavor's taint {taint.get('key')}"
-                    f"{'=' + str(taint['value']) if taint.get('value') else ''}:{taint.get('effect')}")
+                    f"{'=' + str(taint['value']) if taint.get('value') else ''}:{taint.get('effect')}",
+                    ("spec", "nodeTaints", index))
     if wants_topology(podset) and not flavor.topology_name:
-        return "the PodSet asks for a topology but the flavor has no topologyName (not a TAS flavor)"
+        return "the PodSet asks for a topology but the flavor has no topologyName (not a TAS flavor)", ("spec",)
     if flavor.topology_name and not wants_topology(podset) and not all_tas:
-        return "a TAS flavor (topologyName set) only takes PodSets with topology annotations"
+        return ("a TAS flavor (topologyName set) only takes PodSets with topology annotations",
+                ("spec", "topologyName"))
     return None
 
 
@@ -233,8 +236,8 @@ class PodSetResult:
     podset: PodSet
     flavors: dict[int, str] = field(default_factory=dict)  # group index -> flavor taken
     uncovered: list[str] = field(default_factory=list)
-    #: group index -> (flavor, reason) for every flavor that is not a candidate
-    rejected: dict[int, list[tuple[str, str]]] = field(default_factory=dict)
+    #: group index -> (flavor, reason, flavor field) for every flavor that is not a candidate
+    rejected: dict[int, list[tuple[str, str, tuple]]] = field(default_factory=dict)
     #: group index -> shortfalls of the candidates, when no candidate fits
     short: dict[int, list[Shortfall]] = field(default_factory=dict)
 
@@ -263,9 +266,9 @@ def assign(cluster: Cluster, cq: ClusterQueue, podsets: list[PodSet]) -> list[Po
                 continue
             for quotas in group.flavors:
                 flavor = cluster.flavors.get(quotas.flavor)
-                problem = "no such ResourceFlavor" if flavor is None else flavor_problem(podset, flavor, all_tas)
+                problem = ("no such ResourceFlavor", ()) if flavor is None else flavor_problem(podset, flavor, all_tas)
                 if problem:
-                    result.rejected.setdefault(index, []).append((quotas.flavor, problem))
+                    result.rejected.setdefault(index, []).append((quotas.flavor, *problem))
                     continue
                 short = [Shortfall(quotas.flavor, name, used.get((quotas.flavor, name), Fraction(0)) + amount,
                                    capacity(cluster, cq, quotas.flavor, name, tree))

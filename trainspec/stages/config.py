@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 FORMATS = ("jsonl", "text", "parquet", "files")
 SHARD_BY = ("rank", "node")
@@ -56,3 +57,15 @@ class Options:
     #: Local line sources at least this big are newline-counted by forked worker processes,
     #: because ``bytes.count`` holds the GIL.
     parallel_count_min_bytes: int = 128 << 20
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything a run needs, after merging flags, environment and defaults."""
+
+    source: str
+    output: Path
+    settings: Settings
+    options: Options
+    force: bool
+    verify: bool

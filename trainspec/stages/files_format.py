@@ -45,7 +45,8 @@ def _copy_file(source: Source, f: SourceFile, dest: Path, block_size: int) -> di
     size = 0
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
-        out = open(dest, "xb", buffering=0)  # noqa: SIM115 - closed by the with below; open errors reported apart
+        # Opened apart from the with below so that open errors get their own message.
+        out = open(dest, "xb", buffering=0)  # noqa: SIM115
     except OSError as exc:
         raise output_error(dest, exc) from None
     with out, source.open(f, block_size) as fh:
@@ -72,11 +73,17 @@ def shard_files(source: Source, settings: Settings, options: Options, staging: P
     dirs = [staging / shard_relpath(i, n, "files") for i in range(n)]
     for d in dirs:
         d.mkdir(parents=True)
-    jobs = [(s, source.files[k]) for s in range(n) for k in sorted(plan[s], key=lambda k: source.files[k].rel)]
+    jobs = [
+        (s, source.files[k]) for s in range(n) for k in sorted(plan[s], key=lambda k: source.files[k].rel)
+    ]
     # Small files are dominated by per-file latency (open/close, object-store round trips),
     # so copy many at once.
     with ThreadPoolExecutor(max_workers=max(4, options.workers * 4)) as pool:
-        copied = list(pool.map(lambda job: _copy_file(source, job[1], dirs[job[0]] / job[1].rel, options.block_size), jobs))
+        copied = list(
+            pool.map(
+                lambda job: _copy_file(source, job[1], dirs[job[0]] / job[1].rel, options.block_size), jobs
+            )
+        )
     by_shard: list[list[dict[str, Any]]] = [[] for _ in range(n)]
     for (s, _f), entry in zip(jobs, copied):
         by_shard[s].append(entry)
@@ -85,12 +92,14 @@ def shard_files(source: Source, settings: Settings, options: Options, staging: P
     results = []
     for entries in by_shard:
         entries.sort(key=lambda e: e["path"])
-        results.append({
-            "records": len(entries),
-            "bytes": sum(e["bytes"] for e in entries),
-            "sha256": listing_sha256(entries),
-            "files": entries,
-        })
+        results.append(
+            {
+                "records": len(entries),
+                "bytes": sum(e["bytes"] for e in entries),
+                "sha256": listing_sha256(entries),
+                "files": entries,
+            }
+        )
     for f, entry in zip((job[1] for job in jobs), copied):
         if entry["bytes"] != f.size:
             raise StageError(f"source file {f.location} changed size while it was copied")

@@ -9,6 +9,7 @@ dealing them out to all shard writers.
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,7 +109,9 @@ def plan_contiguous(source: Source, counts: list[LineCounts], num_shards: int) -
     return plan
 
 
-def _copy_shard(source: Source, segments: list[Segment], path: Path, options: Options) -> dict[str, Any]:
+def _copy_shard(
+    source: Source, segments: list[Segment], path: Path, options: Options, stop: threading.Event
+) -> dict[str, Any]:
     writer = ShardWriter(path)
     try:
         buf = bytearray(options.block_size)
@@ -118,6 +121,8 @@ def _copy_shard(source: Source, segments: list[Segment], path: Path, options: Op
                 fh.seek(seg.start)
                 remaining = seg.end - seg.start
                 while remaining:
+                    if stop.is_set():  # another shard failed or the stage is being stopped
+                        raise StageError("cancelled")
                     n = fh.readinto(view[: min(len(buf), remaining)])
                     if not n:
                         raise StageError(f"source file {seg.file.location} shrank while it was being sharded")
@@ -132,16 +137,23 @@ def _copy_shard(source: Source, segments: list[Segment], path: Path, options: Op
         raise
 
 
-def _shard_contiguous(source: Source, settings: Settings, options: Options, staging: Path) -> list[dict[str, Any]]:
+def _shard_contiguous(
+    source: Source, settings: Settings, options: Options, staging: Path
+) -> list[dict[str, Any]]:
     counts = scan_lines(source, settings.format, options)
     check_record_count(sum(c.records for c in counts), settings.num_shards, options.allow_empty_shards)
     plan = plan_contiguous(source, counts, settings.num_shards)
-    paths = [staging / shard_relpath(i, settings.num_shards, settings.format) for i in range(settings.num_shards)]
+    paths = [
+        staging / shard_relpath(i, settings.num_shards, settings.format) for i in range(settings.num_shards)
+    ]
+    stop = threading.Event()
     with ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
-        futures = [pool.submit(_copy_shard, source, segs, p, options) for segs, p in zip(plan, paths)]
+        futures = [pool.submit(_copy_shard, source, segs, p, options, stop) for segs, p in zip(plan, paths)]
         try:
             return [fut.result() for fut in futures]
         except BaseException:
+            # Let running copies stop at their next block instead of finishing whole shards.
+            stop.set()
             for fut in futures:
                 fut.cancel()
             raise
@@ -167,7 +179,9 @@ def _deal(lines: list[bytes], first: int, settings: Settings, key: bytes, writer
             writers[s].records += len(picked)
 
 
-def _shard_streaming(source: Source, settings: Settings, options: Options, staging: Path) -> list[dict[str, Any]]:
+def _shard_streaming(
+    source: Source, settings: Settings, options: Options, staging: Path
+) -> list[dict[str, Any]]:
     n = settings.num_shards
     key = hash_key(settings.seed)
     # Keep total buffered output bounded (~32 MiB) however many shards there are.

@@ -151,12 +151,18 @@ def _count_parallel(source: Source, workers: int, block_size: int) -> list[LineC
     # keep every worker busy; each unit returns its per-block counts in order.
     total = source.total_bytes
     unit = max(block_size, (total // (workers * 4)) // block_size * block_size)
-    jobs = [(fi, start, min(f.size, start + unit)) for fi, f in enumerate(source.files) for start in range(0, f.size, unit)]
+    jobs = [
+        (fi, start, min(f.size, start + unit))
+        for fi, f in enumerate(source.files)
+        for start in range(0, f.size, unit)
+    ]
     import multiprocessing
 
     ctx = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        futures = [pool.submit(_count_range, source.files[fi].location, s, e, block_size) for fi, s, e in jobs]
+        futures = [
+            pool.submit(_count_range, source.files[fi].location, s, e, block_size) for fi, s, e in jobs
+        ]
         out = [LineCounts(size=f.size, block_size=block_size) for f in source.files]
         for (fi, _s, _e), fut in zip(jobs, futures):
             out[fi].block_counts.extend(fut.result())
@@ -166,7 +172,9 @@ def _count_parallel(source: Source, workers: int, block_size: int) -> list[LineC
     return out
 
 
-def _count_validating(source: Source, f: SourceFile, fmt: str, block_size: int, validator: LineValidator) -> LineCounts:
+def _count_validating(
+    source: Source, f: SourceFile, fmt: str, block_size: int, validator: LineValidator
+) -> LineCounts:
     counts = _count_serial(source, f, block_size)
     lineno = 0
     for lines in iter_lines(source, f, block_size):
@@ -185,7 +193,12 @@ def scan_lines(source: Source, fmt: str, options: Options) -> list[LineCounts]:
         validator.raise_if_bad()
         return counts
     workers = min(options.workers, os.cpu_count() or 1)
-    if source.is_local and workers > 1 and hasattr(os, "fork") and source.total_bytes >= options.parallel_count_min_bytes:
+    if (
+        source.is_local
+        and workers > 1
+        and hasattr(os, "fork")
+        and source.total_bytes >= options.parallel_count_min_bytes
+    ):
         counts = _count_parallel(source, workers, bs)
         for f, c in zip(source.files, counts):
             if sum(c.block_counts) > f.size:  # pragma: no cover - defensive

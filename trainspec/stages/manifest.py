@@ -51,7 +51,7 @@ EXTENSIONS = {"jsonl": ".jsonl", "text": ".txt", "parquet": ".parquet", "files":
 
 
 def shard_relpath(index: int, num_shards: int, fmt: str) -> str:
-    """Relative path of shard ``index`` inside the output directory, e.g. ``shards/shard-00003-of-00016.jsonl``."""
+    """Path of shard ``index`` relative to the output, e.g. ``shards/shard-00003-of-00016.jsonl``."""
     return f"{SHARDS_DIR}/shard-{index:05d}-of-{num_shards:05d}{EXTENSIONS[fmt]}"
 
 
@@ -96,7 +96,9 @@ def load_manifest(data_dir: str | os.PathLike[str]) -> dict[str, Any]:
     settings = manifest.get("settings")
     if not isinstance(shards, list) or not isinstance(settings, dict):
         raise ManifestError(f"{path} is malformed (no shards or settings)")
-    if [s.get("index") for s in shards] != list(range(len(shards))) or len(shards) != settings.get("num_shards"):
+    if [s.get("index") for s in shards] != list(range(len(shards))) or len(shards) != settings.get(
+        "num_shards"
+    ):
         raise ManifestError(f"{path} is malformed (shard indexes do not match num_shards)")
     return manifest
 
@@ -147,7 +149,9 @@ def verify_shards(data_dir: Path, manifest: dict[str, Any], *, full: bool) -> st
                 return f"{base} is missing"
             problem = None
             for entry in entries:
-                problem = _check_file(base / entry["path"], int(entry["bytes"]), entry["sha256"] if full else None)
+                problem = _check_file(
+                    base / entry["path"], int(entry["bytes"]), entry["sha256"] if full else None
+                )
                 if problem:
                     break
             if problem is None and full and listing_sha256(entries) != shard["sha256"]:

@@ -119,7 +119,9 @@ def _inspect(pq: Any, source: Source) -> tuple[Any, list[int], str, int]:
             if meta.num_row_groups and meta.num_columns:
                 codec = str(meta.row_group(0).column(0).compression).lower()
         elif not pf.schema_arrow.equals(schema, check_metadata=False):
-            raise StageError(f"{f.rel} has a different parquet schema than {first}; all input files must match")
+            raise StageError(
+                f"{f.rel} has a different parquet schema than {first}; all input files must match"
+            )
         rows.append(meta.num_rows)
         for g in range(meta.num_row_groups):
             row_bytes += meta.row_group(g).total_byte_size  # uncompressed
@@ -141,17 +143,23 @@ def _batches(pq: Any, source: Source, batch_rows: int) -> Iterator[Any]:
 def _json_default(value: Any) -> Any:
     if isinstance(value, (bytes, bytearray)):
         return value.hex()
-    if isinstance(value, (datetime.date, datetime.time, datetime.datetime, datetime.timedelta, decimal.Decimal)):
+    if isinstance(
+        value, (datetime.date, datetime.time, datetime.datetime, datetime.timedelta, decimal.Decimal)
+    ):
         return str(value)
     return repr(value)
 
 
 def row_bytes(row: dict[str, Any]) -> bytes:
     """The canonical bytes of a parquet row that ``hashed`` assignment hashes."""
-    return json.dumps(row, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_json_default).encode()
+    return json.dumps(
+        row, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_json_default
+    ).encode()
 
 
-def shard_parquet(source: Source, settings: Settings, options: Options, staging: Path) -> list[dict[str, Any]]:
+def shard_parquet(
+    source: Source, settings: Settings, options: Options, staging: Path
+) -> list[dict[str, Any]]:
     """Write parquet shards into ``staging/shards``; return per-shard records/bytes/sha256."""
     pa, pq = _pyarrow()
     n = settings.num_shards
@@ -191,7 +199,9 @@ def shard_parquet(source: Source, settings: Settings, options: Options, staging:
                         outs[s].buffer(batch.take(pa.array(idx, type=pa.int64())), limit, pa)
                 seen += batch.num_rows
         if seen != total:
-            raise StageError(f"parquet footers promised {total} rows but {seen} were read; did the source change?")
+            raise StageError(
+                f"parquet footers promised {total} rows but {seen} were read; did the source change?"
+            )
         results = [o.close(pa, options.durable) for o in outs]
     except StageError:
         raise

@@ -63,9 +63,17 @@ def process_info(env: Mapping[str, str] | None = None) -> ProcessInfo:
     nnodes = _get(env, "PET_NNODES", numeric_only=True)
     local = _first(_get(env, "LOCAL_RANK"), _get(env, "OMPI_COMM_WORLD_LOCAL_RANK")) or 0
     pet_rank = node * nproc + local if node is not None and nproc is not None else None
-    rank = _first(_get(env, "RANK"), pet_rank, _get(env, "JAX_PROCESS_ID"), _get(env, "OMPI_COMM_WORLD_RANK"), 0)
+    rank = _first(
+        _get(env, "RANK"), pet_rank, _get(env, "JAX_PROCESS_ID"), _get(env, "OMPI_COMM_WORLD_RANK"), 0
+    )
     pet_world = nnodes * nproc if nnodes is not None and nproc is not None else None
-    world = _first(_get(env, "WORLD_SIZE"), pet_world, _get(env, "JAX_NUM_PROCESSES"), _get(env, "OMPI_COMM_WORLD_SIZE"), 1)
+    world = _first(
+        _get(env, "WORLD_SIZE"),
+        pet_world,
+        _get(env, "JAX_NUM_PROCESSES"),
+        _get(env, "OMPI_COMM_WORLD_SIZE"),
+        1,
+    )
     per_node = _first(nproc, _get(env, "LOCAL_WORLD_SIZE"), _get(env, "OMPI_COMM_WORLD_LOCAL_SIZE"), 1)
     assert rank is not None and world is not None and per_node is not None
     if world < 1 or per_node < 1:
@@ -96,15 +104,17 @@ def my_shard_index(manifest: Mapping[str, Any], env: Mapping[str, str] | None = 
         index, count, what = info.rank, info.world_size, "processes (world size)"
     if count != shards:
         raise ShardAssignmentError(
-            f"the manifest has {shards} shards (shard_by={settings.get('shard_by')}) but the job has {count} {what}; "
-            "shard count and job size must be equal"
+            f"the manifest has {shards} shards (shard_by={settings.get('shard_by')}) "
+            f"but the job has {count} {what}; shard count and job size must be equal"
         )
     if not 0 <= index < shards:
         raise ShardAssignmentError(f"shard index {index} is outside 0..{shards - 1}")
     return index
 
 
-def my_shards(data_dir: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> list[Path]:
+def my_shards(
+    data_dir: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None
+) -> list[Path]:
     """This process's shard paths, from ``$TRAINSPEC_DATA_DIR/manifest.json`` and the rank variables.
 
     For ``jsonl``/``text``/``parquet`` this is one file; for ``files`` it is the files of

@@ -10,37 +10,23 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import signal
 import sys
-import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from trainspec.stages.cache import cache_status
-from trainspec.stages.config import ASSIGNMENTS, FORMATS, SHARD_BY, Options, Settings
+from trainspec.stages.config import (
+    ASSIGNMENTS,
+    FORMATS,
+    SHARD_BY,
+    Config,
+    Options,
+    Settings,
+)
 from trainspec.stages.errors import StageError, UsageError
-from trainspec.stages.manifest import (
-    MANIFEST_NAME,
-    build_manifest,
-    dump_manifest,
-    shard_relpath,
-)
-from trainspec.stages.output import (
-    check_replaceable,
-    discard,
-    locked,
-    make_staging,
-    prepare_parent,
-    publish,
-    remove_stale,
-)
-from trainspec.stages.sink import fsync_path, output_error
-from trainspec.stages.sources import Source, resolve_source
+from trainspec.stages.runner import PROG, run
 
-PROG = "trainspec-shard"
 DEFAULT_OUTPUT = "/workspace/dataset"
 
 #: flag destination -> (environment variable, default); flags win over the environment.
@@ -74,31 +60,52 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 done or cache hit; 1 input/output problem; 2 usage error.",
     )
     add = p.add_argument
-    add("--source", metavar="URI", help="path, directory, glob, pvc://claim/path, s3://, gs:// or other fsspec URL [env STORAGE_URI]")
+    add(
+        "--source",
+        metavar="URI",
+        help="path, directory, glob, pvc://claim/path, s3://, gs:// or other fsspec URL [env STORAGE_URI]",
+    )
     add("--format", metavar="FMT", help=f"record format: {' | '.join(FORMATS)} [env TRAINSPEC_DATA_FORMAT]")
     add("--num-shards", metavar="N", help="number of shards, >= 1 [env TRAINSPEC_NUM_SHARDS]")
-    add("--shard-by", metavar="UNIT", help=f"who reads a shard: {' | '.join(SHARD_BY)} (default rank) [env TRAINSPEC_SHARD_BY]")
-    add("--assignment", metavar="HOW", help=f"{' | '.join(ASSIGNMENTS)} (default contiguous) [env TRAINSPEC_SHARD_ASSIGNMENT]")
+    add(
+        "--shard-by",
+        metavar="UNIT",
+        help=f"who reads a shard: {' | '.join(SHARD_BY)} (default rank) [env TRAINSPEC_SHARD_BY]",
+    )
+    add(
+        "--assignment",
+        metavar="HOW",
+        help=f"{' | '.join(ASSIGNMENTS)} (default contiguous) [env TRAINSPEC_SHARD_ASSIGNMENT]",
+    )
     add("--seed", metavar="INT", help="seed of hashed assignment (default 0) [env TRAINSPEC_SHARD_SEED]")
-    add("--output", metavar="DIR", help=f"output directory (default {DEFAULT_OUTPUT}) [env TRAINSPEC_DATA_DIR]")
-    add("--validate", action="store_true", help="check every record (jsonl: valid JSON; text: UTF-8) before writing")
-    add("--allow-empty-shards", action="store_true", help="allow fewer records than shards (some shards empty)")
+    add(
+        "--output",
+        metavar="DIR",
+        help=f"output directory (default {DEFAULT_OUTPUT}) [env TRAINSPEC_DATA_DIR]",
+    )
+    add(
+        "--validate",
+        action="store_true",
+        help="check every record (jsonl: valid JSON; text: UTF-8) before writing",
+    )
+    add(
+        "--allow-empty-shards",
+        action="store_true",
+        help="allow fewer records than shards (some shards empty)",
+    )
     add("--force", action="store_true", help="re-shard even if the output already matches")
-    add("--verify", action="store_true", help="on a cache check, recompute every shard's sha256 (default: sizes only)")
-    add("--no-fsync", dest="durable", action="store_false", help="skip fsync (faster; a killed process still leaves no partial output, a node crash might)")
+    add(
+        "--verify",
+        action="store_true",
+        help="on a cache check, recompute every shard's sha256 (default: sizes only)",
+    )
+    add(
+        "--no-fsync",
+        dest="durable",
+        action="store_false",
+        help="skip fsync (faster; a killed process still leaves no partial output, a node crash might)",
+    )
     return p
-
-
-@dataclass(frozen=True)
-class Config:
-    """Everything a run needs, after merging flags, environment and defaults."""
-
-    source: str
-    output: Path
-    settings: Settings
-    options: Options
-    force: bool
-    verify: bool
 
 
 def _int(name: str, origin: str, value: str, minimum: int | None = None) -> int:
@@ -126,9 +133,14 @@ def parse_config(argv: Sequence[str] | None, env: Mapping[str, str]) -> Config:
     for dest, allowed in (("format", FORMATS), ("shard_by", SHARD_BY), ("assignment", ASSIGNMENTS)):
         value, origin = raw[dest]
         if value is None:
-            raise UsageError(f"no {dest.replace('_', ' ')}: pass --{dest.replace('_', '-')} or set {ENV_VARS[dest][0]}")
+            raise UsageError(
+                f"no {dest.replace('_', ' ')}: pass --{dest.replace('_', '-')} or set {ENV_VARS[dest][0]}"
+            )
         if value not in allowed:
-            raise UsageError(f"unknown {dest.replace('_', ' ')} {value!r} (from {origin}); expected one of: {', '.join(allowed)}")
+            raise UsageError(
+                f"unknown {dest.replace('_', ' ')} {value!r} (from {origin}); "
+                f"expected one of: {', '.join(allowed)}"
+            )
     if raw["num_shards"][0] is None:
         raise UsageError("no shard count: pass --num-shards or set TRAINSPEC_NUM_SHARDS")
     if raw["source"][0] is None:
@@ -146,98 +158,12 @@ def parse_config(argv: Sequence[str] | None, env: Mapping[str, str]) -> Config:
         source=str(raw["source"][0]),
         output=Path(os.path.abspath(str(raw["output"][0]))),
         settings=settings,
-        options=Options(validate=args.validate, allow_empty_shards=args.allow_empty_shards, durable=args.durable),
+        options=Options(
+            validate=args.validate, allow_empty_shards=args.allow_empty_shards, durable=args.durable
+        ),
         force=args.force,
         verify=args.verify,
     )
-
-
-def _sharder(fmt: str) -> Callable[[Source, Settings, Options, Path], list[dict[str, Any]]]:
-    if fmt == "parquet":
-        from trainspec.stages.parquet_format import shard_parquet
-
-        return shard_parquet
-    if fmt == "files":
-        from trainspec.stages.files_format import shard_files
-
-        return shard_files
-    from trainspec.stages.lines_format import shard_lines
-
-    return shard_lines
-
-
-def _raise_fd_limit(needed: int) -> None:
-    # Streaming assignments keep every shard file open at once.
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft != resource.RLIM_INFINITY and soft < needed:
-        target = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
-        try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-        except (ValueError, OSError):
-            pass
-        if target < needed:
-            raise StageError(f"{needed} open files needed but the limit is {hard}; use fewer shards")
-
-
-def _write_manifest(staging: Path, manifest: dict[str, Any], durable: bool) -> None:
-    path = staging / MANIFEST_NAME
-    try:
-        with open(path, "xb") as fh:
-            fh.write(dump_manifest(manifest))
-            fh.flush()
-            if durable:
-                os.fsync(fh.fileno())
-    except OSError as exc:
-        raise output_error(path, exc) from None
-
-
-def run(cfg: Config, env: Mapping[str, str], out: Any = None) -> int:
-    """Shard (or find a cache hit); returns the exit code. Raises :class:`StageError` on failure."""
-    from trainspec import __version__
-
-    out = out or sys.stdout
-    started = time.monotonic()
-    settings, options, out_dir = cfg.settings, cfg.options, cfg.output
-    prepare_parent(out_dir)
-    source = resolve_source(cfg.source, env, exclude=out_dir)
-    summary = source.summary()
-    with locked(out_dir):
-        if not cfg.force:
-            hit, reason = cache_status(out_dir, version=__version__, settings=settings.as_dict(), source=summary, full_verify=cfg.verify)
-            if hit:
-                print(f"{PROG}: cache hit: {out_dir / MANIFEST_NAME} matches the source and settings; nothing to do", file=out)
-                return 0
-            if out_dir.exists():
-                print(f"{PROG}: re-sharding {out_dir}: {reason}", file=out)
-        check_replaceable(out_dir)
-        remove_stale(out_dir)
-        if settings.assignment != "contiguous" and settings.format in ("jsonl", "text"):
-            _raise_fd_limit(settings.num_shards + 64)
-        staging: Path | None = make_staging(out_dir)
-        try:
-            assert staging is not None
-            results = _sharder(settings.format)(source, settings, options, staging)
-            empty = [i for i, r in enumerate(results) if r["records"] == 0]
-            if empty and not options.allow_empty_shards:
-                raise StageError(
-                    f"{len(empty)} of {settings.num_shards} shards would be empty (first: shard {empty[0]}, "
-                    f"{settings.assignment} assignment); pass --allow-empty-shards to allow that"
-                )
-            shards = [{"index": i, "path": shard_relpath(i, settings.num_shards, settings.format), **r} for i, r in enumerate(results)]
-            manifest = build_manifest(version=__version__, settings=settings.as_dict(), source=summary, shards=shards)
-            _write_manifest(staging, manifest, options.durable)
-            if options.durable:
-                fsync_path(staging / "shards")
-            publish(staging, out_dir, options.durable)
-            staging = None
-        finally:
-            discard(staging)
-    print(
-        f"{PROG}: wrote {settings.num_shards} {settings.format} shard(s) with {manifest['records']} records "
-        f"({manifest['bytes']} bytes) to {out_dir} in {time.monotonic() - started:.2f}s",
-        file=out,
-    )
-    return 0
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
@@ -270,7 +196,10 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
         print(f"{PROG}: error: {exc.strerror or exc}{where}", file=sys.stderr)
         return 1
     except Exception as exc:  # noqa: BLE001 - never a traceback in the pod log; one line that can be reported
-        print(f"{PROG}: internal error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", file=sys.stderr)
+        print(
+            f"{PROG}: internal error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+            file=sys.stderr,
+        )
         return 1
     finally:
         if previous is not None:

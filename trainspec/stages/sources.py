@@ -40,7 +40,9 @@ class Readable(Protocol):
     def seek(self, offset: int, whence: int = 0, /) -> int: ...
     def close(self) -> None: ...
     def __enter__(self) -> Any: ...
-    def __exit__(self, t: type[BaseException] | None, v: BaseException | None, tb: TracebackType | None, /) -> Any: ...
+    def __exit__(
+        self, t: type[BaseException] | None, v: BaseException | None, tb: TracebackType | None, /
+    ) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,24 @@ class Source:
         except OSError as exc:
             raise StageError(f"cannot read source file {f.location}: {exc.strerror or exc}") from None
 
+    def changed_files(self) -> list[str]:
+        """Local files whose size or mtime differ from when they were listed (empty if none).
+
+        Object-storage sources are not re-checked (it would cost a request per object).
+        """
+        if self.fs is not None:
+            return []
+        out = []
+        for f in self.files:
+            try:
+                now = _local_file(f.location, f.rel)
+            except OSError:
+                out.append(f.location)
+                continue
+            if (now.size, now.stamp) != (f.size, f.stamp):
+                out.append(f.location)
+        return out
+
     def summary(self) -> dict[str, Any]:
         """The manifest's ``source`` entry; ``fingerprint`` changes whenever any file does."""
         listing = json.dumps([[f.rel, f.size, f.stamp] for f in self.files], separators=(",", ":"))
@@ -109,7 +129,8 @@ def _walk(root: str, exclude: str | None) -> list[SourceFile]:
     for dirpath, dirnames, filenames in os.walk(root, onerror=onerror):
         # Prune in place so os.walk does not descend; sorted for a stable walk.
         dirnames[:] = sorted(
-            d for d in dirnames
+            d
+            for d in dirnames
             if not d.startswith((".", "_")) and os.path.realpath(os.path.join(dirpath, d)) != exclude
         )
         for name in filenames:
@@ -138,7 +159,9 @@ def _resolve_local(uri: str, path: str, exclude: Path | None) -> list[SourceFile
         base = _glob_base(path)
         matches = [m for m in glob.glob(path, recursive=True) if os.path.isfile(m)]
         files = [_local_file(m, os.path.relpath(m, base).replace(os.sep, "/")) for m in matches]
-        files = [f for f in files if excl is None or not os.path.realpath(f.location).startswith(excl + os.sep)]
+        files = [
+            f for f in files if excl is None or not os.path.realpath(f.location).startswith(excl + os.sep)
+        ]
         return sorted(files, key=lambda f: f.rel)
     if not os.path.exists(path):
         raise StageError(f"source not found: {uri}" + (f" (looked at {path})" if path != uri else ""))
@@ -175,7 +198,9 @@ def _fsspec_fs(uri: str, scheme: str, env: Mapping[str, str]) -> tuple[Any, str]
         return fsspec.core.url_to_fs(uri, **kwargs)
     except ImportError as exc:
         # s3/gs backends come with the data extra; others (hf://, az://) are the image's business.
-        hint = DATA_EXTRA if scheme in ("s3", "s3a", "gs", "gcs") else "install that fsspec backend in the image"
+        hint = (
+            DATA_EXTRA if scheme in ("s3", "s3a", "gs", "gcs") else "install that fsspec backend in the image"
+        )
         raise StageError(f"{scheme}:// sources need an fsspec backend ({exc}): {hint}") from None
     except ValueError as exc:
         raise UsageError(f"unsupported source {uri}: {exc}") from None
@@ -208,13 +233,15 @@ def _resolve_fsspec(uri: str, scheme: str, env: Mapping[str, str]) -> Source:
     except PermissionError as exc:
         raise StageError(f"cannot read source {uri}: permission denied ({exc})") from None
     except Exception as exc:  # noqa: BLE001 - backends raise their own types (botocore, aiohttp ...)
-        raise StageError(f"cannot list source {uri}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+        raise StageError(
+            f"cannot list source {uri}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        ) from None
     files = []
     for name, info in found.items():
         if info.get("type", "file") != "file":
             continue
         name = name.rstrip("/")
-        rel = name[len(base) + 1:] if base and name.startswith(base + "/") else name.rsplit("/", 1)[-1]
+        rel = name[len(base) + 1 :] if base and name.startswith(base + "/") else name.rsplit("/", 1)[-1]
         if not rel or _hidden(rel):
             continue
         files.append(SourceFile(rel=rel, size=int(info.get("size") or 0), stamp=_stamp(info), location=name))

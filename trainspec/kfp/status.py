@@ -1,0 +1,80 @@
+"""What a launch ends with: its result, its errors, and the TrainJob state it reads.
+
+Kept apart from the launcher so the component, the tests and callers can use them without
+the kubernetes client.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+#: Exit status after SIGTERM, as a shell reports a process killed by it (128 + 15).
+SIGTERM_EXIT = 143
+
+__all__ = ["LaunchResult", "LauncherError", "Terminated", "TrainJobFailed", "TrainJobTimeout", "job_state"]
+
+
+@dataclass
+class LaunchResult:
+    """The final status of one launch; ``to_json`` is the step's status artifact."""
+
+    name: str
+    namespace: str
+    phase: str
+    reason: str = ""
+    message: str = ""
+    run_id: str = ""
+    attached: bool = False
+    conditions: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2, sort_keys=True)
+
+    def metadata(self) -> dict[str, str]:
+        """Small string fields for the artifact's metadata (shown in the KFP UI)."""
+        return {"name": self.name, "namespace": self.namespace, "phase": self.phase, "reason": self.reason}
+
+
+class LauncherError(RuntimeError):
+    """The launch failed; ``result`` holds the last known status when there is one."""
+
+    def __init__(self, message: str, result: LaunchResult | None = None) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+class TrainJobFailed(LauncherError):
+    """The TrainJob reached ``Failed``."""
+
+
+class TrainJobTimeout(LauncherError):
+    """The launcher's timeout passed; the TrainJob was deleted."""
+
+
+class Terminated(SystemExit):
+    """SIGTERM arrived (the run was cancelled). A SystemExit, so no ``except Exception`` stops it."""
+
+    def __init__(self) -> None:
+        super().__init__(SIGTERM_EXIT)
+
+
+class Timeout(BaseException):
+    """Internal: the deadline passed. A BaseException, so ``except Exception`` wrappers let it through;
+    :func:`~trainspec.kfp.launcher.run_launcher` turns it into :class:`TrainJobTimeout`."""
+
+
+def job_state(trainjob: dict[str, Any]) -> tuple[str, str, str]:
+    """``(phase, reason, message)`` from condition *status*, never from the last condition's type.
+
+    After a resume the last condition is ``Suspended=False``; reading its type would report a
+    running job as suspended. Phases: Complete, Failed, Suspended, Running, Created.
+    """
+    status = trainjob.get("status") or {}
+    true = {c.get("type"): c for c in status.get("conditions") or [] if c.get("status") == "True"}
+    for phase in ("Failed", "Complete", "Suspended"):
+        if phase in true:
+            return phase, str(true[phase].get("reason") or ""), str(true[phase].get("message") or "")
+    running = any((j.get("active") or 0) + (j.get("ready") or 0) > 0 for j in status.get("jobsStatus") or [])
+    return ("Running" if running else "Created"), "", ""
