@@ -19,7 +19,7 @@ from trainspec.compiler.check import default_crd_dirs
 CLUSTER = EXAMPLES / "cluster"
 KUEUE = CLUSTER / "kueue"
 RUNTIMES = CLUSTER / "runtimes"
-EXPECT = re.compile(r"^# expect: (TS\d{3}) (\d+):(\d+)$", re.M)
+EXPECT = re.compile(r"^# expect: (TS\d{3}) (\d+):(\d+)$", re.MULTILINE)
 
 
 @pytest.fixture(autouse=True)

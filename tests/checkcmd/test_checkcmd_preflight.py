@@ -76,7 +76,8 @@ def test_missing_namespace_object_is_a_warning(run) -> None:
     assert "Namespace team-c is not among the cluster files" in d["message"]
     assert notes(d) == [(str(cluster), *line_of(cluster, "namespaceSelector:"))]
     # Selectors that need no Namespace labels are decided anyway.
-    everyone = MINIMAL_CLUSTER.replace('namespaceSelector: {matchLabels: {gpu-tenant: "true"}}', "namespaceSelector: {}")
+    everyone = MINIMAL_CLUSTER.replace('namespaceSelector: {matchLabels: {gpu-tenant: "true"}}',
+                                       "namespaceSelector: {}")
     assert run(everyone + TEAM_C_QUEUE, namespace="team-c")[0] == []
     by_name = MINIMAL_CLUSTER.replace('{matchLabels: {gpu-tenant: "true"}}',
                                       "{matchLabels: {kubernetes.io/metadata.name: team-c}}")

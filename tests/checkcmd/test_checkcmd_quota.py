@@ -114,7 +114,7 @@ def test_flavors_are_tried_in_order(setup, write) -> None:
     two = MINIMAL_CLUSTER.replace("    - name: h100\n", "    - name: small\n      resources:\n"
                                   "      - {name: cpu, nominalQuota: 384}\n      - {name: memory, nominalQuota: 3Ti}\n"
                                   "      - {name: nvidia.com/gpu, nominalQuota: 8}\n    - name: h100\n")
-    two = two.replace("      - {name: nvidia.com/gpu, nominalQuota: 32}", "      - {name: nvidia.com/gpu, nominalQuota: 64}")
+    two = two.replace("{name: nvidia.com/gpu, nominalQuota: 32}", "{name: nvidia.com/gpu, nominalQuota: 64}")
     two += "\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: small}\nspec: {}\n"
     status, found, _, _ = setup(two)
     assert (status, found) == (0, [])  # small is too small, h100 holds it
@@ -128,7 +128,7 @@ def test_flavors_are_tried_in_order(setup, write) -> None:
 def test_init_pod_sets_take_quota_too(setup, write) -> None:
     """The sharding stage's PodSet is reserved at admission: with it, 8 nodes no longer fit."""
     runtime = RUNTIME_SPEC + "  dataSharding: {image: ghcr.io/trainspec/trainspec:0.1.0}\n"
-    sharded = MINIMAL_CLUSTER.replace("{name: nvidia.com/gpu, nominalQuota: 32}", "{name: nvidia.com/gpu, nominalQuota: 64}")
+    sharded = MINIMAL_CLUSTER.replace("nvidia.com/gpu, nominalQuota: 32}", "nvidia.com/gpu, nominalQuota: 64}")
     status, found, _, _ = setup(sharded, 8, "data: {source: 's3://bucket/data/'}", runtime)
     assert (status, found) == (0, [])  # the stage requests nothing
     manifests = write("m/stage.yaml", STAGE_MANIFESTS)
@@ -222,7 +222,8 @@ def test_flavor_taints_need_tolerations(setup) -> None:
     assert (d["related"][0]["file"], d["related"][0]["line"]) == (str(cluster), line_of(cluster, "nodeTaints")[0])
     tolerant = RUNTIME_SPEC + "    tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n"
     assert setup(TAINTED, 4, "", tolerant)[1] == []
-    by_flavor = TAINTED.replace("  nodeTaints:", "  tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n  nodeTaints:")
+    by_flavor = TAINTED.replace("  nodeTaints:",
+                                "  tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n  nodeTaints:")
     assert setup(by_flavor, 4)[1] == []
 
 
@@ -259,7 +260,8 @@ def test_pod_larger_than_a_node(setup) -> None:
 
 def test_pod_larger_than_the_nominal_quota_is_a_warning_without_node_shape(setup) -> None:
     cluster = COHORT_CLUSTER.replace("BORROW", "32").replace("LEND", "32").replace(
-        "{name: nvidia.com/gpu, nominalQuota: 32, borrowingLimit", "{name: nvidia.com/gpu, nominalQuota: 4, borrowingLimit")
+        "{name: nvidia.com/gpu, nominalQuota: 32, borrowingLimit",
+        "{name: nvidia.com/gpu, nominalQuota: 4, borrowingLimit")
     status, found, job, _ = setup(cluster, 1)
     assert status == 0
     assert codes(found, errors_only=False) == {("TS517", str(job), 7, 12)}

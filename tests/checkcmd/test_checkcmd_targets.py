@@ -92,7 +92,8 @@ def test_trainer_21_output_uses_pod_template_overrides(write) -> None:
         "targetJobs": [{"name": "node"}],
         "metadata": {"labels": {"team": "nlp"},
                      "annotations": {"kueue.x-k8s.io/podset-preferred-topology": "topology.example.com/rack"}},
-        "spec": {"volumes": [{"name": "checkpoints", "persistentVolumeClaim": {"claimName": "llm-pretrain-checkpoints"}}],
+        "spec": {"volumes": [{"name": "checkpoints",
+                              "persistentVolumeClaim": {"claimName": "llm-pretrain-checkpoints"}}],
                  "containers": [{"name": "node", "volumeMounts": [{"name": "checkpoints", "mountPath": "/ckpt"}]}]},
     }]
     # Kueue still enforces the run time; Trainer 2.1 cannot.
@@ -113,7 +114,8 @@ def test_trainer_21_rejects_jax_and_data_sharding() -> None:
     status, objects, err = compile_stream("examples/jax.yaml", "examples/llama-sft", "--target",
                                           "trainer=2.1,kueue=0.16")
     assert status == 1 and objects == []
-    assert "examples/jax.yaml:10:12: error[TS521]: spec.runtime: runtime jax-distributed-sharded is a JAX runtime" in err
+    assert ("examples/jax.yaml:10:12: error[TS521]: spec.runtime: runtime jax-distributed-sharded is a JAX "
+            "runtime") in err
     assert "examples/jax.yaml:18:3: error[TS521]: spec.data: data sharding needs Trainer 2.2+" in err
     assert "examples/llama-sft/job.yaml:24:3: error[TS521]: spec.data" in err
     assert "examples/llama-sft/runtime.yaml:26:3: error[TS521]: spec.dataSharding" in err
@@ -165,9 +167,19 @@ def test_project_target_pairing_is_located_in_the_project_file(write) -> None:
 
 
 def test_typed_transform_refuses_what_21_cannot_express() -> None:
-    from trainspec.k8s import (JobSetSpecPatch, JobSetTemplatePatch, JobTemplatePatch, MetadataPatch, ObjectMeta,
-                               ReplicatedJobPatch, RuntimePatch, RuntimeRef, TrainingRuntimeSpecPatch, TrainJob,
-                               TrainJobSpec)
+    from trainspec.k8s import (
+        JobSetSpecPatch,
+        JobSetTemplatePatch,
+        JobTemplatePatch,
+        MetadataPatch,
+        ObjectMeta,
+        ReplicatedJobPatch,
+        RuntimePatch,
+        RuntimeRef,
+        TrainingRuntimeSpecPatch,
+        TrainJob,
+        TrainJobSpec,
+    )
 
     patch = RuntimePatch(manager="trainspec.dev/compiler", training_runtime_spec=TrainingRuntimeSpecPatch(
         template=JobSetTemplatePatch(metadata=MetadataPatch(labels={"a": "b"}), spec=JobSetSpecPatch(

@@ -55,6 +55,8 @@ _RUNTIME_FIELDS: tuple[tuple[tuple, tuple[tuple, ...]], ...] = (
     (("spec", "template", "spec", "volumeClaimPolicies"), (("spec", "dataSharding"),)),
     (("spec", "template", "spec", "failurePolicy"), (("spec", "restarts"),)),
 )
+_BUILTIN_FIELDS: tuple[tuple[tuple, tuple[tuple, ...]], ...] = (((), (("spec", "runtime"),)),)
+_CLAIM_FIELDS: tuple[tuple[tuple, tuple[tuple, ...]], ...] = (((), (("spec", "checkpoint"),)),)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -75,7 +77,7 @@ class Manifest:
 
     key: str  # unique; stands in for the file name inside the checker
     data: dict[str, Any]
-    located: Any = None  # kueue.cluster.Located, for manifests read from files
+    located: Any = None  # kueue.located.Located, for manifests read from files
     spec: Any = None  # dsl.sources.LoadedSpec the manifest was compiled from
     fields: tuple = ()  # _JOB_FIELDS or _RUNTIME_FIELDS for compiled manifests
     label: str = ""  # "compiled TrainJob team-nlp/llama-sft (team-nlp/llama-sft.yaml)"
@@ -120,10 +122,10 @@ def run(args: argparse.Namespace) -> int:
         cluster = load_cluster(args.cluster)
         diagnostics += cluster.problems
     crd_dirs = args.crds or [p for p in os.environ.get("TRAINSPEC_CRDS_DIR", "").split(os.pathsep) if p]
-    checked = [*manifests, *(Manifest(f"#c{i}", o.data, located=o) for i, o in enumerate(cluster.objects))] \
-        if cluster else manifests
-    if crd_dirs:
-        diagnostics += _crd_findings(checked, crd_dirs, target)
+    if crd_dirs:  # the cluster files are custom resources too
+        objects = cluster.objects if cluster is not None else []
+        cluster_manifests = [Manifest(f"#c{i}", o.data, located=o) for i, o in enumerate(objects)]
+        diagnostics += _crd_findings([*manifests, *cluster_manifests], crd_dirs, target)
     diagnostics += _webhook_findings(manifests, cluster)
     diagnostics += _preflight_findings(manifests, cluster, target)
     diagnostics = sorted(dict.fromkeys(diagnostics), key=Diagnostic.sort_key)
@@ -140,7 +142,8 @@ def _compiled(result: Any) -> list[Manifest]:
     from trainspec.compiler.emit import manifest_dicts
     from trainspec.dsl.models import Runtime
 
-    jobs = {(p.resolved.namespace, p.resolved.name): p.resolved.loaded for p in result.plans}
+    # The compiler writes each job's objects to <namespace>/<name>.yaml (compiler.pipeline._lower).
+    jobs = {f"{p.resolved.namespace}/{p.resolved.name}.yaml": p.resolved.loaded for p in result.plans}
     runtimes: dict[str, Any] = {}
     for loaded in result.specs:
         if isinstance(loaded.spec, Runtime):
@@ -158,18 +161,16 @@ def _compiled(result: Any) -> list[Manifest]:
             if kind in _RUNTIME_KINDS and name in runtimes:
                 out.append(Manifest(key, data, spec=runtimes[name], fields=_RUNTIME_FIELDS, label=label))
             elif kind in _RUNTIME_KINDS:  # a built-in runtime: point at a job that uses it
-                out.append(Manifest(key, data, spec=users.get(name), fields=((("",), (("spec", "runtime"),)),),
-                                    label=label))
+                out.append(Manifest(key, data, spec=users.get(name), fields=_BUILTIN_FIELDS, label=label))
             else:
-                job = jobs.get((meta.get("namespace"), output.path.rpartition("/")[2].removesuffix(".yaml")))
-                fields = _JOB_FIELDS if kind == "TrainJob" else ((("",), (("spec", "checkpoint"),)),)
-                out.append(Manifest(key, data, spec=job, fields=fields, label=label))
+                fields = _JOB_FIELDS if kind == "TrainJob" else _CLAIM_FIELDS
+                out.append(Manifest(key, data, spec=jobs.get(output.path), fields=fields, label=label))
     return out
 
 
 def _read(files: Iterable[Any]) -> tuple[list[Any], list[Any]]:
     """Kubernetes manifests (not trainspec specs) in the input YAML files."""
-    from trainspec.kueue.cluster import read_objects
+    from trainspec.kueue.located import read_objects
 
     candidates = []
     for path in files:
@@ -180,6 +181,8 @@ def _read(files: Iterable[Any]) -> tuple[list[Any], list[Any]]:
             except OSError:
                 continue  # the compile pass already reported it
     objects, problems = read_objects(candidates)  # load problems repeat the compile pass's: deduplicated later
+    # A kustomization (as `trainspec compile -o DIR` writes one) configures the build; it is never applied.
+    objects = [o for o in objects if not o.api_version.startswith("kustomize.config.k8s.io/")]
     return [Manifest(f"#r{i}", o.data, located=o) for i, o in enumerate(objects)], problems
 
 
@@ -205,7 +208,7 @@ def _spec_path(manifest: Manifest, path: tuple) -> tuple:
             ("spec", "checkpoint"), ("spec", "podLabels"), ("spec", "podAnnotations"))
     else:
         for prefix, options in manifest.fields:
-            if prefix == ("",) or path[:len(prefix)] == prefix:
+            if path[:len(prefix)] == prefix:
                 candidates = options
                 break
     return next((c for c in candidates if manifest.spec.has(c)), ())
@@ -257,7 +260,7 @@ def _related(related: Any, by_key: dict[str, Manifest]) -> Any:
 def _crd_findings(manifests: list[Manifest], crd_dirs: list[str], target: Any) -> list[Any]:
     from trainspec.compiler.check import check_manifest
     from trainspec.dsl.diagnostics import Diagnostic, Severity
-    from trainspec.kueue.cache import CachedCelEngine, CachedCrdRegistry, VerdictCache, crd_files, default_cache
+    from trainspec.compiler.check.cache import CachedCelEngine, CachedCrdRegistry, VerdictCache, crd_files, default_cache
 
     cache = default_cache()
     registry = CachedCrdRegistry(crd_files(crd_dirs), cache)

@@ -15,7 +15,7 @@ from trainspec.compiler.plan import JobPlan, plan_job, runtime_variants
 from trainspec.compiler.resolve import DEFAULT_NAMESPACE, RuntimeEntry, build_index, related_at, resolve_job
 from trainspec.compiler.policy import check_policy
 from trainspec.compiler.rules import check_plan
-from trainspec.dsl.diagnostics import Diagnostic, Severity, has_errors
+from trainspec.dsl.diagnostics import Diagnostic, has_errors
 from trainspec.dsl.models import Runtime, Scope, TrainingJob
 from trainspec.dsl.project import Project
 from trainspec.dsl.sources import LoadedSpec, load_specs
@@ -171,4 +171,4 @@ def _object_keys(loaded: LoadedSpec) -> list[tuple[str, str, str]]:
     return [("TrainJob", spec.metadata.namespace or DEFAULT_NAMESPACE, spec.metadata.name)]
 
 
-__all__ = ["CompileResult", "Output", "Severity", "compile_paths", "compile_specs"]
+__all__ = ["CompileResult", "Output", "compile_paths", "compile_specs"]

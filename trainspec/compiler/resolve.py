@@ -11,7 +11,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from trainspec.dsl.diagnostics import Diagnostic, Related, Severity
+from trainspec.dsl.diagnostics import Diagnostic, Related
 from trainspec.dsl.models import Framework, Runtime, Scope, TrainingJob
 from trainspec.dsl.sources import LoadedSpec
 from trainspec.dsl.types import Quantity
@@ -233,6 +233,6 @@ def related_at(loaded: LoadedSpec, path: tuple, message: str) -> Related:
 
 
 __all__ = [
-    "DEFAULT_NAMESPACE", "Origin", "ResolvedJob", "RuntimeEntry", "RuntimeIndex", "Severity", "Sourced",
+    "DEFAULT_NAMESPACE", "Origin", "ResolvedJob", "RuntimeEntry", "RuntimeIndex", "Sourced",
     "build_index", "related_at", "resolve_job", "resource_items",
 ]

@@ -142,32 +142,36 @@ def matrix_problems(target: Target) -> list[tuple[str, Severity, str, str]]:
     """(code, severity, field, message) for versions trainspec cannot emit for or pairings that fail."""
     trainer, kueue = target.trainer, target.kueue
     out: list[tuple[str, Severity, str, str]] = []
+
+    def add(code: str, severity: Severity, field: str, message: str) -> None:
+        out.append((code, severity, field, message))
+
     if trainer not in SUPPORTED_TRAINER:
         supported = ", ".join(_fmt(v) for v in SUPPORTED_TRAINER)
-        out.append(("TS523", Severity.ERROR, "trainer", f"Trainer {_fmt(trainer)} is not a supported target "
-                    f"(trainspec emits for Trainer {supported})"))
+        add("TS523", Severity.ERROR, "trainer",
+            f"Trainer {_fmt(trainer)} is not a supported target (trainspec emits for Trainer {supported})")
     if kueue is None:
         return out
     pair = f"Trainer {_fmt(trainer)} with Kueue {_fmt(kueue)}"
+    known = f"{_fmt(KNOWN_KUEUE[0])}-{_fmt(KNOWN_KUEUE[1])}"
     if kueue < KNOWN_KUEUE[0]:
-        out.append(("TS520", Severity.ERROR, "kueue", f"Kueue {_fmt(kueue)} has no TrainJob integration "
-                    "(it arrived in Kueue 0.14)"))
+        add("TS520", Severity.ERROR, "kueue", f"Kueue {_fmt(kueue)} has no TrainJob integration (it arrived in 0.14)")
     elif kueue > KNOWN_KUEUE[1]:
-        out.append(("TS523", Severity.WARNING, "kueue", f"Kueue {_fmt(kueue)} is newer than the versions trainspec "
-                    f"knows ({_fmt(KNOWN_KUEUE[0])}-{_fmt(KNOWN_KUEUE[1])}); assuming it speaks Trainer v2.2+ "
-                    "like 0.17-0.19"))
+        add("TS523", Severity.WARNING, "kueue", (f"Kueue {_fmt(kueue)} is newer than the versions trainspec knows "
+                                                 f"({known}); assuming it speaks Trainer v2.2+ like 0.17-0.19"))
     if trainer < (2, 2) and kueue >= (0, 17):
-        out.append(("TS520", Severity.ERROR, "kueue", f"{pair} is a pairing known to fail: Kueue >= 0.17 writes "
-                    "its node selectors and tolerations into runtimePatches, which Trainer 2.1 does not have, so "
-                    "jobs are admitted but never start (kueue#11931, kueue#14722). " + MATRIX
-                    + "; use kueue=0.16 or upgrade Trainer to 2.2+"))
+        add("TS520", Severity.ERROR, "kueue", (
+            f"{pair} is a pairing known to fail: Kueue >= 0.17 writes its node selectors and tolerations into "
+            "runtimePatches, which Trainer 2.1 does not have, so jobs are admitted but never start "
+            f"(kueue#11931, kueue#14722). {MATRIX}; use kueue=0.16 or upgrade Trainer to 2.2+"))
     elif trainer >= (2, 2) and (0, 14) <= kueue < (0, 17):
-        out.append(("TS520", Severity.ERROR, "kueue", f"{pair} is a pairing known to fail: Trainer 2.2 replaced "
-                    "podTemplateOverrides with runtimePatches, so Kueue < 0.17 cannot place or start the jobs. "
-                    + MATRIX + "; upgrade Kueue to 0.17+ or target trainer=2.1"))
+        add("TS520", Severity.ERROR, "kueue", (
+            f"{pair} is a pairing known to fail: Trainer 2.2 replaced podTemplateOverrides with runtimePatches, so "
+            f"Kueue < 0.17 cannot place or start the jobs. {MATRIX}; upgrade Kueue to 0.17+ or target trainer=2.1"))
     elif trainer == (2, 1) and kueue == (0, 14):
-        out.append(("TS520", Severity.WARNING, "kueue", f"{pair}: Kueue 0.14.0 was built against the Trainer v2.0 "
-                    "API (podSpecOverrides); use Kueue 0.15 or 0.16 with Trainer 2.1. " + MATRIX))
+        add("TS520", Severity.WARNING, "kueue", (
+            f"{pair}: Kueue 0.14.0 was built against the Trainer v2.0 API (podSpecOverrides); use Kueue 0.15 or "
+            f"0.16 with Trainer 2.1. {MATRIX}"))
     return out
 
 

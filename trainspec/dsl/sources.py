@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from trainspec.dsl.diagnostics import Diagnostic, Related, Severity, format_path
-from trainspec.dsl.models import API_GROUP, Spec, TrainingJob
+from trainspec.dsl.models import API_GROUP, TrainingJob
 from trainspec.dsl.semantics import check_job
 from trainspec.dsl.validation import build_spec, locate
 from trainspec.dsl.yaml_loader import LoadLimits, Mark, SourceDoc, load_file, load_text

@@ -1,10 +1,8 @@
-"""Kubernetes objects read from YAML with positions, and the Kueue configuration among them.
+"""The Kueue configuration in the cluster files, read with positions (see :mod:`.located`).
 
-:func:`read_objects` loads every document of every ``*.yaml``/``*.yml`` file under the given
-paths with :func:`trainspec.dsl.yaml_loader.load_file`, so each field of each object can be
-pointed at (file, line, column). :func:`load_cluster` then picks out the Kueue objects a
-pre-flight needs, from ``kueue.x-k8s.io/v1beta2`` or ``v1beta1`` (``spec.cohort`` there is
-``spec.cohortName`` here), plus core ``Namespace`` objects for the namespace selectors.
+:func:`load_cluster` picks out the Kueue objects a pre-flight needs, from
+``kueue.x-k8s.io/v1beta2`` or ``v1beta1`` (``spec.cohort`` there is ``spec.cohortName`` here),
+plus core ``Namespace`` objects for the namespace selectors.
 
 Node shapes: Kueue itself only knows node capacity with TAS, from live Nodes. A GitOps repo
 has no Nodes, so a ResourceFlavor may declare the allocatable resources of one of its nodes in
@@ -21,71 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from trainspec.compiler.check.quantity import QuantityError, parse_quantity
-from trainspec.dsl.diagnostics import Diagnostic, Related, Severity
-from trainspec.dsl.yaml_loader import Mark, SourceDoc
+from trainspec.dsl.diagnostics import Diagnostic, Severity
+from trainspec.kueue.located import Located, read_objects, yaml_files
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 KUEUE_VERSIONS = ("v1beta2", "v1beta1")
 NODE_ALLOCATABLE = "trainspec.dev/node-allocatable"
-_SUFFIXES = (".yaml", ".yml")
-
-
-@dataclass(frozen=True)
-class Located:
-    """One Kubernetes object from a YAML file, with the position of every field."""
-
-    doc: SourceDoc
-
-    @property
-    def data(self) -> dict[str, Any]:
-        return self.doc.data
-
-    @property
-    def file(self) -> str:
-        return self.doc.file
-
-    @property
-    def api_version(self) -> str:
-        return str(self.data.get("apiVersion", ""))
-
-    @property
-    def kind(self) -> str:
-        return str(self.data.get("kind", ""))
-
-    @property
-    def name(self) -> str:
-        return str(_map(self.data.get("metadata")).get("name", ""))
-
-    @property
-    def namespace(self) -> str | None:
-        value = _map(self.data.get("metadata")).get("namespace")
-        return str(value) if value is not None else None
-
-    def mark(self, path: tuple = ()) -> Mark:
-        """Where ``path`` is: a scalar's value, a mapping's or list's key (as validate points), else
-        the nearest enclosing field."""
-        path = tuple(path)
-        if path in self.doc.keys and isinstance(self._value(path), (dict, list)):
-            return self.doc.keys[path]
-        return self.doc.mark(path)
-
-    def _value(self, path: tuple) -> Any:
-        node: Any = self.data
-        for part in path:
-            try:
-                node = node[part]
-            except (KeyError, IndexError, TypeError):
-                return None
-        return node
-
-    def related(self, message: str, path: tuple = ()) -> Related:
-        """A note pointing at ``path`` of this object."""
-        mark = self.mark(path)
-        return Related(message=message, file=self.file, line=mark.line, column=mark.column)
-
-    def describe(self) -> str:
-        where = f"{self.namespace}/" if self.namespace else ""
-        return f"{self.kind} {where}{self.name}"
 
 
 def _map(value: Any) -> dict[str, Any]:
@@ -94,42 +33,6 @@ def _map(value: Any) -> dict[str, Any]:
 
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
-
-
-def yaml_files(paths: Iterable[str | Path]) -> tuple[list[Path], list[Diagnostic]]:
-    """YAML files under ``paths`` (directories recursively, hidden entries skipped), sorted."""
-    found: list[Path] = []
-    problems: list[Diagnostic] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            found.extend(
-                p for p in path.rglob("*")
-                if p.is_file() and p.suffix in _SUFFIXES
-                and not any(part.startswith(".") for part in p.relative_to(path).parts)
-            )
-        elif path.is_file():
-            found.append(path)
-        else:
-            problems.append(Diagnostic(code="TS100", message=f"{raw}: no such file or directory", file=str(raw)))
-    return sorted(set(found), key=lambda p: p.as_posix()), problems
-
-
-def read_objects(files: Iterable[Path]) -> tuple[list[Located], list[Diagnostic]]:
-    """Every document with an ``apiVersion`` and ``kind`` in ``files``, except trainspec's own specs."""
-    from trainspec.dsl.sources import display_name
-    from trainspec.dsl.yaml_loader import load_file
-
-    objects: list[Located] = []
-    problems: list[Diagnostic] = []
-    for path in files:
-        docs, found = load_file(path, display_name(path))
-        problems.extend(d for d in found if d.code != "TS109")  # YAML 1.1 bools: a spec-language rule
-        for doc in docs:
-            api_version, kind = doc.data.get("apiVersion"), doc.data.get("kind")
-            if isinstance(api_version, str) and isinstance(kind, str) and not api_version.startswith("trainspec.dev/"):
-                objects.append(Located(doc))
-    return objects, problems
 
 
 # -- the Kueue objects ----------------------------------------------------------------------------
@@ -364,7 +267,19 @@ def _node_shape(cluster: Cluster, obj: Located) -> dict[str, Fraction] | None:
 
 
 __all__ = [
-    "Cluster", "ClusterQueue", "Cohort", "FlavorQuotas", "KUEUE_GROUP", "LocalQueue", "Located", "NODE_ALLOCATABLE",
-    "Namespace", "Quota", "ResourceFlavor", "ResourceGroup", "Topology", "load_cluster", "quantity", "read_objects",
-    "yaml_files",
+    "KUEUE_GROUP",
+    "NODE_ALLOCATABLE",
+    "Cluster",
+    "ClusterQueue",
+    "Cohort",
+    "FlavorQuotas",
+    "LocalQueue",
+    "Located",
+    "Namespace",
+    "Quota",
+    "ResourceFlavor",
+    "ResourceGroup",
+    "Topology",
+    "load_cluster",
+    "quantity",
 ]

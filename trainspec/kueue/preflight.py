@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from trainspec.dsl.diagnostics import Related, Severity
@@ -95,7 +96,7 @@ class _Preflight:
     # -- queue, namespace, stop policy, priority ------------------------------------------------
 
     def cluster_queue(self) -> ClusterQueue | None:
-        queue_path = ("metadata", "labels", QUEUE_LABEL)
+        queue_path: tuple = ("metadata", "labels", QUEUE_LABEL)
         queue = self.labels.get(QUEUE_LABEL)
         if queue is None:
             if (self.namespace, "default") not in self.cluster.local_queues:
@@ -113,8 +114,9 @@ class _Preflight:
                      else f"namespace {self.namespace} has no LocalQueue in the cluster files")
             return None
         if lq.stop_policy in _HELD:
+            held_at = lq.obj.related("stopPolicy set here", ("spec", "stopPolicy"))
             self.add("TS512", f"LocalQueue {self.namespace}/{queue} is held (stopPolicy: {lq.stop_policy}): "
-                     "it admits nothing", queue_path, related=(lq.obj.related("stopPolicy set here", ("spec", "stopPolicy")),))
+                     "it admits nothing", queue_path, related=(held_at,))
         cq = self.cluster.cluster_queues.get(lq.cluster_queue or "")
         if cq is None:
             self.add("TS510", f"LocalQueue {self.namespace}/{queue} points to ClusterQueue {lq.cluster_queue!r}, "
@@ -147,7 +149,8 @@ class _Preflight:
                 return  # decided without the Namespace's own labels
             self.add("TS511", f"Namespace {self.namespace} is not among the cluster files: cannot tell whether "
                      f"ClusterQueue {cq.name}'s namespaceSelector admits it", path, related=where,
-                     severity=Severity.WARNING, hint=f"add the Namespace {self.namespace} manifest to the cluster files")
+                     severity=Severity.WARNING,
+                     hint=f"add the Namespace {self.namespace} manifest to the cluster files")
             return
         if not selector_matches(cq.namespace_selector, namespace.labels):
             shown = ", ".join(f"{k}={v}" for k, v in sorted(namespace.labels.items()))
@@ -172,7 +175,8 @@ class _Preflight:
                 continue  # an empty PodSet reserves nothing
             groups_at = (cq.obj.related(f"resource groups of ClusterQueue {cq.name}", ("spec", "resourceGroups")),)
             if result.uncovered:
-                needed = ", ".join(f"{fmt(podset.requests.get(r, podset.count))} {r}" for r in result.uncovered)
+                needed = ", ".join(f"{fmt(podset.requests.get(r, Fraction(podset.count)))} {r}"
+                                   for r in result.uncovered)
                 self.add("TS515", f"PodSet {podset.name} requests {needed} per pod, which no resource group of "
                          f"ClusterQueue {cq.name} covers: Kueue never admits it", podset.resources_path,
                          related=groups_at, hint="add the resource to a resource group (coveredResources), or "
@@ -220,7 +224,8 @@ class _Preflight:
                         self.add("TS517", f"one pod of PodSet {podset.name} needs {fmt(need)} {resource}; a node of "
                                  f"flavor {flavor.name} has {fmt(has)}: the pods can never be scheduled",
                                  podset.resources_path, related=(flavor.obj.related(
-                                     f"node shape of flavor {flavor.name}", ("metadata", "annotations", NODE_ALLOCATABLE)),))
+                                     f"node shape of flavor {flavor.name}",
+                                     ("metadata", "annotations", NODE_ALLOCATABLE)),))
                     continue
                 quota = next((fq.quotas.get(resource) for fq in cq.groups[index].flavors if fq.flavor == flavor_name),
                              None)
@@ -228,7 +233,8 @@ class _Preflight:
                     self.add("TS517", f"one pod of PodSet {podset.name} needs {fmt(need)} {resource}, more than the "
                              f"nominal quota of flavor {flavor.name} in ClusterQueue {cq.name} "
                              f"({fmt(quota.nominal)}): it only runs on borrowed quota", podset.resources_path,
-                             severity=Severity.WARNING, related=(cq.obj.related("nominal quota", (*quota.path, "nominalQuota")),),
+                             severity=Severity.WARNING,
+                             related=(cq.obj.related("nominal quota", (*quota.path, "nominalQuota")),),
                              hint=f"declare the node shape in annotation trainspec.dev/node-allocatable on "
                                   f"ResourceFlavor {flavor.name} to check that a pod fits a node")
 
@@ -258,7 +264,8 @@ class _Preflight:
             topology = self.cluster.topologies.get(flavor.topology_name)
             if topology is None:
                 self.add("TS518", f"ResourceFlavor {flavor.name} uses Topology {flavor.topology_name!r}, which does "
-                         "not exist", at, related=(flavor.obj.related("topologyName set here", ("spec", "topologyName")),))
+                         "not exist", at,
+                         related=(flavor.obj.related("topologyName set here", ("spec", "topologyName")),))
                 continue
             for level, key in levels:
                 if level not in topology.levels:
@@ -309,4 +316,4 @@ def preflight(cluster: Cluster, trainjob: Mapping[str, Any], runtime: Mapping[st
     return check.out
 
 
-__all__ = ["Finding", "PRIORITY_LABEL", "QUEUE_LABEL", "kueue_label_problems", "preflight", "selector_matches"]
+__all__ = ["PRIORITY_LABEL", "QUEUE_LABEL", "Finding", "kueue_label_problems", "preflight", "selector_matches"]

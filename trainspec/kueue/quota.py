@@ -80,6 +80,8 @@ def _tolerates(tolerations: list[Mapping[str, Any]], taint: Mapping[str, Any]) -
 
 def _expression_matches(expression: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
     key, operator = expression.get("key"), expression.get("operator")
+    if not isinstance(key, str):
+        return True  # a malformed expression is a schema problem, not a reason to drop the flavor
     values = [str(v) for v in expression.get("values") or []]
     if operator == "In":
         return key in labels and labels[key] in values
@@ -106,9 +108,9 @@ def flavor_problem(podset: PodSet, flavor: ResourceFlavor, all_tas: bool) -> tup
     tolerations = [*podset.tolerations, *flavor.tolerations]
     for index, taint in enumerate(flavor.node_taints):
         if taint.get("effect") in _HARD_EFFECTS and not _tolerates(tolerations, taint):
-            return (f"pods do not tolerate the flavor's taint {taint.get('key')}"
-                    f"{'=' + str(taint['value']) if taint.get('value') else ''}:{taint.get('effect')}",
-                    ("spec", "nodeTaints", index))
+            shown = f"{taint.get('key')}{'=' + str(taint['value']) if taint.get('value') else ''}"
+            why = f"pods do not tolerate the flavor's taint {shown}:{taint.get('effect')}"
+            return why, ("spec", "nodeTaints", index)
     if wants_topology(podset) and not flavor.topology_name:
         return "the PodSet asks for a topology but the flavor has no topologyName (not a TAS flavor)", ("spec",)
     if flavor.topology_name and not wants_topology(podset) and not all_tas:
@@ -283,5 +285,14 @@ def assign(cluster: Cluster, cq: ClusterQueue, podsets: list[PodSet]) -> list[Po
     return results
 
 
-__all__ = ["Capacity", "PodSetResult", "Shortfall", "TOPOLOGY_KEYS", "assign", "capacity", "flavor_problem", "fmt",
-           "wants_topology"]
+__all__ = [
+    "TOPOLOGY_KEYS",
+    "Capacity",
+    "PodSetResult",
+    "Shortfall",
+    "assign",
+    "capacity",
+    "flavor_problem",
+    "fmt",
+    "wants_topology",
+]

@@ -23,7 +23,7 @@ from trainspec.stages.config import Options, Settings
 from trainspec.stages.errors import StageError
 from trainspec.stages.lines_format import check_record_count
 from trainspec.stages.manifest import listing_sha256, shard_relpath
-from trainspec.stages.sink import fsync_tree, output_error
+from trainspec.stages.sink import output_error
 from trainspec.stages.sources import Source, SourceFile
 
 
@@ -87,8 +87,6 @@ def shard_files(source: Source, settings: Settings, options: Options, staging: P
     by_shard: list[list[dict[str, Any]]] = [[] for _ in range(n)]
     for (s, _f), entry in zip(jobs, copied):
         by_shard[s].append(entry)
-    if options.durable:
-        fsync_tree(staging / "shards")
     results = []
     for entries in by_shard:
         entries.sort(key=lambda e: e["path"])

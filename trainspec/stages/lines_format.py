@@ -75,10 +75,23 @@ def line_offset(source: Source, f: SourceFile, counts: LineCounts, line: int) ->
     if line >= counts.records:
         return counts.size
     block, nth = counts.block_of_newline(line)
+    pos = block * counts.block_size
+    end = min(pos + counts.block_size, counts.size)
+    # Read the block in 1 MiB pieces and stop at the piece holding the newline: on average
+    # half a block is read per shard boundary.
+    piece = min(counts.block_size, 1 << 20)
     with source.open(f, counts.block_size) as fh:
-        fh.seek(block * counts.block_size)
-        data = fh.read(counts.block_size)
-    return block * counts.block_size + _nth_newline_end(data, nth)
+        fh.seek(pos)
+        while pos < end:
+            data = fh.read(min(piece, end - pos))
+            if not data:
+                break
+            found = data.count(b"\n")
+            if found >= nth:
+                return pos + _nth_newline_end(data, nth)
+            nth -= found
+            pos += len(data)
+    raise StageError(f"source file {f.location} changed while it was being sharded")
 
 
 def plan_contiguous(source: Source, counts: list[LineCounts], num_shards: int) -> list[list[Segment]]:
@@ -131,7 +144,7 @@ def _copy_shard(
             if seg.add_newline:
                 writer.write(b"\n")
             writer.records += seg.records
-        return writer.close(options.durable)
+        return writer.close()
     except BaseException:
         writer.abort()
         raise
@@ -184,8 +197,10 @@ def _shard_streaming(
 ) -> list[dict[str, Any]]:
     n = settings.num_shards
     key = hash_key(settings.seed)
-    # Keep total buffered output bounded (~32 MiB) however many shards there are.
-    limit = max(64 << 10, min(1 << 20, (32 << 20) // n))
+    # Keep total buffered output bounded (~16 MiB) however many shards there are, and split
+    # smaller blocks: each block briefly exists as bytes, as a list of lines and as joins.
+    limit = max(64 << 10, min(1 << 20, (16 << 20) // n))
+    block = min(options.block_size, 2 << 20)
     writers: list[ShardWriter] = []
     validator = LineValidator(settings.format) if options.validate else None
     try:
@@ -194,7 +209,7 @@ def _shard_streaming(
         total = 0
         for f in source.files:
             lineno = 0
-            for lines in iter_lines(source, f, options.block_size):
+            for lines in iter_lines(source, f, block):
                 if validator is not None:
                     for line in lines:
                         lineno += 1
@@ -206,7 +221,7 @@ def _shard_streaming(
         if validator is not None:
             validator.raise_if_bad()
         check_record_count(total, n, options.allow_empty_shards)
-        return [w.close(options.durable) for w in writers]
+        return [w.close() for w in writers]
     except BaseException:
         for w in writers:
             w.abort()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import json
+import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -156,8 +157,7 @@ def _count_parallel(source: Source, workers: int, block_size: int) -> list[LineC
         for fi, f in enumerate(source.files)
         for start in range(0, f.size, unit)
     ]
-    import multiprocessing
-
+    # fork: the workers only need the function and a path, and the stage has no threads yet.
     ctx = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         futures = [
@@ -172,9 +172,7 @@ def _count_parallel(source: Source, workers: int, block_size: int) -> list[LineC
     return out
 
 
-def _count_validating(
-    source: Source, f: SourceFile, fmt: str, block_size: int, validator: LineValidator
-) -> LineCounts:
+def _count_validating(source: Source, f: SourceFile, block_size: int, validator: LineValidator) -> LineCounts:
     counts = _count_serial(source, f, block_size)
     lineno = 0
     for lines in iter_lines(source, f, block_size):
@@ -189,7 +187,7 @@ def scan_lines(source: Source, fmt: str, options: Options) -> list[LineCounts]:
     bs = options.block_size
     if options.validate:
         validator = LineValidator(fmt)
-        counts = [_count_validating(source, f, fmt, bs, validator) for f in source.files]
+        counts = [_count_validating(source, f, bs, validator) for f in source.files]
         validator.raise_if_bad()
         return counts
     workers = min(options.workers, os.cpu_count() or 1)

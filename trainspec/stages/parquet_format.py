@@ -23,7 +23,7 @@ from trainspec.stages.config import Options, Settings
 from trainspec.stages.errors import StageError
 from trainspec.stages.lines_format import check_record_count
 from trainspec.stages.manifest import sha256_file, shard_relpath
-from trainspec.stages.sink import fsync_path, output_error
+from trainspec.stages.sink import output_error
 from trainspec.stages.sources import DATA_EXTRA, Source, SourceFile
 
 MAX_BATCH_ROWS = 65536
@@ -55,6 +55,7 @@ class _Out:
         self.records = 0
         self.pending: list[Any] = []
         self.pending_bytes = 0
+        self.result: dict[str, Any] | None = None
 
     def write(self, table_or_batch: Any) -> None:
         try:
@@ -80,18 +81,29 @@ class _Out:
             self.write(pa.Table.from_batches(self.pending, schema=self.schema))
             self.pending, self.pending_bytes = [], 0
 
-    def close(self, pa: Any, durable: bool) -> dict[str, Any]:
+    def close(self, pa: Any) -> dict[str, Any]:
+        """Write what is buffered and the footer; return records, bytes and sha256 of the file.
+
+        Idempotent: a writer holds page and compression buffers until closed, so contiguous
+        sharding closes each shard as soon as it is complete and again (cheaply) at the end.
+        """
+        if self.result is not None:
+            return self.result
         self.flush(pa)
         try:
             if self.writer is None:
                 self.pq.ParquetWriter(str(self.path), self.schema, compression=self.compression).close()
             else:
                 self.writer.close()
-            if durable:
-                fsync_path(self.path)
         except OSError as exc:
             raise output_error(self.path, exc) from None
-        return {"records": self.records, "bytes": self.path.stat().st_size, "sha256": sha256_file(self.path)}
+        self.writer = None
+        self.result = {
+            "records": self.records,
+            "bytes": self.path.stat().st_size,
+            "sha256": sha256_file(self.path),
+        }
+        return self.result
 
 
 def _open(pq: Any, source: Source, f: SourceFile) -> Any:
@@ -179,8 +191,8 @@ def shard_parquet(
                     while seen >= bounds[shard + 1]:
                         shard += 1
                     take = min(batch.num_rows - offset, bounds[shard + 1] - seen)
-                    if shard and outs[shard - 1].pending:
-                        outs[shard - 1].flush(pa)  # one open shard at a time holds buffered rows
+                    if shard and outs[shard - 1].result is None:
+                        outs[shard - 1].close(pa)  # complete: free its buffers now
                     outs[shard].buffer(batch.slice(offset, take), ROW_GROUP_BYTES, pa)
                     offset += take
                     seen += take
@@ -202,7 +214,7 @@ def shard_parquet(
             raise StageError(
                 f"parquet footers promised {total} rows but {seen} were read; did the source change?"
             )
-        results = [o.close(pa, options.durable) for o in outs]
+        results = [o.close(pa) for o in outs]
     except StageError:
         raise
     except OSError as exc:

@@ -5,7 +5,6 @@ arguments and turns errors into exit codes.
 
 from __future__ import annotations
 
-import os
 import resource
 import sys
 import time
@@ -31,7 +30,7 @@ from trainspec.stages.output import (
     publish,
     remove_stale,
 )
-from trainspec.stages.sink import fsync_path, output_error
+from trainspec.stages.sink import fsync_tree, output_error
 from trainspec.stages.sources import Source, resolve_source
 
 PROG = "trainspec-shard"
@@ -63,14 +62,11 @@ def _raise_fd_limit(needed: int) -> None:
             raise StageError(f"{needed} open files needed but the limit is {hard}; use fewer shards")
 
 
-def _write_manifest(staging: Path, manifest: dict[str, Any], durable: bool) -> None:
+def _write_manifest(staging: Path, manifest: dict[str, Any]) -> None:
     path = staging / MANIFEST_NAME
     try:
         with open(path, "xb") as fh:
             fh.write(dump_manifest(manifest))
-            fh.flush()
-            if durable:
-                os.fsync(fh.fileno())
     except OSError as exc:
         raise output_error(path, exc) from None
 
@@ -132,9 +128,9 @@ def run(cfg: Config, env: Mapping[str, str], out: Any = None) -> int:
             manifest = build_manifest(
                 version=__version__, settings=settings.as_dict(), source=summary, shards=shards
             )
-            _write_manifest(staging, manifest, options.durable)
-            if options.durable:
-                fsync_path(staging / "shards")
+            _write_manifest(staging, manifest)
+            if options.durable:  # everything on disk before the rename makes it visible
+                fsync_tree(staging)
             publish(staging, out_dir, options.durable)
             staging = None
         finally:

@@ -69,18 +69,20 @@ class ShardWriter:
         if self._pending_size >= self._limit:
             self._flush()
 
-    def close(self, durable: bool) -> dict[str, Any]:
-        """Flush, optionally fsync, close; return ``{"records", "bytes", "sha256"}``."""
+    def close(self) -> dict[str, Any]:
+        """Flush and close; return ``{"records", "bytes", "sha256"}``.
+
+        No fsync here: the runner fsyncs the whole staging tree at the end, by which time
+        background writeback has already done most of the work (an fsync right after each
+        shard would make the copying threads wait for the disk).
+        """
         self._flush()
         fd, self._fd = self._fd, None
         if fd is not None:
             try:
-                if durable:
-                    os.fsync(fd)
-            except OSError as exc:
-                raise output_error(self.path, exc) from None
-            finally:
                 os.close(fd)
+            except OSError as exc:  # NFS and friends report write errors at close
+                raise output_error(self.path, exc) from None
         return {"records": self.records, "bytes": self.bytes, "sha256": self._hash.hexdigest()}
 
     def abort(self) -> None:
@@ -105,7 +107,7 @@ def fsync_path(path: Path) -> None:
 
 
 def fsync_tree(root: Path) -> None:
-    """fsync every file, then every directory bottom-up, under ``root`` (used for ``files`` shards)."""
+    """fsync every file, then every directory bottom-up, under ``root``."""
     from concurrent.futures import ThreadPoolExecutor
 
     files: list[Path] = []

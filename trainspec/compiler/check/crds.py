@@ -228,7 +228,8 @@ class CrdRegistry:
             return found
 
 
-def _expand(paths: Iterable[Path | str]) -> list[Path]:
+def expand_crd_paths(paths: Iterable[Path | str]) -> list[Path]:
+    """CRD files under ``paths``: files as given, directories recursively, sorted."""
     files: list[Path] = []
     for raw in paths:
         path = Path(raw)
@@ -249,7 +250,7 @@ def load_crds(paths: Iterable[Path | str]) -> CrdRegistry:
     Missing paths are skipped. The registry is memoised on the files' paths, sizes and
     modification times, so calling this again for the same directories is free.
     """
-    files = _expand(paths)
+    files = expand_crd_paths(paths)
     signature: list[tuple[str, int, int]] = []
     for path in files:
         try:

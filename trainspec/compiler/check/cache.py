@@ -1,12 +1,15 @@
 """An optional on-disk cache that keeps a cold ``trainspec check`` close to ``validate``.
 
-Two things dominate a cold check against real CRDs: parsing megabytes of CRD YAML (~0.15 s)
-and building cel-python's LALR parser (~0.2 s). Both results are plain data, so they are kept
-as JSON (never pickle) under ``$XDG_CACHE_HOME/trainspec`` (default ``~/.cache/trainspec``):
+Three things dominate a cold check against real CRDs: parsing megabytes of CRD YAML
+(~0.15 s), building cel-python's LALR parser (~0.2 s) and importing jsonschema and cel-python
+(~0.15 s). The results are plain data, kept as JSON (never pickle) under
+``$XDG_CACHE_HOME/trainspec`` (default ``~/.cache/trainspec``):
 
 * ``crd-<sha256 of the CRD file>.json``: the served versions of the CRDs in that file;
-* ``cel-trees-<celpy version>.json``: CEL rule text -> parse tree. When every rule a check
-  needs is cached, celpy's parser is never built at all.
+* ``cel-trees-<grammar digest>.json``: CEL rule text -> parse tree. When every rule a check
+  needs is cached, celpy's parser is never built at all;
+* ``verdicts-<fingerprint>.json``: schema and CEL findings per manifest (:class:`VerdictCache`),
+  so unchanged manifests need neither jsonschema nor cel-python.
 
 The cache is never needed for correctness: entries are keyed by content (a changed CRD file
 is a new key), any unreadable or malformed entry is ignored and rebuilt, writes are atomic,
@@ -25,11 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from trainspec.compiler.check.cel import _MACROS, CelCompileError, CelPyEngine
-from trainspec.compiler.check.crds import CrdRegistry, CrdVersion
+from trainspec.compiler.check.crds import CrdRegistry, CrdVersion, expand_crd_paths
 
 ENV_NO_CACHE = "TRAINSPEC_NO_CACHE"
 _FORMAT = 1  # bump when an entry's layout changes
-_CRD_SUFFIXES = (".yaml", ".yml", ".json")
 
 
 class DiskCache:
@@ -118,14 +120,7 @@ class CachedCrdRegistry(CrdRegistry):
 
 def crd_files(paths: Iterable[Path | str]) -> list[Path]:
     """CRD files under ``paths`` (directories recursively), as the checker reads them."""
-    files: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            files.extend(sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in _CRD_SUFFIXES))
-        elif path.is_file():
-            files.append(path)
-    return files
+    return expand_crd_paths(paths)
 
 
 # -- CEL ------------------------------------------------------------------------------------------
@@ -279,8 +274,16 @@ class VerdictCache:
         api_version, kind = manifest.get("apiVersion"), manifest.get("kind")
         if not isinstance(api_version, str) or not isinstance(kind, str):
             return None
+        from trainspec.compiler.check.core import CORE_KINDS
+
         crd = self._registry.lookup(api_version, kind)
-        crd_digest = self._registry.digests.get(crd.source, "?") if crd is not None else "-"
+        if crd is not None:
+            crd_digest = self._registry.digests.get(crd.source)
+        else:  # core kinds are checked by the checker's own code; for other kinds the answer
+            # (TS504, or which versions are served) depends on every CRD file: not cached
+            crd_digest = "core" if (api_version, kind) in CORE_KINDS else None
+        if crd_digest is None:
+            return None
         try:
             text = json.dumps(manifest, sort_keys=True, separators=(",", ":"))
         except (TypeError, ValueError):
@@ -323,5 +326,12 @@ class VerdictCache:
             self._dirty = False
 
 
-__all__ = ["CachedCelEngine", "CachedCrdRegistry", "DiskCache", "ENV_NO_CACHE", "VerdictCache", "crd_files",
-           "default_cache"]
+__all__ = [
+    "ENV_NO_CACHE",
+    "CachedCelEngine",
+    "CachedCrdRegistry",
+    "DiskCache",
+    "VerdictCache",
+    "crd_files",
+    "default_cache",
+]

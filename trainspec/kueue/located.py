@@ -1,0 +1,120 @@
+"""Kubernetes objects read from YAML files, with the position of every field.
+
+:func:`read_objects` loads documents with :func:`trainspec.dsl.yaml_loader.load_file` (which
+keeps line and column of every key and value), so a finding on any field of any object can be
+pointed at as ``file:line:col``. Used for the cluster files and for manifests given to
+``trainspec check`` as input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from trainspec.dsl.diagnostics import Diagnostic, Related
+from trainspec.dsl.yaml_loader import Mark, SourceDoc
+
+_SUFFIXES = (".yaml", ".yml")
+
+
+def _map(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+@dataclass(frozen=True)
+class Located:
+    """One Kubernetes object from a YAML file, with the position of every field."""
+
+    doc: SourceDoc
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return self.doc.data
+
+    @property
+    def file(self) -> str:
+        return self.doc.file
+
+    @property
+    def api_version(self) -> str:
+        return str(self.data.get("apiVersion", ""))
+
+    @property
+    def kind(self) -> str:
+        return str(self.data.get("kind", ""))
+
+    @property
+    def name(self) -> str:
+        return str(_map(self.data.get("metadata")).get("name", ""))
+
+    @property
+    def namespace(self) -> str | None:
+        value = _map(self.data.get("metadata")).get("namespace")
+        return str(value) if value is not None else None
+
+    def mark(self, path: tuple = ()) -> Mark:
+        """Where ``path`` is: a scalar's value, a mapping's or list's key (as validate points), else
+        the nearest enclosing field."""
+        path = tuple(path)
+        if path in self.doc.keys and isinstance(self._value(path), (dict, list)):
+            return self.doc.keys[path]
+        return self.doc.mark(path)
+
+    def _value(self, path: tuple) -> Any:
+        node: Any = self.data
+        for part in path:
+            try:
+                node = node[part]
+            except (KeyError, IndexError, TypeError):
+                return None
+        return node
+
+    def related(self, message: str, path: tuple = ()) -> Related:
+        """A note pointing at ``path`` of this object."""
+        mark = self.mark(path)
+        return Related(message=message, file=self.file, line=mark.line, column=mark.column)
+
+    def describe(self) -> str:
+        where = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind} {where}{self.name}"
+
+
+def yaml_files(paths: Iterable[str | Path]) -> tuple[list[Path], list[Diagnostic]]:
+    """YAML files under ``paths`` (directories recursively, hidden entries skipped), sorted."""
+    found: list[Path] = []
+    problems: list[Diagnostic] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found.extend(
+                p for p in path.rglob("*")
+                if p.is_file() and p.suffix in _SUFFIXES
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+            )
+        elif path.is_file():
+            found.append(path)
+        else:
+            problems.append(Diagnostic(code="TS100", message=f"{raw}: no such file or directory", file=str(raw)))
+    return sorted(set(found), key=lambda p: p.as_posix()), problems
+
+
+def read_objects(files: Iterable[Path]) -> tuple[list[Located], list[Diagnostic]]:
+    """Every document with an ``apiVersion`` and ``kind`` in ``files``, except trainspec's own specs."""
+    from trainspec.dsl.sources import display_name
+    from trainspec.dsl.yaml_loader import load_file
+
+    objects: list[Located] = []
+    problems: list[Diagnostic] = []
+    for path in files:
+        docs, found = load_file(path, display_name(path))
+        problems.extend(d for d in found if d.code != "TS109")  # YAML 1.1 bools: a spec-language rule
+        for doc in docs:
+            api_version, kind = doc.data.get("apiVersion"), doc.data.get("kind")
+            if isinstance(api_version, str) and isinstance(kind, str) and not api_version.startswith("trainspec.dev/"):
+                objects.append(Located(doc))
+    return objects, problems
+
+
+__all__ = ["Located", "read_objects", "yaml_files"]
