@@ -1,0 +1,61 @@
+"""The library entry points: trainspec.load / validate / compile."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import trainspec
+from tests.conftest import EXAMPLES, ROOT
+from trainspec import Checkpoint, ModelSize, Resources, Runtime, TrainingJob
+from trainspec.k8s import ClusterTrainingRuntime, PersistentVolumeClaim, TrainJob
+
+
+def test_compile_python_objects_returns_typed_kubernetes_objects() -> None:
+    runtime = Runtime(name="torch-h100", framework="torch", image="nvcr.io/nvidia/pytorch:25.01-py3",
+                      resources_per_node=Resources(gpu=8))
+    job = TrainingJob(name="sft", namespace="nlp", runtime="torch-h100", nodes=2, queue="nlp",
+                      checkpoint=Checkpoint(size="auto", model=ModelSize(parameters="7B")))
+    result = trainspec.compile(runtime, job)
+    assert result.ok, result.diagnostics
+    kinds = [type(o) for o in result.objects()]
+    assert kinds == [ClusterTrainingRuntime, PersistentVolumeClaim, TrainJob]
+    trainjob = result.objects()[-1]
+    assert trainjob.spec.suspend is True and trainjob.spec.trainer.num_proc_per_node == 8
+    # 7B bf16 + AdamW = 56 GB a checkpoint; x3 x1.2 = 201.6 GB = 187.8 GiB
+    assert result.objects()[1].spec.resources.requests == {"storage": "188Gi"}
+
+
+def test_compile_mixes_files_and_objects() -> None:
+    job = TrainingJob(name="extra", namespace="team-nlp", runtime="torch-h100-ib", queue="team-nlp")
+    result = trainspec.compile(EXAMPLES / "llama-sft", job)
+    assert result.ok
+    assert {p.resolved.name for p in result.plans} == {"llama-sft", "extra"}
+
+
+def test_validate_returns_diagnostics_for_python_objects() -> None:
+    diagnostics = trainspec.validate(TrainingJob(name="x", runtime="no-such-runtime"))
+    assert [d.code for d in diagnostics] == ["TS305"]
+    assert diagnostics[0].file == "<python>"
+
+
+def test_load_reads_yaml_and_python() -> None:
+    specs, problems = trainspec.load(EXAMPLES / "ddp-cpu.yaml", EXAMPLES / "python" / "ddp_cpu.py")
+    assert problems == []
+    assert specs[0] == specs[1]
+
+
+def test_importing_the_helpers_stays_standard_library_only() -> None:
+    code = ("import sys, trainspec.stages; bad = [m for m in ('pydantic', 'yaml', 'jinja2', 'kfp', 'kubernetes') "
+            "if m in sys.modules]; print(bad)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_validate_and_compile_never_import_heavy_integrations(tmp_path) -> None:
+    code = ("import sys; from trainspec.cli.main import main; "
+            "main(['validate', '-q', 'examples/']); main(['compile', 'examples/', '-o', sys.argv[1]]); "
+            "print(sorted(m for m in ('kfp', 'kubernetes', 'celpy', 'jsonschema', 'pyarrow', 'fsspec') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "out")], capture_output=True, text=True,
+                         cwd=ROOT, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"
