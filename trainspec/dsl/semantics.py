@@ -23,7 +23,7 @@ _CREDENTIALS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("an OpenAI-style API key", re.compile(r"\bsk-[A-Za-z0-9_-]{20,}\b")),
     ("a Slack token", re.compile(r"\bxox[baprs]-[A-Za-z0-9-]{10,}\b")),
     ("a private key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
-    ("a bearer token", re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/-]{20,}=*")),
+    ("a bearer token", re.compile(r"\b(?i:bearer)\s+[A-Za-z0-9._~+/-]{20,}=*")),
     ("a JSON web token", re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}")),
     ("a password in a URL", re.compile(r"://[^/\s:@]+:[^/\s@]{3,}@")),
 )
@@ -32,11 +32,15 @@ _SECRET_NAME = re.compile(r"(?i)(SECRET|PASSWORD|PASSWD|TOKEN|API_?KEY|ACCESS_KE
 _OPAQUE_VALUE = re.compile(r"^[A-Za-z0-9+/=_\-.]{16,}$")
 
 
+# One alternation, one scan per value: group i names _CREDENTIALS[i].
+_ANY_CREDENTIAL = re.compile("|".join(f"(?P<c{i}>{p.pattern})" for i, (_, p) in enumerate(_CREDENTIALS)))
+
+
 def looks_like_credential(name: str, value: str) -> str | None:
     """What credential ``value`` looks like, or None."""
-    for what, pattern in _CREDENTIALS:
-        if pattern.search(value):
-            return what
+    match = _ANY_CREDENTIAL.search(value)
+    if match:
+        return _CREDENTIALS[int(match.lastgroup[1:])][0]
     if _SECRET_NAME.search(name) and _OPAQUE_VALUE.match(value) and not value.startswith(("$(", "/")):
         return f"a secret (the name {name} says so)"
     return None

@@ -155,10 +155,11 @@ def _matches(name: str, patterns: list[str]) -> bool:
 
 def display_name(path: Path) -> str:
     """A stable display path: relative to the working directory when below it."""
-    try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
+    absolute = os.path.abspath(path)  # no symlink resolution: a syscall-free string operation
+    cwd = os.getcwd()
+    if absolute == cwd or not absolute.startswith(cwd.rstrip(os.sep) + os.sep):
         return path.as_posix()
+    return Path(os.path.relpath(absolute, cwd)).as_posix()
 
 
 def load_specs(paths: list[str], *, values: dict[str, Any] | None = None,

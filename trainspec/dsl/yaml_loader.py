@@ -38,16 +38,19 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from trainspec.dsl.diagnostics import Diagnostic, Related, Severity, format_path
 
 __all__ = ["LoadLimits", "Mark", "SourceDoc", "load_file", "load_text"]
 
 
-@dataclass(frozen=True, slots=True)
-class Mark:
-    """A position in a source file; ``line`` and ``column`` are 1-based (columns count characters)."""
+class Mark(NamedTuple):
+    """A position in a source file; ``line`` and ``column`` are 1-based (columns count characters).
+
+    A named tuple, not a dataclass: the loader makes one per key and value, and tuples are
+    several times cheaper to create than frozen dataclass instances.
+    """
 
     line: int
     column: int
