@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import enum
 import pickle
+import subprocess
+import sys
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Annotated, Any, Literal, Optional, Union
@@ -88,6 +90,16 @@ def test_field_tables_are_built_on_first_use_only() -> None:
     assert "_field_table" not in Late.__dict__
     assert Late.model_validate({"value": 2}).value == 2
     assert "_field_table" in Late.__dict__
+
+
+def test_importing_the_spec_models_builds_nothing_and_needs_no_third_party_module() -> None:
+    code = ("import sys, trainspec.dsl.models as m, trainspec.dsl.project as p\n"
+            "from trainspec.dsl.modeling import Model\n"
+            "built = [c.__name__ for mod in (m, p) for c in vars(mod).values()\n"
+            "         if isinstance(c, type) and issubclass(c, Model) and '_field_table' in c.__dict__]\n"
+            "print(built, 'pydantic' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[] False"
 
 
 def test_yaml_names_and_python_names_both_work() -> None:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from pydantic import ValidationError
 
 from trainspec import Checkpoint, ModelSize, Resources, Runtime, TrainingJob
+from trainspec.dsl.modeling import ValidationError
 from trainspec.dsl.sources import load_string
 from trainspec.dsl.validation import _leaf
 from trainspec.dsl.types import Quantity

@@ -15,29 +15,21 @@ from __future__ import annotations
 
 import enum
 import sys
+from collections.abc import Mapping
 from typing import Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictBool, model_validator
-from pydantic.alias_generators import to_camel
-
+from trainspec.dsl.modeling import Model, field
 from trainspec.dsl.types import (
     AbsolutePath, AutoOrQuantity, Count, DataSourceUri, fail, Duration, EnvName, Image, LabelKey, LabelValue, Name,
-    NamespaceName, ObjectName, ObjectStoreUri, ParamCount, Quantity,
+    NamespaceName, ObjectName, ObjectStoreUri, ParamCount, Quantity, StrictBool,
 )
 
 API_VERSION = "trainspec.dev/v1alpha1"
 API_GROUP = "trainspec.dev"
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        alias_generator=to_camel,
-        populate_by_name=True,
-        frozen=True,
-        arbitrary_types_allowed=True,
-        use_enum_values=False,
-    )
+class _Model(Model):
+    """A spec part: unknown fields are errors, YAML names are the camelCase of the Python ones."""
 
 
 # -- enums -------------------------------------------------------------------------------------
@@ -129,15 +121,15 @@ class TaintEffect(str, enum.Enum):
 class Metadata(_Model):
     """Kubernetes-style metadata of a spec document."""
 
-    name: Name = Field(description="RFC 1035 name of the runtime or job (lower-case, starts with a letter, <= 63).")
-    namespace: Optional[NamespaceName] = Field(
+    name: Name = field(description="RFC 1035 name of the runtime or job (lower-case, starts with a letter, <= 63).")
+    namespace: Optional[NamespaceName] = field(
         default=None,
         description="Namespace of a job or of a namespaced runtime. Jobs default to 'default'.",
     )
-    labels: dict[LabelKey, LabelValue] = Field(
+    labels: dict[LabelKey, LabelValue] = field(
         default_factory=dict, description="Labels put on the compiled object (TrainJob or runtime)."
     )
-    annotations: dict[LabelKey, str] = Field(
+    annotations: dict[LabelKey, str] = field(
         default_factory=dict, description="Annotations put on the compiled object (TrainJob or runtime)."
     )
 
@@ -145,11 +137,11 @@ class Metadata(_Model):
 class Resources(_Model):
     """Resources of one node (one trainer pod). Requests and limits are set equal."""
 
-    gpu: Optional[Count] = Field(default=None, ge=0, le=64, description="GPUs per node (the runtime's gpuResource).")
-    cpu: Optional[Quantity] = Field(default=None, description="CPU cores per node, e.g. 96 or 500m.")
-    memory: Optional[Quantity] = Field(default=None, description="Memory per node, e.g. 1600Gi.")
-    ephemeral_storage: Optional[Quantity] = Field(default=None, description="Local ephemeral storage per node.")
-    extra: dict[LabelKey, Quantity] = Field(
+    gpu: Optional[Count] = field(default=None, ge=0, le=64, description="GPUs per node (the runtime's gpuResource).")
+    cpu: Optional[Quantity] = field(default=None, description="CPU cores per node, e.g. 96 or 500m.")
+    memory: Optional[Quantity] = field(default=None, description="Memory per node, e.g. 1600Gi.")
+    ephemeral_storage: Optional[Quantity] = field(default=None, description="Local ephemeral storage per node.")
+    extra: dict[LabelKey, Quantity] = field(
         default_factory=dict,
         description="Other extended resources by their Kubernetes name, e.g. {hugepages-2Mi: 4Gi}.",
     )
@@ -158,24 +150,24 @@ class Resources(_Model):
 class Toleration(_Model):
     """A Kubernetes toleration."""
 
-    key: Optional[str] = Field(default=None, description="Taint key; empty with operator Exists matches all taints.")
-    operator: TolerationOperator = Field(default=TolerationOperator.EQUAL, description="Equal or Exists.")
-    value: Optional[str] = Field(default=None, description="Taint value (with operator Equal).")
-    effect: Optional[TaintEffect] = Field(default=None, description="NoSchedule, PreferNoSchedule or NoExecute.")
-    toleration_seconds: Optional[Count] = Field(default=None, ge=0, description="How long a NoExecute taint is tolerated.")
+    key: Optional[str] = field(default=None, description="Taint key; empty with operator Exists matches all taints.")
+    operator: TolerationOperator = field(default=TolerationOperator.EQUAL, description="Equal or Exists.")
+    value: Optional[str] = field(default=None, description="Taint value (with operator Equal).")
+    effect: Optional[TaintEffect] = field(default=None, description="NoSchedule, PreferNoSchedule or NoExecute.")
+    toleration_seconds: Optional[Count] = field(default=None, ge=0, description="How long a NoExecute taint is tolerated.")
 
 
 class Scheduling(_Model):
     """Where pods may run."""
 
-    node_selector: dict[LabelKey, LabelValue] = Field(default_factory=dict, description="Node labels pods require.")
-    tolerations: list[Toleration] = Field(default_factory=list, description="Taints pods tolerate.")
-    scheduler_name: Optional[ObjectName] = Field(
+    node_selector: dict[LabelKey, LabelValue] = field(default_factory=dict, description="Node labels pods require.")
+    tolerations: list[Toleration] = field(default_factory=list, description="Taints pods tolerate.")
+    scheduler_name: Optional[ObjectName] = field(
         default=None, description="Scheduler to use; defaults follow the gang policy (coscheduling, volcano)."
     )
-    priority_class_name: Optional[ObjectName] = Field(default=None, description="Pod PriorityClass.")
-    volcano_queue: Optional[ObjectName] = Field(default=None, description="Volcano queue (gang: volcano only).")
-    gang_timeout: Optional[Duration] = Field(
+    priority_class_name: Optional[ObjectName] = field(default=None, description="Pod PriorityClass.")
+    volcano_queue: Optional[ObjectName] = field(default=None, description="Volcano queue (gang: volcano only).")
+    gang_timeout: Optional[Duration] = field(
         default=None, description="How long coscheduling waits for the whole gang (gang: coscheduling only)."
     )
 
@@ -183,8 +175,8 @@ class Scheduling(_Model):
 class Network(_Model):
     """The interconnect profile of a runtime's nodes (NCCL settings, RDMA devices)."""
 
-    env: dict[EnvName, str] = Field(default_factory=dict, description="Environment for the trainer container, e.g. NCCL_IB_HCA.")
-    resources: dict[LabelKey, Quantity] = Field(
+    env: dict[EnvName, str] = field(default_factory=dict, description="Environment for the trainer container, e.g. NCCL_IB_HCA.")
+    resources: dict[LabelKey, Quantity] = field(
         default_factory=dict,
         description="Extra device resources per node, e.g. {rdma/ib: 8}. An rdma/* resource also adds IPC_LOCK.",
     )
@@ -197,23 +189,23 @@ class Network(_Model):
 class Restarts(_Model):
     """How often the whole job is restarted after a failure (JobSet failurePolicy)."""
 
-    max: Count = Field(ge=0, le=1000, description="Restarts before the job is marked failed.")
+    max: Count = field(ge=0, le=1000, description="Restarts before the job is marked failed.")
 
 
 class Accelerator(_Model):
     """What one GPU is, for sizing estimates (explain)."""
 
-    name: str = Field(description="GPU model, e.g. H100.")
-    memory: Quantity = Field(description="Memory of one GPU, e.g. 80Gi.")
+    name: str = field(description="GPU model, e.g. H100.")
+    memory: Quantity = field(description="Memory of one GPU, e.g. 80Gi.")
 
 
 class DataSharding(_Model):
     """Lets jobs on this runtime run the data-sharding stage; the shards live on a shared volume."""
 
-    image: Image = Field(description="Image of the sharding stage; it must contain trainspec.")
-    size: Quantity = Field(default_factory=lambda: Quantity.parse("100Gi"), description="Size of the shard volume.")
-    storage_class: Optional[ObjectName] = Field(default=None, description="StorageClass of the shard volume.")
-    access_mode: AccessMode = Field(
+    image: Image = field(description="Image of the sharding stage; it must contain trainspec.")
+    size: Quantity = field(default_factory=lambda: Quantity.parse("100Gi"), description="Size of the shard volume.")
+    storage_class: Optional[ObjectName] = field(default=None, description="StorageClass of the shard volume.")
+    access_mode: AccessMode = field(
         default=AccessMode.READ_WRITE_MANY,
         description="Access mode of the shard volume; multi-node jobs need ReadWriteMany.",
     )
@@ -222,44 +214,50 @@ class DataSharding(_Model):
 class Mpi(_Model):
     """MPI settings (framework deepspeed or mpi)."""
 
-    ssh_auth_mount_path: AbsolutePath = Field(default="/root/.ssh", description="Where the SSH keys are mounted.")
-    run_launcher_as_node: StrictBool = Field(default=True, description="The launcher also trains (counts as a node).")
-    run_as_user: Optional[Count] = Field(default=None, ge=0, description="User id of the MPI containers (sshd needs it).")
-    ssh_port: Optional[Count] = Field(
+    ssh_auth_mount_path: AbsolutePath = field(default="/root/.ssh", description="Where the SSH keys are mounted.")
+    run_launcher_as_node: StrictBool = field(default=True, description="The launcher also trains (counts as a node).")
+    run_as_user: Optional[Count] = field(default=None, ge=0, description="User id of the MPI containers (sshd needs it).")
+    ssh_port: Optional[Count] = field(
         default=None, ge=1, le=65535,
         description="Port the workers' sshd listens on; workers count as Ready (the launcher starts) once it accepts.",
     )
-    worker_command: list[str] = Field(
+    worker_command: list[str] = field(
         default_factory=lambda: ["/usr/sbin/sshd", "-De"], description="Command of the worker pods (an SSH daemon)."
     )
 
 
-class _Flat(_Model):
-    """A kind that Python users may build flat (``name=``, ``runtime=``...)."""
+def _nest(data: Any) -> Any:
+    """Flat fields (``name=..., runtime=...``) into the document shape ``{metadata, spec}``."""
+    if not isinstance(data, Mapping) or "spec" in data or "metadata" in data:
+        return data
+    data = dict(data)
+    metadata = {k: data.pop(k) for k in ("name", "namespace", "labels", "annotations") if k in data}
+    kind_keys = {k: data.pop(k) for k in ("api_version", "apiVersion", "kind") if k in data}
+    return {**kind_keys, "metadata": metadata, "spec": data}
 
-    _created_at: Optional[tuple[int, int]] = PrivateAttr(default=None)
+
+class _Flat(_Model):
+    """A kind that Python users may build flat (``name=``, ``runtime=``...).
+
+    Specs are equal by their fields; where a Python spec was constructed does not count.
+    """
 
     def __init__(self, **data: Any) -> None:
         caller = sys._getframe(1)
-        if "spec" not in data and "metadata" not in data:
-            meta_keys = ("name", "namespace", "labels", "annotations")
-            metadata = {k: data.pop(k) for k in meta_keys if k in data}
-            kind_keys = {k: data.pop(k) for k in ("api_version", "apiVersion", "kind") if k in data}
-            data = {**kind_keys, "metadata": metadata, "spec": data}
-        super().__init__(**data)
+        super().__init__(**_nest(data))
         # Remember the constructor call so diagnostics on Python specs can point at it.
-        self._created_at = (caller.f_lineno, 1)
+        self.__dict__["_created_at"] = (caller.f_lineno, 1)
 
-    def __eq__(self, other: object) -> bool:
-        # Specs are equal by their fields; where a Python spec was constructed does not count.
-        return type(other) is type(self) and self.__dict__ == other.__dict__  # type: ignore[union-attr]
+    @classmethod
+    def _from_mapping(cls, data: Mapping, loc: tuple, errors: list) -> Any:
+        return super()._from_mapping(_nest(data), loc, errors)
 
     __hash__ = None  # type: ignore[assignment]
 
     @property
     def created_at(self) -> Optional[tuple[int, int]]:
         """(line, column) of the constructor call in a Python spec file, if built from Python."""
-        return self._created_at
+        return self.__dict__.get("_created_at")
 
     @property
     def name(self) -> str:
@@ -276,58 +274,54 @@ class _Flat(_Model):
 class RuntimeSpec(_Model):
     """What the platform team fixes for every job on this runtime."""
 
-    framework: Framework = Field(description="torch, deepspeed, mpi or jax.")
-    scope: Scope = Field(
+    framework: Framework = field(description="torch, deepspeed, mpi or jax.")
+    scope: Scope = field(
         default=Scope.CLUSTER,
         description="cluster: a ClusterTrainingRuntime; namespace: a TrainingRuntime in metadata.namespace.",
     )
-    image: Image = Field(description="Default trainer image.")
-    command: Optional[list[str]] = Field(default=None, description="Default trainer command (else the image's).")
-    env: dict[EnvName, str] = Field(default_factory=dict, description="Environment for every trainer container.")
-    nodes: Count = Field(default=1, ge=1, le=10000, description="Default node count.")
-    max_nodes: Optional[Count] = Field(default=None, ge=1, le=10000, description="Largest node count a job may ask for.")
-    procs_per_node: Optional[Count] = Field(
+    image: Image = field(description="Default trainer image.")
+    command: Optional[list[str]] = field(default=None, description="Default trainer command (else the image's).")
+    env: dict[EnvName, str] = field(default_factory=dict, description="Environment for every trainer container.")
+    nodes: Count = field(default=1, ge=1, le=10000, description="Default node count.")
+    max_nodes: Optional[Count] = field(default=None, ge=1, le=10000, description="Largest node count a job may ask for.")
+    procs_per_node: Optional[Count] = field(
         default=None, ge=1, le=256, description="Default processes per node (default: GPUs per node, else 1)."
     )
-    resources_per_node: Optional[Resources] = Field(default=None, description="Default resources of one node.")
-    gpu_resource: LabelKey = Field(default="nvidia.com/gpu", description="Kubernetes resource name of one GPU.")
-    accelerator: Optional[Accelerator] = Field(default=None, description="GPU model and memory, for estimates.")
-    shared_memory: Optional[Quantity] = Field(
+    resources_per_node: Optional[Resources] = field(default=None, description="Default resources of one node.")
+    gpu_resource: LabelKey = field(default="nvidia.com/gpu", description="Kubernetes resource name of one GPU.")
+    accelerator: Optional[Accelerator] = field(default=None, description="GPU model and memory, for estimates.")
+    shared_memory: Optional[Quantity] = field(
         default=None, description="Size of /dev/shm, a memory-backed emptyDir (NCCL and data loaders need it)."
     )
-    network: Optional[Network] = Field(default=None, description="Interconnect profile.")
-    gang: Gang = Field(default=Gang.KUEUE, description="kueue (default), coscheduling, volcano or none.")
-    restarts: Optional[Restarts] = Field(default=None, description="JobSet failure policy.")
-    scheduling: Optional[Scheduling] = Field(default=None, description="Node selection and tolerations.")
-    data_sharding: Optional[DataSharding] = Field(
+    network: Optional[Network] = field(default=None, description="Interconnect profile.")
+    gang: Gang = field(default=Gang.KUEUE, description="kueue (default), coscheduling, volcano or none.")
+    restarts: Optional[Restarts] = field(default=None, description="JobSet failure policy.")
+    scheduling: Optional[Scheduling] = field(default=None, description="Node selection and tolerations.")
+    data_sharding: Optional[DataSharding] = field(
         default=None, description="Allows the data-sharding stage on this runtime."
     )
-    mpi: Optional[Mpi] = Field(default=None, description="MPI settings (deepspeed and mpi only).")
+    mpi: Optional[Mpi] = field(default=None, description="MPI settings (deepspeed and mpi only).")
 
-    @model_validator(mode="after")
-    def _mpi_only_for_mpi(self) -> RuntimeSpec:
+    def _check(self) -> None:
         if self.mpi is not None and self.framework not in (Framework.DEEPSPEED, Framework.MPI):
             raise fail("ts_value", f"spec.mpi is only for framework deepspeed or mpi (this runtime is {self.framework.value})")
         if self.max_nodes is not None and self.nodes > self.max_nodes:
             raise fail("ts_value", f"nodes ({self.nodes}) is larger than maxNodes ({self.max_nodes})")
-        return self
 
 
 class Runtime(_Flat):
     """A training runtime (platform team) -> ClusterTrainingRuntime or TrainingRuntime."""
 
-    api_version: Literal["trainspec.dev/v1alpha1"] = Field(default=API_VERSION, description="trainspec.dev/v1alpha1")
-    kind: Literal["Runtime"] = Field(default="Runtime", description="Runtime")
-    metadata: Metadata = Field(description="Name (and namespace for scope: namespace).")
-    spec: RuntimeSpec = Field(description="The runtime.")
+    api_version: Literal["trainspec.dev/v1alpha1"] = field(default=API_VERSION, description="trainspec.dev/v1alpha1")
+    kind: Literal["Runtime"] = field(default="Runtime", description="Runtime")
+    metadata: Metadata = field(description="Name (and namespace for scope: namespace).")
+    spec: RuntimeSpec = field(description="The runtime.")
 
-    @model_validator(mode="after")
-    def _namespace_matches_scope(self) -> Runtime:
+    def _check(self) -> None:
         if self.spec.scope is Scope.NAMESPACE and not self.metadata.namespace:
             raise fail("ts_value", "a runtime with scope: namespace needs metadata.namespace")
         if self.spec.scope is Scope.CLUSTER and self.metadata.namespace:
             raise fail("ts_value", "a cluster-scoped runtime has no namespace (remove metadata.namespace or set scope: namespace)")
-        return self
 
 
 # -- TrainingJob -------------------------------------------------------------------------------
@@ -336,40 +330,40 @@ class Runtime(_Flat):
 class SecretRef(_Model):
     """One key of a Kubernetes Secret."""
 
-    secret: ObjectName = Field(description="Secret name, in the job's namespace.")
-    key: str = Field(min_length=1, max_length=253, description="Key inside the Secret.")
+    secret: ObjectName = field(description="Secret name, in the job's namespace.")
+    key: str = field(min_length=1, max_length=253, description="Key inside the Secret.")
 
 
 class Topology(_Model):
     """Kueue topology-aware scheduling for the trainer pods."""
 
-    mode: TopologyMode = Field(default=TopologyMode.REQUIRED, description="required or preferred.")
-    level: LabelKey = Field(description="Node label of a Topology level, e.g. cloud.google.com/gce-topology-block.")
+    mode: TopologyMode = field(default=TopologyMode.REQUIRED, description="required or preferred.")
+    level: LabelKey = field(description="Node label of a Topology level, e.g. cloud.google.com/gce-topology-block.")
 
 
 class Data(_Model):
     """The dataset and how the sharding stage splits it before training."""
 
-    source: DataSourceUri = Field(description="s3://, gs://, hf://, pvc://claim/path, or an absolute path.")
-    format: DataFormat = Field(default=DataFormat.JSONL, description="jsonl, text, parquet or files.")
-    shard_by: ShardBy = Field(
+    source: DataSourceUri = field(description="s3://, gs://, hf://, pvc://claim/path, or an absolute path.")
+    format: DataFormat = field(default=DataFormat.JSONL, description="jsonl, text, parquet or files.")
+    shard_by: ShardBy = field(
         default=ShardBy.RANK, description="rank: one shard per process (nodes x procsPerNode); node: one per node."
     )
-    assignment: Assignment = Field(
+    assignment: Assignment = field(
         default=Assignment.CONTIGUOUS, description="contiguous (keeps order), hashed or round-robin."
     )
-    seed: Count = Field(default=0, ge=0, description="Seed for hashed assignment.")
+    seed: Count = field(default=0, ge=0, description="Seed for hashed assignment.")
 
 
 class ModelSize(_Model):
     """What is checkpointed, to size the checkpoint volume (size: auto)."""
 
-    parameters: ParamCount = Field(description="Parameter count, e.g. 70B.")
-    dtype: DType = Field(default=DType.BF16, description="Type of the saved weights.")
-    optimizer: Optimizer = Field(
+    parameters: ParamCount = field(description="Parameter count, e.g. 70B.")
+    dtype: DType = field(default=DType.BF16, description="Type of the saved weights.")
+    optimizer: Optimizer = field(
         default=Optimizer.ADAMW, description="adam/adamw keep 3x the weights, sgd 1x, none 0."
     )
-    optimizer_bytes_per_param: Optional[float] = Field(
+    optimizer_bytes_per_param: Optional[float] = field(
         default=None, ge=0, le=64, description="Overrides the optimizer state per parameter, in bytes."
     )
 
@@ -377,24 +371,23 @@ class ModelSize(_Model):
 class Checkpoint(_Model):
     """Where checkpoints go: a new volume (size), an existing claim (claimName) or object storage (uri)."""
 
-    path: AbsolutePath = Field(default="/checkpoints", description="Mount path in every trainer pod.")
-    size: Optional[AutoOrQuantity] = Field(
+    path: AbsolutePath = field(default="/checkpoints", description="Mount path in every trainer pod.")
+    size: Optional[AutoOrQuantity] = field(
         default=None, description="A quantity, or auto to size from model (per checkpoint x keep + 20%)."
     )
-    model: Optional[ModelSize] = Field(default=None, description="The model, for size: auto.")
-    keep: Count = Field(default=3, ge=1, le=1000, description="Checkpoints kept (TRAINSPEC_CHECKPOINT_KEEP).")
-    storage_class: Optional[ObjectName] = Field(default=None, description="StorageClass of a new volume.")
-    access_mode: Optional[AccessMode] = Field(
+    model: Optional[ModelSize] = field(default=None, description="The model, for size: auto.")
+    keep: Count = field(default=3, ge=1, le=1000, description="Checkpoints kept (TRAINSPEC_CHECKPOINT_KEEP).")
+    storage_class: Optional[ObjectName] = field(default=None, description="StorageClass of a new volume.")
+    access_mode: Optional[AccessMode] = field(
         default=None, description="Access mode of a new volume (default: ReadWriteMany when nodes > 1)."
     )
-    claim_name: Optional[ObjectName] = Field(default=None, description="Mount this existing PVC instead.")
-    claim_access_mode: Optional[AccessMode] = Field(
+    claim_name: Optional[ObjectName] = field(default=None, description="Mount this existing PVC instead.")
+    claim_access_mode: Optional[AccessMode] = field(
         default=None, description="Access mode of the existing claim, if known (checks multi-node use)."
     )
-    uri: Optional[ObjectStoreUri] = Field(default=None, description="Object storage instead of a volume.")
+    uri: Optional[ObjectStoreUri] = field(default=None, description="Object storage instead of a volume.")
 
-    @model_validator(mode="after")
-    def _one_form(self) -> Checkpoint:
+    def _check(self) -> None:
         forms = [name for name, on in (
             ("size", self.size is not None), ("claimName", self.claim_name is not None), ("uri", self.uri is not None)
         ) if on]
@@ -407,41 +400,40 @@ class Checkpoint(_Model):
             raise fail("ts_checkpoint_forms", f"{', '.join(volume_only)} only apply to a new volume (size), not to {forms[0]}")
         if self.size == "auto" and self.model is None:
             raise fail("ts_checkpoint_auto", "size: auto needs checkpoint.model (parameters, dtype, optimizer)")
-        return self
 
 
 class TrainingJobSpec(_Model):
     """What one training run needs."""
 
-    runtime: Name = Field(description="A Runtime among the inputs, or a built-in one (torch-distributed, ...).")
-    image: Optional[Image] = Field(default=None, description="Trainer image (default: the runtime's).")
-    command: Optional[list[str]] = Field(default=None, description="Trainer command, e.g. [torchrun, train.py].")
-    args: Optional[list[str]] = Field(default=None, description="Trainer arguments.")
-    env: dict[EnvName, str] = Field(default_factory=dict, description="Plain environment (no credentials).")
-    secret_env: dict[EnvName, SecretRef] = Field(
+    runtime: Name = field(description="A Runtime among the inputs, or a built-in one (torch-distributed, ...).")
+    image: Optional[Image] = field(default=None, description="Trainer image (default: the runtime's).")
+    command: Optional[list[str]] = field(default=None, description="Trainer command, e.g. [torchrun, train.py].")
+    args: Optional[list[str]] = field(default=None, description="Trainer arguments.")
+    env: dict[EnvName, str] = field(default_factory=dict, description="Plain environment (no credentials).")
+    secret_env: dict[EnvName, SecretRef] = field(
         default_factory=dict, description="Environment from Secrets: {HF_TOKEN: {secret: hf, key: token}}."
     )
-    nodes: Optional[Count] = Field(default=None, ge=1, le=10000, description="Node count (default: the runtime's).")
-    procs_per_node: Optional[Count] = Field(
+    nodes: Optional[Count] = field(default=None, ge=1, le=10000, description="Node count (default: the runtime's).")
+    procs_per_node: Optional[Count] = field(
         default=None, ge=1, le=256, description="Processes per node (default: GPUs per node, else 1)."
     )
-    resources_per_node: Optional[Resources] = Field(
+    resources_per_node: Optional[Resources] = field(
         default=None, description="Resources of one node, merged over the runtime's."
     )
-    queue: Optional[ObjectName] = Field(
+    queue: Optional[ObjectName] = field(
         default=None, description="Kueue LocalQueue (kueue.x-k8s.io/queue-name); the job is created suspended."
     )
-    priority: Optional[ObjectName] = Field(
+    priority: Optional[ObjectName] = field(
         default=None, description="Kueue WorkloadPriorityClass (kueue.x-k8s.io/priority-class)."
     )
-    max_run_time: Optional[Duration] = Field(
+    max_run_time: Optional[Duration] = field(
         default=None, description="Deadline: activeDeadlineSeconds and Kueue max-exec-time, e.g. 72h."
     )
-    topology: Optional[Topology] = Field(default=None, description="Kueue topology-aware placement of trainer pods.")
-    data: Optional[Data] = Field(default=None, description="Dataset to shard before training.")
-    checkpoint: Optional[Checkpoint] = Field(default=None, description="Checkpoint storage.")
-    pod_labels: dict[LabelKey, LabelValue] = Field(default_factory=dict, description="Labels on every trainer pod.")
-    pod_annotations: dict[LabelKey, str] = Field(
+    topology: Optional[Topology] = field(default=None, description="Kueue topology-aware placement of trainer pods.")
+    data: Optional[Data] = field(default=None, description="Dataset to shard before training.")
+    checkpoint: Optional[Checkpoint] = field(default=None, description="Checkpoint storage.")
+    pod_labels: dict[LabelKey, LabelValue] = field(default_factory=dict, description="Labels on every trainer pod.")
+    pod_annotations: dict[LabelKey, str] = field(
         default_factory=dict, description="Annotations on every trainer pod."
     )
 
@@ -449,10 +441,10 @@ class TrainingJobSpec(_Model):
 class TrainingJob(_Flat):
     """A training run (model developer) -> TrainJob, plus its checkpoint PVC."""
 
-    api_version: Literal["trainspec.dev/v1alpha1"] = Field(default=API_VERSION, description="trainspec.dev/v1alpha1")
-    kind: Literal["TrainingJob"] = Field(default="TrainingJob", description="TrainingJob")
-    metadata: Metadata = Field(description="Name, namespace, labels and annotations of the TrainJob.")
-    spec: TrainingJobSpec = Field(description="The job.")
+    api_version: Literal["trainspec.dev/v1alpha1"] = field(default=API_VERSION, description="trainspec.dev/v1alpha1")
+    kind: Literal["TrainingJob"] = field(default="TrainingJob", description="TrainingJob")
+    metadata: Metadata = field(description="Name, namespace, labels and annotations of the TrainJob.")
+    spec: TrainingJobSpec = field(description="The job.")
 
 
 #: The spec kinds, by name (``Project``, the project file, lives in ``dsl.project``).

@@ -7,9 +7,8 @@ import sys
 import traceback
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from trainspec.dsl.diagnostics import Diagnostic, format_path
+from trainspec.dsl.modeling import ValidationError
 from trainspec.dsl.models import Runtime, TrainingJob
 from trainspec.dsl.sources import LoadedSpec
 from trainspec.dsl.validation import _CODE_BY_ERROR, _clean_loc, _message

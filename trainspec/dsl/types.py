@@ -1,7 +1,9 @@
 """Value types that carry the spec's invariants: quantities, durations, names, parameter counts, URIs.
 
-Each type parses once, keeps a canonical form, and fails with a pydantic custom error whose
-``type`` names the diagnostic it becomes (see :mod:`trainspec.dsl.validation`).
+Each type parses once, keeps a canonical form, and fails with an :class:`~trainspec.dsl.modeling.Invalid`
+whose ``type`` names the diagnostic it becomes (see :mod:`trainspec.dsl.validation`). The models
+use them through the protocol of :mod:`trainspec.dsl.modeling`: ``__validate__(raw)`` parses a
+field value, ``__json_schema__()`` describes it, and ``__json__()`` (value classes) dumps it.
 """
 
 from __future__ import annotations
@@ -12,8 +14,7 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Annotated, Any, ClassVar, Literal, Union
 
-from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler, Strict
-from pydantic_core import PydanticCustomError, core_schema
+from trainspec.dsl.modeling import STRICT, Invalid
 
 # -- Kubernetes quantities ---------------------------------------------------------------------
 
@@ -105,37 +106,31 @@ class Quantity:
         return self.value <= other.value
 
     @classmethod
-    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> Any:
-        return core_schema.no_info_plain_validator_function(
-            _wrap(cls.parse, "ts_quantity"),
-            serialization=core_schema.plain_serializer_function_ser_schema(
-                lambda q: q.to_k8s(), when_used="always"
-            ),
-        )
+    def __validate__(cls, raw: Any) -> Quantity:
+        return _parse(cls.parse, raw, "ts_quantity")
 
-    @classmethod
-    def __get_pydantic_json_schema__(cls, schema: Any, handler: GetJsonSchemaHandler) -> Any:
+    def __json__(self) -> int | str:
+        return self.to_k8s()
+
+    @staticmethod
+    def __json_schema__() -> dict[str, Any]:
         return {
             "anyOf": [{"type": "integer"}, {"type": "number"}, {"type": "string", "pattern": QUANTITY_PATTERN}],
             "description": "A Kubernetes quantity such as 96, 500m or 1600Gi.",
         }
 
 
-def fail(error_type: str, message: str) -> PydanticCustomError:
+def fail(error_type: str, message: str) -> Invalid:
     """A validation error whose ``type`` selects the diagnostic code and whose text is ``message``."""
-    return PydanticCustomError(error_type, "{reason}", {"reason": message})
+    return Invalid(error_type, message, {"reason": message})
 
 
-def _wrap(parse: Any, error_type: str) -> Any:
-    """Adapt a ``parse`` function that raises ValueError into a pydantic validator."""
-
-    def validate(raw: Any) -> Any:
-        try:
-            return parse(raw)
-        except ValueError as exc:
-            raise fail(error_type, str(exc)) from None
-
-    return validate
+def _parse(parse: Any, raw: Any, error_type: str) -> Any:
+    """``parse(raw)``, its ValueError turned into the validation error ``error_type``."""
+    try:
+        return parse(raw)
+    except ValueError as exc:
+        raise fail(error_type, str(exc)) from None
 
 
 # -- Durations ---------------------------------------------------------------------------------
@@ -182,14 +177,14 @@ class Duration:
         return Fraction(self.seconds, 3600)
 
     @classmethod
-    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> Any:
-        return core_schema.no_info_plain_validator_function(
-            _wrap(cls.parse, "ts_duration"),
-            serialization=core_schema.plain_serializer_function_ser_schema(str, when_used="always"),
-        )
+    def __validate__(cls, raw: Any) -> Duration:
+        return _parse(cls.parse, raw, "ts_duration")
 
-    @classmethod
-    def __get_pydantic_json_schema__(cls, schema: Any, handler: GetJsonSchemaHandler) -> Any:
+    def __json__(self) -> str:
+        return str(self)
+
+    @staticmethod
+    def __json_schema__() -> dict[str, Any]:
         return {"type": "string", "pattern": DURATION_PATTERN, "description": "A duration such as 72h, 90m or 1h30m."}
 
 
@@ -231,14 +226,14 @@ class ParamCount:
         return self.text
 
     @classmethod
-    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> Any:
-        return core_schema.no_info_plain_validator_function(
-            _wrap(cls.parse, "ts_params"),
-            serialization=core_schema.plain_serializer_function_ser_schema(str, when_used="always"),
-        )
+    def __validate__(cls, raw: Any) -> ParamCount:
+        return _parse(cls.parse, raw, "ts_params")
 
-    @classmethod
-    def __get_pydantic_json_schema__(cls, schema: Any, handler: GetJsonSchemaHandler) -> Any:
+    def __json__(self) -> str:
+        return str(self)
+
+    @staticmethod
+    def __json_schema__() -> dict[str, Any]:
         return {
             "anyOf": [{"type": "integer", "minimum": 1}, {"type": "string", "pattern": PARAMS_PATTERN}],
             "description": "Parameter count such as 70B, 405B, 7.5B or 350M.",
@@ -280,15 +275,15 @@ def _string_validator(
 
 @dataclass(frozen=True, eq=False)
 class _PlainStr:
-    """Attach a plain validator and a JSON schema to a ``str`` annotation."""
+    """Attach a validator function and a JSON schema to an annotation (``Annotated[str, _PlainStr(...)]``)."""
 
     validate: Any
     schema: dict
 
-    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> Any:
-        return core_schema.no_info_plain_validator_function(self.validate)
+    def __validate__(self, raw: Any) -> Any:
+        return self.validate(raw)
 
-    def __get_pydantic_json_schema__(self, schema: Any, handler: GetJsonSchemaHandler) -> Any:
+    def __json_schema__(self) -> dict[str, Any]:
         return dict(self.schema)
 
 
@@ -347,7 +342,7 @@ class UriPolicy:
     allow_path: bool
     error: ClassVar[str] = "ts_uri"
 
-    def validate(self, raw: Any) -> str:
+    def __validate__(self, raw: Any) -> str:
         if not isinstance(raw, str):
             raise fail("string_type", "Input should be a valid string")
         allowed = ", ".join(f"{s}://" for s in self.schemes) + (", or an absolute path" if self.allow_path else "")
@@ -363,10 +358,7 @@ class UriPolicy:
             return raw
         raise fail(self.error, f"{raw!r} is not a URI this field accepts (allowed: {allowed})")
 
-    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> Any:
-        return core_schema.no_info_plain_validator_function(self.validate)
-
-    def __get_pydantic_json_schema__(self, schema: Any, handler: GetJsonSchemaHandler) -> Any:
+    def __json_schema__(self) -> dict[str, Any]:
         alternatives = "|".join(self.schemes)
         pattern = f"^(({alternatives})://.+" + ("|/.*" if self.allow_path else "") + ")$"
         return {"type": "string", "pattern": pattern}
@@ -401,7 +393,9 @@ Image = Annotated[str, _PlainStr(_image, {"type": "string", "minLength": 1, "max
 
 
 #: A whole number given as a YAML integer (not a string, not a boolean, not 8.0).
-Count = Annotated[int, Strict()]
+Count = Annotated[int, STRICT]
+#: true or false, nothing else (plain ``bool`` fields also take yes/no, 1/0 and their strings).
+StrictBool = Annotated[bool, STRICT]
 
 
 def _auto_or_quantity(raw: Any) -> Union[Literal["auto"], Quantity]:

@@ -8,14 +8,13 @@ import types
 import typing
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
 from trainspec.dsl.diagnostics import Diagnostic, Related, Severity, format_path
+from trainspec.dsl.modeling import Model, ValidationError
 from trainspec.dsl.models import API_GROUP, API_VERSION, KINDS, Spec
 from trainspec.dsl.project import Project
 from trainspec.dsl.yaml_loader import Mark, SourceDoc
 
-#: pydantic error type -> diagnostic code. Anything not listed is TS202 (wrong type).
+#: Validation error type -> diagnostic code. Anything not listed is TS202 (wrong type).
 _CODE_BY_ERROR = {
     "extra_forbidden": "TS200",
     "missing": "TS201",
@@ -84,7 +83,7 @@ def build_spec(doc: SourceDoc) -> tuple[Spec | Project | None, list[Diagnostic]]
     return (None, ambiguous) if ambiguous else (spec, [])
 
 
-def _ambiguous_strings(doc: SourceDoc, model: type[BaseModel]) -> list[Diagnostic]:
+def _ambiguous_strings(doc: SourceDoc, model: type[Model]) -> list[Diagnostic]:
     """Plain scalars such as ``1e3`` in string fields: a string here, a number to YAML 1.2 readers."""
     found = []
     for path, raw in doc.plain.items():
@@ -101,7 +100,7 @@ def _diag(doc: SourceDoc, code: str, path: tuple, mark: Mark, message: str, *, h
                       column=mark.column, path=format_path(path), hint=hint, related=related)
 
 
-def _from_error(doc: SourceDoc, model: type[BaseModel], err: dict[str, Any]) -> Diagnostic:
+def _from_error(doc: SourceDoc, model: type[Model], err: dict[str, Any]) -> Diagnostic:
     kind = err["type"]
     loc = _clean_loc(err["loc"])
     is_key = bool(err["loc"]) and err["loc"][-1] == "[key]"
@@ -142,7 +141,7 @@ def locate(doc: SourceDoc, path: tuple) -> Mark:
 
 
 def _clean_loc(loc: tuple) -> tuple:
-    """Drop pydantic's internal loc parts (``[key]``, function names) to get a field path."""
+    """Drop the loc parts that are not field names (``[key]``, ``function-...``) to get a field path."""
     return tuple(p for p in loc if not (isinstance(p, str) and (p == "[key]" or p.startswith("function-"))))
 
 
@@ -195,15 +194,15 @@ def _message(kind: str, err: dict[str, Any], value: Any) -> str:
     return make() if make else str(err["msg"])
 
 
-def _field_names(model: type[BaseModel], loc: tuple) -> list[str]:
+def _field_names(model: type[Model], loc: tuple) -> list[str]:
     """The YAML names allowed in the mapping at ``loc`` (for did-you-mean)."""
     current = _unwrap(_leaf(model, loc))
-    if isinstance(current, type) and issubclass(current, BaseModel):
+    if isinstance(current, type) and issubclass(current, Model):
         return [f.alias or n for n, f in current.model_fields.items()]
     return []
 
 
-def _leaf(model: type[BaseModel], loc: tuple) -> Any:
+def _leaf(model: type[Model], loc: tuple) -> Any:
     """The (unwrapped) annotation of the field at ``loc``; None where the path leaves the models."""
     current: Any = model
     for part in loc:
@@ -211,7 +210,7 @@ def _leaf(model: type[BaseModel], loc: tuple) -> Any:
         if isinstance(part, int):
             args = typing.get_args(current)
             current = args[0] if args else None
-        elif isinstance(current, type) and issubclass(current, BaseModel):
+        elif isinstance(current, type) and issubclass(current, Model):
             field = next(
                 (f for n, f in current.model_fields.items() if (f.alias or n) == part or n == part), None
             )
@@ -231,7 +230,7 @@ def _unwrap(annotation: Any) -> Any:
             annotation = typing.get_args(annotation)[0]
         elif origin in (typing.Union, types.UnionType):
             args = [a for a in typing.get_args(annotation) if a is not type(None)]
-            models = [a for a in args if isinstance(a, type) and issubclass(a, (BaseModel, enum.Enum))]
+            models = [a for a in args if isinstance(a, type) and issubclass(a, (Model, enum.Enum))]
             annotation = models[0] if models else args[0]
         else:
             return annotation

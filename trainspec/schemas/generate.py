@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import enum
+import inspect
 import json
 import sys
+import types
+import typing
 from typing import Any
 
-from pydantic.json_schema import models_json_schema
-
+from trainspec.dsl.modeling import MISSING, FieldInfo, Model
 from trainspec.dsl.models import API_VERSION, Runtime, TrainingJob
 from trainspec.schemas import FILES, SCHEMA_DIR
 
@@ -27,27 +30,91 @@ def _require_kind(schema: dict[str, Any], kind: str) -> dict[str, Any]:
     return schema
 
 
-def _strict_keys(node: Any) -> Any:
-    """Make map-key patterns binding: pydantic emits ``patternProperties``, which lets other keys through."""
-    if isinstance(node, list):
-        return [_strict_keys(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    node = {key: _strict_keys(value) for key, value in node.items()}
-    patterns = node.get("patternProperties")
-    if patterns and len(patterns) == 1 and "additionalProperties" not in node:
-        (pattern, value), = patterns.items()
-        del node["patternProperties"]
-        node["additionalProperties"] = value
-        node["propertyNames"] = {**node.get("propertyNames", {}), "pattern": pattern}
-    return node
+def _doc(cls: type) -> str | None:
+    own = cls.__dict__.get("__doc__")
+    return inspect.cleandoc(own) if own else None
+
+
+def _model_schema(model: type[Model], defs: dict[str, Any]) -> dict[str, Any]:
+    """``model`` as a closed object; every model and enum it reaches goes into ``defs``."""
+    schema: dict[str, Any] = {"additionalProperties": False, "title": model.__name__, "type": "object"}
+    if _doc(model):
+        schema["description"] = _doc(model)
+    schema["properties"] = {f.alias: _field_schema(f, defs) for f in model.model_fields.values()}
+    required = [f.alias for f in model.model_fields.values() if f.required]
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def _field_schema(info: FieldInfo, defs: dict[str, Any]) -> dict[str, Any]:
+    schema = _type_schema(info.annotation, defs, info)
+    bare = info.annotation
+    if typing.get_origin(bare) in (typing.Union, types.UnionType):
+        bare = next(a for a in typing.get_args(bare) if a is not type(None))
+    if not (isinstance(bare, type) and issubclass(bare, (Model, enum.Enum))):  # a $ref carries its own title
+        schema["title"] = info.alias.title()  # as the published schemas have always had it: "Claimname"
+    if info.default is not MISSING:
+        schema["default"] = info.default.value if isinstance(info.default, enum.Enum) else info.default
+    schema["description"] = info.description
+    return schema
+
+
+def _type_schema(annotation: Any, defs: dict[str, Any], info: FieldInfo | None = None) -> dict[str, Any]:
+    """The schema of one annotation; ``info`` adds the field's constraints to its leaf type."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:
+        described = next((m for m in annotation.__metadata__ if hasattr(m, "__json_schema__")), None)
+        return described.__json_schema__() if described is not None else _type_schema(args[0], defs, info)
+    if origin in (typing.Union, types.UnionType):  # Optional[X]: validation allows no other union
+        inner = _type_schema(next(a for a in args if a is not type(None)), defs, info)
+        alternatives = inner["anyOf"] if list(inner) == ["anyOf"] else [inner]
+        return {"anyOf": [*alternatives, {"type": "null"}]}
+    if origin is list:
+        return {"items": _type_schema(args[0], defs), "type": "array", **_limits(info, "minItems", "maxItems")}
+    if origin is dict:
+        schema = {"additionalProperties": _type_schema(args[1], defs), "type": "object"}
+        names = {k: v for k, v in _type_schema(args[0], defs).items() if k != "type"}
+        if names:
+            schema["propertyNames"] = names
+        return {**schema, **_limits(info, "minProperties", "maxProperties")}
+    if origin is typing.Literal:
+        return {"const": args[0], "type": "string"} if len(args) == 1 else {"enum": list(args), "type": "string"}
+    if isinstance(annotation, type) and issubclass(annotation, Model):
+        if annotation.__name__ not in defs:
+            defs[annotation.__name__] = {}  # reserved first: models may refer to each other
+            defs[annotation.__name__] = _model_schema(annotation, defs)
+        return {"$ref": f"#/$defs/{annotation.__name__}"}
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        schema = {"enum": [m.value for m in annotation], "title": annotation.__name__, "type": "string"}
+        if _doc(annotation):
+            schema["description"] = _doc(annotation)
+        defs[annotation.__name__] = schema
+        return {"$ref": f"#/$defs/{annotation.__name__}"}
+    if hasattr(annotation, "__json_schema__"):
+        return annotation.__json_schema__()
+    schema = {"type": _JSON_TYPES[annotation]}
+    if info is not None:
+        schema.update(_limits(info, "minLength", "maxLength"))
+        bounds = {"minimum": info.ge, "maximum": info.le, "pattern": info.pattern}
+        schema.update({k: v for k, v in bounds.items() if v is not None})
+    return schema
+
+
+_JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean"}
+
+
+def _limits(info: FieldInfo | None, low: str, high: str) -> dict[str, Any]:
+    if info is None:
+        return {}
+    return {k: v for k, v in ((low, info.min_length), (high, info.max_length)) if v is not None}
 
 
 def build() -> dict[str, dict[str, Any]]:
     """kind -> schema, plus "all": one schema that dispatches on kind."""
-    _, combined = models_json_schema([(Runtime, "validation"), (TrainingJob, "validation")], by_alias=True,
-                                     ref_template="#/$defs/{model}")
-    defs = _strict_keys(combined["$defs"])
+    defs: dict[str, Any] = {}
+    for model in (Runtime, TrainingJob):
+        _type_schema(model, defs)
     for kind in ("Runtime", "TrainingJob"):
         defs[kind] = _require_kind(defs[kind], kind)
     out: dict[str, dict[str, Any]] = {}
