@@ -152,6 +152,15 @@ def test_checkpoint_size_change(tmp_path: Path) -> None:
     assert summary(report) == [("job", "team-a/job", "checkpoint", message)]
 
 
+def test_a_checkpoint_volume_size_change_reads_as_the_sizes(tmp_path: Path) -> None:
+    report = diff(tmp_path, {"jobs": {"job": {"extra": "checkpoint: {size: 100Gi}\n"}}},
+                  {"jobs": {"job": {"extra": "checkpoint: {size: 200Gi}\n"}}})
+    assert summary(report) == [("job", "team-a/job", "checkpoint", "checkpoint size 100Gi -> 200Gi (volume 100Gi -> 200Gi)")]
+    same = diff(tmp_path / "same", {"jobs": {"job": {"extra": "checkpoint: {size: 100Gi}\n"}}},
+                {"jobs": {"job": {"extra": "checkpoint: {size: 102400Mi}\n"}}})
+    assert same.changes == ()
+
+
 @pytest.mark.parametrize(("before", "after"), [("70B", "70000M"), ("7.5B", "7500M"), ("70B", "70000000000")])
 def test_the_same_parameter_count_written_differently_is_no_change(tmp_path: Path, before: str, after: str) -> None:
     report = diff(tmp_path, {"jobs": {"job": {"extra": CKPT.format(params=before)}}},
