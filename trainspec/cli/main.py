@@ -48,8 +48,6 @@ def _import(module: str):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    # pydantic scans every installed distribution for plugins on first use; the CLI needs none.
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     args = build_parser().parse_args(argv)
     try:
         return int(_import(args.module).run(args))
