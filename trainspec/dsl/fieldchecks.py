@@ -20,8 +20,46 @@ from trainspec.dsl.modeling import (
 )
 
 
-def _collect(check: Callable[[Any], Any]) -> Validator:
+def validator_for(annotation: Any, info: FieldInfo | None = None, strict: bool = False,
+                  optional: bool = False) -> Validator:
+    """The validator of one annotation; ``info`` carries the field's constraints (leaf types only)."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:
+        plain = next((m for m in annotation.__metadata__ if hasattr(m, "__validate__")), None)
+        if plain is not None:
+            return _collect(_constrained(plain.__validate__, info), optional)
+        return validator_for(args[0], info, strict or STRICT in annotation.__metadata__, optional)
+    if origin is typing.Union or origin is types.UnionType:
+        rest = [a for a in args if a is not type(None)]
+        if len(rest) != 1 or len(args) != 2:
+            raise TypeError(f"unsupported union {annotation!r}: use Optional[X] or a value type")
+        return validator_for(rest[0], info, strict, optional=True)
+    if origin is list:
+        return _none_or(_list(validator_for(args[0]), info), optional)
+    if origin is dict:
+        return _none_or(_dict(validator_for(args[0]), validator_for(args[1]), info), optional)
+    if origin is typing.Literal:
+        return _collect(_constrained(_literal(args), info), optional)
+    if isinstance(annotation, type):
+        if issubclass(annotation, Model):
+            _unconstrained(info, annotation.__name__)
+            return _none_or(validator_of_model(annotation), optional)
+        if issubclass(annotation, enum.Enum):
+            return _collect(_constrained(_enum(annotation), info), optional)
+        if hasattr(annotation, "__validate__"):
+            return _collect(_constrained(annotation.__validate__, info), optional)
+        scalar = _SCALARS.get((annotation, strict))
+        if scalar is not None:
+            return _collect(_constrained(scalar, info), optional)
+    raise TypeError(f"unsupported field type {annotation!r}")
+
+
+def _collect(check: Callable[[Any], Any], optional: bool) -> Validator:
+    """A validator from a scalar check; with ``optional``, None passes."""
+
     def run(value: Any, loc: Loc, errors: list) -> Any:
+        if value is None and optional:
+            return None
         try:
             return check(value)
         except Invalid as exc:
@@ -31,38 +69,10 @@ def _collect(check: Callable[[Any], Any]) -> Validator:
     return run
 
 
-def validator_for(annotation: Any, info: FieldInfo | None = None, strict: bool = False) -> Validator:
-    """The validator of one annotation; ``info`` carries the field's constraints (leaf types only)."""
-    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    if origin is typing.Annotated:
-        plain = next((m for m in annotation.__metadata__ if hasattr(m, "__validate__")), None)
-        if plain is not None:
-            return _collect(_constrained(plain.__validate__, info))
-        return validator_for(args[0], info, strict or STRICT in annotation.__metadata__)
-    if origin is typing.Union or origin is types.UnionType:
-        rest = [a for a in args if a is not type(None)]
-        if len(rest) != 1 or len(args) != 2:
-            raise TypeError(f"unsupported union {annotation!r}: use Optional[X] or a value type")
-        inner = validator_for(rest[0], info, strict)
-        return lambda value, loc, errors: None if value is None else inner(value, loc, errors)
-    if origin is list:
-        return _list(validator_for(args[0]), info)
-    if origin is dict:
-        return _dict(validator_for(args[0]), validator_for(args[1]), info)
-    if origin is typing.Literal:
-        return _collect(_constrained(_literal(args), info))
-    if isinstance(annotation, type):
-        if issubclass(annotation, Model):
-            _unconstrained(info, annotation.__name__)
-            return validator_of_model(annotation)
-        if issubclass(annotation, enum.Enum):
-            return _collect(_constrained(_enum(annotation), info))
-        if hasattr(annotation, "__validate__"):
-            return _collect(_constrained(annotation.__validate__, info))
-        scalar = _SCALARS.get((annotation, strict))
-        if scalar is not None:
-            return _collect(_constrained(scalar, info))
-    raise TypeError(f"unsupported field type {annotation!r}")
+def _none_or(validator: Validator, optional: bool) -> Validator:
+    if not optional:
+        return validator
+    return lambda value, loc, errors: None if value is None else validator(value, loc, errors)
 
 
 def _unconstrained(info: FieldInfo | None, what: str) -> None:
@@ -226,7 +236,7 @@ def _list(item: Validator, info: FieldInfo | None) -> Validator:
     sized = _sized("List", info)
 
     def check(value: Any, loc: Loc, errors: list) -> Any:
-        if not isinstance(value, (list, tuple, set, frozenset)) and (
+        if type(value) is not list and not isinstance(value, (tuple, set, frozenset)) and (
                 isinstance(value, (str, bytes, bytearray, Mapping)) or not isinstance(value, Iterable)):
             errors.append(error_dict("list_type", loc, "Input should be a valid list", value))
             return REJECTED
@@ -241,7 +251,7 @@ def _dict(key: Validator, item: Validator, info: FieldInfo | None) -> Validator:
     sized = _sized("Dictionary", info)
 
     def check(value: Any, loc: Loc, errors: list) -> Any:
-        if not isinstance(value, Mapping):
+        if type(value) is not dict and not isinstance(value, Mapping):
             errors.append(error_dict("dict_type", loc, "Input should be a valid dictionary", value))
             return REJECTED
         start = len(errors)

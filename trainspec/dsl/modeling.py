@@ -171,12 +171,16 @@ class Model:
         return value
 
     @classmethod
-    def _fields(cls) -> tuple[FieldInfo, ...]:
+    def _table(cls) -> _Table:
         table = cls.__dict__.get("_field_table")
         if table is None:
-            table = _field_table(cls)
+            table = _Table(cls)
             cls._field_table = table
         return table
+
+    @classmethod
+    def _fields(cls) -> tuple[FieldInfo, ...]:
+        return cls._table().fields
 
     #: Field name -> :class:`FieldInfo` (with ``alias`` and ``annotation``), in declaration order.
     model_fields = _ClassProperty(lambda cls: {f.name: f for f in cls._fields()})
@@ -188,25 +192,28 @@ class Model:
 
     def _fill(self, data: Mapping, loc: Loc, errors: list) -> bool:
         start = len(errors)
+        table = self._table()
         values: dict[str, Any] = {}
         given: set[str] = set()
-        used: list[Any] = []
-        for f in self._fields():
-            key = f.alias
-            if key not in data:
-                key = f.name
-                if key not in data:
-                    if f.required:
-                        errors.append(error_dict("missing", (*loc, f.alias), "Field required", data))
-                    else:
-                        values[f.name] = f.get_default()
-                    continue
-            used.append(key)
-            values[f.name] = f.validate(data[key], (*loc, key), errors)  # type: ignore[misc]
-            given.add(f.name)
-        if len(used) != len(data):
+        for name, alias, validate, default, factory in table.steps:
+            if alias in data:
+                key = alias
+            elif name in data:
+                key = name
+            elif default is not MISSING:
+                values[name] = default
+                continue
+            elif factory is not None:
+                values[name] = factory()
+                continue
+            else:
+                errors.append(error_dict("missing", (*loc, alias), "Field required", data))
+                continue
+            values[name] = validate(data[key], (*loc, key), errors)
+            given.add(name)
+        if len(given) != len(data):  # unknown keys, or a field given by both of its names (the alias counts)
             errors.extend(error_dict("extra_forbidden", (*loc, key), "Extra inputs are not permitted", value)
-                          for key, value in data.items() if key not in used)
+                          for key, value in data.items() if not table.takes(key, data))
         if len(errors) > start:
             return False
         values["_fields_set"] = given
@@ -292,26 +299,37 @@ def _dump(value: Any, options: dict[str, Any]) -> Any:
     return value
 
 
-def _field_table(cls: type) -> tuple[FieldInfo, ...]:
-    from trainspec.dsl.fieldchecks import validator_for  # it builds on this module
+class _Table:
+    """A model class's fields, resolved and with their validators: built on its first validation."""
 
-    try:
-        hints = typing.get_type_hints(cls, include_extras=True)
-    except NameError as exc:
-        raise TypeError(f"cannot resolve the annotations of {cls.__name__}: {exc}") from None
-    table = []
-    for name, annotation in hints.items():
-        if name.startswith("_") or typing.get_origin(annotation) is typing.ClassVar:
-            continue
-        declared = getattr(cls, name, MISSING)
-        if hasattr(type(declared), "__get__"):
-            raise TypeError(f"field {cls.__name__}.{name} clashes with a method or property of that name")
-        info = declared if isinstance(declared, FieldInfo) else FieldInfo(declared)
-        info.name, info.annotation = name, annotation
-        info.alias = info.alias or to_camel(name)
-        info.validate = validator_for(annotation, info)
-        table.append(info)
-    return tuple(table)
+    def __init__(self, cls: type) -> None:
+        from trainspec.dsl.fieldchecks import validator_for  # it builds on this module
+
+        try:
+            hints = typing.get_type_hints(cls, include_extras=True)
+        except NameError as exc:
+            raise TypeError(f"cannot resolve the annotations of {cls.__name__}: {exc}") from None
+        fields = []
+        for name, annotation in hints.items():
+            if name.startswith("_") or typing.get_origin(annotation) is typing.ClassVar:
+                continue
+            declared = getattr(cls, name, MISSING)
+            if hasattr(type(declared), "__get__"):
+                raise TypeError(f"field {cls.__name__}.{name} clashes with a method or property of that name")
+            info = declared if isinstance(declared, FieldInfo) else FieldInfo(declared)
+            info.name, info.annotation = name, annotation
+            info.alias = info.alias or to_camel(name)
+            info.validate = validator_for(annotation, info)
+            fields.append(info)
+        self.fields = tuple(fields)
+        #: What _fill runs through, per field: (name, alias, validate, default, default_factory).
+        self.steps = tuple((f.name, f.alias, f.validate, f.default, f.default_factory) for f in fields)
+        self.by_key = {**{f.name: f for f in fields}, **{f.alias: f for f in fields}}
+
+    def takes(self, key: Any, data: Mapping) -> bool:
+        """Whether ``key`` of ``data`` is a field's name (and not a second spelling of a field given by alias)."""
+        f = self.by_key.get(key)
+        return f is not None and (key == f.alias or f.alias not in data)
 
 
 def validator_of_model(cls: type[Model]) -> Validator:
@@ -319,6 +337,8 @@ def validator_of_model(cls: type[Model]) -> Validator:
     message = f"Input should be a valid dictionary or instance of {cls.__name__}"
 
     def check(value: Any, loc: Loc, errors: list) -> Any:
+        if type(value) is dict:
+            return cls._from_mapping(value, loc, errors)
         if isinstance(value, cls):
             return value
         if isinstance(value, Mapping):

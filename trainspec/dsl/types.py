@@ -381,10 +381,13 @@ def _absolute_path(raw: Any) -> str:
 AbsolutePath = Annotated[str, _PlainStr(_absolute_path, {"type": "string", "pattern": "^/"})]
 
 
+_WHITESPACE = re.compile(r"\s")  # the characters str.isspace() accepts
+
+
 def _image(raw: Any) -> str:
     if not isinstance(raw, str):
         raise fail("string_type", "Input should be a valid string")
-    if not raw or any(c.isspace() for c in raw) or len(raw) > 500:
+    if not raw or len(raw) > 500 or _WHITESPACE.search(raw):
         raise fail("ts_value", f"{raw!r} is not a container image reference (example: nvcr.io/nvidia/pytorch:25.01-py3)")
     return raw
 
