@@ -131,8 +131,9 @@ class FieldInfo:
 
 
 def field(default: Any = MISSING, **options: Any) -> Any:
-    """Declare a field: ``default`` or ``default_factory``, ``alias`` (default: the camelCase
-    name), ``description``, and constraints ``ge``, ``le``, ``min_length``, ``max_length``, ``pattern``."""
+    """Declare a field: ``default`` (shared by every instance) or ``default_factory`` (called for
+    each), ``alias`` (default: the camelCase name), ``description``, and the constraints ``ge``,
+    ``le`` (numbers), ``min_length``, ``max_length`` (strings, lists, dicts) and ``pattern``."""
     return FieldInfo(default, **options)
 
 
@@ -183,7 +184,7 @@ class Model:
         return cls._table().fields
 
     #: Field name -> :class:`FieldInfo` (with ``alias`` and ``annotation``), in declaration order.
-    model_fields = _ClassProperty(lambda cls: {f.name: f for f in cls._fields()})
+    model_fields = _ClassProperty(lambda cls: cls._table().by_name)
 
     @classmethod
     def _from_mapping(cls, data: Mapping, loc: Loc, errors: list) -> Any:
@@ -324,7 +325,8 @@ class _Table:
         self.fields = tuple(fields)
         #: What _fill runs through, per field: (name, alias, validate, default, default_factory).
         self.steps = tuple((f.name, f.alias, f.validate, f.default, f.default_factory) for f in fields)
-        self.by_key = {**{f.name: f for f in fields}, **{f.alias: f for f in fields}}
+        self.by_name = {f.name: f for f in fields}
+        self.by_key = {**self.by_name, **{f.alias: f for f in fields}}
 
     def takes(self, key: Any, data: Mapping) -> bool:
         """Whether ``key`` of ``data`` is a field's name (and not a second spelling of a field given by alias)."""
