@@ -31,8 +31,11 @@ def _require_kind(schema: dict[str, Any], kind: str) -> dict[str, Any]:
 
 
 def _doc(cls: type) -> str | None:
+    """The class's own docstring (not the one Python < 3.11 gives every enum)."""
     own = cls.__dict__.get("__doc__")
-    return inspect.cleandoc(own) if own else None
+    if not own or (issubclass(cls, enum.Enum) and own == "An enumeration."):
+        return None
+    return inspect.cleandoc(own)
 
 
 def _model_schema(model: type[Model], defs: dict[str, Any]) -> dict[str, Any]:
