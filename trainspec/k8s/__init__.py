@@ -155,306 +155,66 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover
     # ``X as X`` marks an explicit re-export for type checkers.
-    from trainspec.k8s.base import (
-        Model as Model,
+    from trainspec.k8s.base import (  # noqa: F401
+        Model as Model, Resource as Resource,
     )
-    from trainspec.k8s.base import (
-        Resource as Resource,
-    )
-    from trainspec.k8s.batch import (
-        JobSpec as JobSpec,
-    )
-    from trainspec.k8s.batch import (
-        JobTemplateSpec as JobTemplateSpec,
-    )
-    from trainspec.k8s.batch import (
-        PodFailurePolicy as PodFailurePolicy,
-    )
-    from trainspec.k8s.batch import (
+    from trainspec.k8s.batch import (  # noqa: F401
+        JobSpec as JobSpec, JobTemplateSpec as JobTemplateSpec, PodFailurePolicy as PodFailurePolicy,
         PodFailurePolicyOnExitCodesRequirement as PodFailurePolicyOnExitCodesRequirement,
-    )
-    from trainspec.k8s.batch import (
         PodFailurePolicyOnPodConditionsPattern as PodFailurePolicyOnPodConditionsPattern,
-    )
-    from trainspec.k8s.batch import (
         PodFailurePolicyRule as PodFailurePolicyRule,
     )
-    from trainspec.k8s.core import (
-        AccessMode as AccessMode,
-    )
-    from trainspec.k8s.core import (
-        Affinity as Affinity,
-    )
-    from trainspec.k8s.core import (
-        Capabilities as Capabilities,
-    )
-    from trainspec.k8s.core import (
-        ConfigMapEnvSource as ConfigMapEnvSource,
-    )
-    from trainspec.k8s.core import (
-        ConfigMapKeySelector as ConfigMapKeySelector,
-    )
-    from trainspec.k8s.core import (
-        ConfigMapVolumeSource as ConfigMapVolumeSource,
-    )
-    from trainspec.k8s.core import (
-        Container as Container,
-    )
-    from trainspec.k8s.core import (
-        ContainerPort as ContainerPort,
-    )
-    from trainspec.k8s.core import (
-        EmptyDirVolumeSource as EmptyDirVolumeSource,
-    )
-    from trainspec.k8s.core import (
-        EnvFromSource as EnvFromSource,
-    )
-    from trainspec.k8s.core import (
-        EnvVar as EnvVar,
-    )
-    from trainspec.k8s.core import (
-        EnvVarSource as EnvVarSource,
-    )
-    from trainspec.k8s.core import (
-        KeyToPath as KeyToPath,
-    )
-    from trainspec.k8s.core import (
-        LocalObjectReference as LocalObjectReference,
-    )
-    from trainspec.k8s.core import (
-        NodeAffinity as NodeAffinity,
-    )
-    from trainspec.k8s.core import (
-        NodeSelector as NodeSelector,
-    )
-    from trainspec.k8s.core import (
-        NodeSelectorRequirement as NodeSelectorRequirement,
-    )
-    from trainspec.k8s.core import (
-        NodeSelectorTerm as NodeSelectorTerm,
-    )
-    from trainspec.k8s.core import (
-        ObjectFieldSelector as ObjectFieldSelector,
-    )
-    from trainspec.k8s.core import (
+    from trainspec.k8s.core import (  # noqa: F401
+        AccessMode as AccessMode, Affinity as Affinity, Capabilities as Capabilities,
+        ConfigMapEnvSource as ConfigMapEnvSource, ConfigMapKeySelector as ConfigMapKeySelector,
+        ConfigMapVolumeSource as ConfigMapVolumeSource, Container as Container,
+        ContainerPort as ContainerPort, EmptyDirVolumeSource as EmptyDirVolumeSource,
+        EnvFromSource as EnvFromSource, EnvVar as EnvVar, EnvVarSource as EnvVarSource,
+        KeyToPath as KeyToPath, LocalObjectReference as LocalObjectReference, NodeAffinity as NodeAffinity,
+        NodeSelector as NodeSelector, NodeSelectorRequirement as NodeSelectorRequirement,
+        NodeSelectorTerm as NodeSelectorTerm, ObjectFieldSelector as ObjectFieldSelector,
         PersistentVolumeClaim as PersistentVolumeClaim,
-    )
-    from trainspec.k8s.core import (
         PersistentVolumeClaimSpec as PersistentVolumeClaimSpec,
-    )
-    from trainspec.k8s.core import (
         PersistentVolumeClaimTemplate as PersistentVolumeClaimTemplate,
-    )
-    from trainspec.k8s.core import (
         PersistentVolumeClaimVolumeSource as PersistentVolumeClaimVolumeSource,
+        PodSchedulingGate as PodSchedulingGate, PodSecurityContext as PodSecurityContext, PodSpec as PodSpec,
+        PodTemplateSpec as PodTemplateSpec, PreferredSchedulingTerm as PreferredSchedulingTerm,
+        Probe as Probe, Quantity as Quantity, ResourceFieldSelector as ResourceFieldSelector,
+        ResourceRequirements as ResourceRequirements, SeccompProfile as SeccompProfile,
+        SecretEnvSource as SecretEnvSource, SecretKeySelector as SecretKeySelector,
+        SecretVolumeSource as SecretVolumeSource, SecurityContext as SecurityContext,
+        TCPSocketAction as TCPSocketAction, Toleration as Toleration, Volume as Volume,
+        VolumeMount as VolumeMount, VolumeResourceRequirements as VolumeResourceRequirements,
     )
-    from trainspec.k8s.core import (
-        PodSchedulingGate as PodSchedulingGate,
+    from trainspec.k8s.jobset import (  # noqa: F401
+        Coordinator as Coordinator, DependsOn as DependsOn, FailurePolicy as FailurePolicy,
+        FailurePolicyRule as FailurePolicyRule, JobSetSpec as JobSetSpec, Network as Network,
+        ReplicatedJob as ReplicatedJob, StartupPolicy as StartupPolicy, SuccessPolicy as SuccessPolicy,
+        VolumeClaimPolicy as VolumeClaimPolicy, VolumeRetentionPolicy as VolumeRetentionPolicy,
     )
-    from trainspec.k8s.core import (
-        PodSecurityContext as PodSecurityContext,
+    from trainspec.k8s.meta import (  # noqa: F401
+        ObjectMeta as ObjectMeta, OwnerReference as OwnerReference,
     )
-    from trainspec.k8s.core import (
-        PodSpec as PodSpec,
+    from trainspec.k8s.serialize import (  # noqa: F401
+        SerializationError as SerializationError, to_dict as to_dict, wire_name as wire_name,
     )
-    from trainspec.k8s.core import (
-        PodTemplateSpec as PodTemplateSpec,
-    )
-    from trainspec.k8s.core import (
-        PreferredSchedulingTerm as PreferredSchedulingTerm,
-    )
-    from trainspec.k8s.core import (
-        Probe as Probe,
-    )
-    from trainspec.k8s.core import (
-        Quantity as Quantity,
-    )
-    from trainspec.k8s.core import (
-        ResourceFieldSelector as ResourceFieldSelector,
-    )
-    from trainspec.k8s.core import (
-        ResourceRequirements as ResourceRequirements,
-    )
-    from trainspec.k8s.core import (
-        SeccompProfile as SeccompProfile,
-    )
-    from trainspec.k8s.core import (
-        SecretEnvSource as SecretEnvSource,
-    )
-    from trainspec.k8s.core import (
-        SecretKeySelector as SecretKeySelector,
-    )
-    from trainspec.k8s.core import (
-        SecretVolumeSource as SecretVolumeSource,
-    )
-    from trainspec.k8s.core import (
-        SecurityContext as SecurityContext,
-    )
-    from trainspec.k8s.core import (
-        TCPSocketAction as TCPSocketAction,
-    )
-    from trainspec.k8s.core import (
-        Toleration as Toleration,
-    )
-    from trainspec.k8s.core import (
-        Volume as Volume,
-    )
-    from trainspec.k8s.core import (
-        VolumeMount as VolumeMount,
-    )
-    from trainspec.k8s.core import (
-        VolumeResourceRequirements as VolumeResourceRequirements,
-    )
-    from trainspec.k8s.jobset import (
-        Coordinator as Coordinator,
-    )
-    from trainspec.k8s.jobset import (
-        DependsOn as DependsOn,
-    )
-    from trainspec.k8s.jobset import (
-        FailurePolicy as FailurePolicy,
-    )
-    from trainspec.k8s.jobset import (
-        FailurePolicyRule as FailurePolicyRule,
-    )
-    from trainspec.k8s.jobset import (
-        JobSetSpec as JobSetSpec,
-    )
-    from trainspec.k8s.jobset import (
-        Network as Network,
-    )
-    from trainspec.k8s.jobset import (
-        ReplicatedJob as ReplicatedJob,
-    )
-    from trainspec.k8s.jobset import (
-        StartupPolicy as StartupPolicy,
-    )
-    from trainspec.k8s.jobset import (
-        SuccessPolicy as SuccessPolicy,
-    )
-    from trainspec.k8s.jobset import (
-        VolumeClaimPolicy as VolumeClaimPolicy,
-    )
-    from trainspec.k8s.jobset import (
-        VolumeRetentionPolicy as VolumeRetentionPolicy,
-    )
-    from trainspec.k8s.meta import (
-        ObjectMeta as ObjectMeta,
-    )
-    from trainspec.k8s.meta import (
-        OwnerReference as OwnerReference,
-    )
-    from trainspec.k8s.serialize import (
-        SerializationError as SerializationError,
-    )
-    from trainspec.k8s.serialize import (
-        to_dict as to_dict,
-    )
-    from trainspec.k8s.serialize import (
-        wire_name as wire_name,
-    )
-    from trainspec.k8s.trainer import (
-        TRAINER_API_VERSION as TRAINER_API_VERSION,
-    )
-    from trainspec.k8s.trainer import (
-        ClusterTrainingRuntime as ClusterTrainingRuntime,
-    )
-    from trainspec.k8s.trainer import (
-        ContainerPatch as ContainerPatch,
-    )
-    from trainspec.k8s.trainer import (
+    from trainspec.k8s.trainer import (  # noqa: F401
+        ClusterTrainingRuntime as ClusterTrainingRuntime, ContainerPatch as ContainerPatch,
         CoschedulingPodGroupPolicySource as CoschedulingPodGroupPolicySource,
-    )
-    from trainspec.k8s.trainer import (
-        DatasetInitializer as DatasetInitializer,
-    )
-    from trainspec.k8s.trainer import (
-        EnvInjectionTarget as EnvInjectionTarget,
-    )
-    from trainspec.k8s.trainer import (
-        FluxMLPolicySource as FluxMLPolicySource,
-    )
-    from trainspec.k8s.trainer import (
-        Initializer as Initializer,
-    )
-    from trainspec.k8s.trainer import (
-        JAXMLPolicySource as JAXMLPolicySource,
-    )
-    from trainspec.k8s.trainer import (
-        JobSetSpecPatch as JobSetSpecPatch,
-    )
-    from trainspec.k8s.trainer import (
-        JobSetTemplatePatch as JobSetTemplatePatch,
-    )
-    from trainspec.k8s.trainer import (
-        JobSetTemplateSpec as JobSetTemplateSpec,
-    )
-    from trainspec.k8s.trainer import (
-        JobSpecPatch as JobSpecPatch,
-    )
-    from trainspec.k8s.trainer import (
-        JobTemplatePatch as JobTemplatePatch,
-    )
-    from trainspec.k8s.trainer import (
-        MetadataPatch as MetadataPatch,
-    )
-    from trainspec.k8s.trainer import (
-        MLPolicy as MLPolicy,
-    )
-    from trainspec.k8s.trainer import (
-        ModelInitializer as ModelInitializer,
-    )
-    from trainspec.k8s.trainer import (
-        MPIMLPolicySource as MPIMLPolicySource,
-    )
-    from trainspec.k8s.trainer import (
-        PodGroupPolicy as PodGroupPolicy,
-    )
-    from trainspec.k8s.trainer import (
-        PodSpecPatch as PodSpecPatch,
-    )
-    from trainspec.k8s.trainer import (
-        PodTemplatePatch as PodTemplatePatch,
-    )
-    from trainspec.k8s.trainer import (
-        ReplicatedJobPatch as ReplicatedJobPatch,
-    )
-    from trainspec.k8s.trainer import (
-        RuntimePatch as RuntimePatch,
-    )
-    from trainspec.k8s.trainer import (
-        RuntimeRef as RuntimeRef,
-    )
-    from trainspec.k8s.trainer import (
-        TorchEnvInjection as TorchEnvInjection,
-    )
-    from trainspec.k8s.trainer import (
-        TorchMLPolicySource as TorchMLPolicySource,
-    )
-    from trainspec.k8s.trainer import (
-        Trainer as Trainer,
-    )
-    from trainspec.k8s.trainer import (
-        TrainingRuntime as TrainingRuntime,
-    )
-    from trainspec.k8s.trainer import (
-        TrainingRuntimeSpec as TrainingRuntimeSpec,
-    )
-    from trainspec.k8s.trainer import (
+        DatasetInitializer as DatasetInitializer, EnvInjectionTarget as EnvInjectionTarget,
+        FluxMLPolicySource as FluxMLPolicySource, Initializer as Initializer,
+        JAXMLPolicySource as JAXMLPolicySource, JobSetSpecPatch as JobSetSpecPatch,
+        JobSetTemplatePatch as JobSetTemplatePatch, JobSetTemplateSpec as JobSetTemplateSpec,
+        JobSpecPatch as JobSpecPatch, JobTemplatePatch as JobTemplatePatch, MLPolicy as MLPolicy,
+        MPIMLPolicySource as MPIMLPolicySource, MetadataPatch as MetadataPatch,
+        ModelInitializer as ModelInitializer, PodGroupPolicy as PodGroupPolicy, PodSpecPatch as PodSpecPatch,
+        PodTemplatePatch as PodTemplatePatch, ReplicatedJobPatch as ReplicatedJobPatch,
+        RuntimePatch as RuntimePatch, RuntimeRef as RuntimeRef, TRAINER_API_VERSION as TRAINER_API_VERSION,
+        TorchEnvInjection as TorchEnvInjection, TorchMLPolicySource as TorchMLPolicySource,
+        TrainJob as TrainJob, TrainJobSpec as TrainJobSpec, Trainer as Trainer,
+        TrainingRuntime as TrainingRuntime, TrainingRuntimeSpec as TrainingRuntimeSpec,
         TrainingRuntimeSpecPatch as TrainingRuntimeSpecPatch,
-    )
-    from trainspec.k8s.trainer import (
-        TrainJob as TrainJob,
-    )
-    from trainspec.k8s.trainer import (
-        TrainJobSpec as TrainJobSpec,
-    )
-    from trainspec.k8s.trainer import (
         VolcanoNetworkTopology as VolcanoNetworkTopology,
-    )
-    from trainspec.k8s.trainer import (
         VolcanoPodGroupPolicySource as VolcanoPodGroupPolicySource,
-    )
-    from trainspec.k8s.trainer import (
         XGBoostMLPolicySource as XGBoostMLPolicySource,
     )
