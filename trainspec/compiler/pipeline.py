@@ -71,7 +71,7 @@ def compile_specs(specs: list[LoadedSpec], *, lower: bool = True) -> CompileResu
 
     Every check runs before lowering, so ``lower=False`` reports the same diagnostics.
     """
-    from trainspec.runtimes import builtin_runtimes
+    from trainspec.runtimes import builtin_names, builtin_runtime
 
     result = CompileResult(specs=list(specs))
     projects = [s for s in specs if isinstance(s.spec, Project)]
@@ -81,7 +81,11 @@ def compile_specs(specs: list[LoadedSpec], *, lower: bool = True) -> CompileResu
     runtimes = [apply_to_runtime(s, defaults) for s in specs if isinstance(s.spec, Runtime)]
     jobs = [apply_to_job(s, defaults) for s in specs if isinstance(s.spec, TrainingJob)]
     result.diagnostics.extend(_duplicates(runtimes, [loaded for loaded, _ in jobs]))
-    index = build_index(runtimes, tuple(apply_to_runtime(s, defaults) for s in builtin_runtimes()))
+    def builtin(name: str) -> LoadedSpec | None:
+        loaded = builtin_runtime(name)
+        return apply_to_runtime(loaded, defaults) if loaded is not None else None
+
+    index = build_index(runtimes, builtin, builtin_names())
 
     used_builtins: dict[str, RuntimeEntry] = {}
     for loaded, filled in sorted(jobs, key=lambda pair: _job_key(pair[0])):

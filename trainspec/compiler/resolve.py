@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -59,10 +60,16 @@ class RuntimeEntry:
 
 @dataclass
 class RuntimeIndex:
-    """Runtimes by name: namespaced ones win over cluster ones, inputs over built-ins."""
+    """Runtimes by name: namespaced ones win over cluster ones, inputs over built-ins.
+
+    Built-in runtimes are looked up through ``builtin`` only when no input runtime has the
+    name, so a run reads just the catalog entries its jobs use.
+    """
 
     cluster: dict[str, RuntimeEntry] = field(default_factory=dict)
     namespaced: dict[tuple[str, str], RuntimeEntry] = field(default_factory=dict)
+    builtin: Callable[[str], LoadedSpec | None] | None = None
+    builtin_names: tuple[str, ...] = ()
 
     def add(self, entry: RuntimeEntry) -> None:
         if entry.spec.spec.scope is Scope.NAMESPACE:
@@ -71,14 +78,19 @@ class RuntimeIndex:
             self.cluster[entry.name] = entry
 
     def find(self, namespace: str, name: str) -> RuntimeEntry | None:
-        return self.namespaced.get((namespace, name)) or self.cluster.get(name)
+        found = self.namespaced.get((namespace, name)) or self.cluster.get(name)
+        if found is None and self.builtin is not None and name in self.builtin_names:
+            loaded = self.builtin(name)
+            if loaded is not None:
+                found = self.cluster[name] = RuntimeEntry(loaded, builtin=True)
+        return found
 
     def namespaces_of(self, name: str) -> list[str]:
         """Namespaces that hold a namespaced runtime called ``name``."""
         return sorted(ns for ns, runtime in self.namespaced if runtime == name)
 
     def names(self) -> list[str]:
-        return sorted(set(self.cluster) | {name for _, name in self.namespaced})
+        return sorted(set(self.cluster) | {name for _, name in self.namespaced} | set(self.builtin_names))
 
 
 @dataclass(frozen=True)
@@ -119,10 +131,10 @@ class ResolvedJob:
         return self.nodes.value * self.procs_per_node.value
 
 
-def build_index(runtimes: list[LoadedSpec], builtins: tuple[LoadedSpec, ...]) -> RuntimeIndex:
-    index = RuntimeIndex()
-    for loaded in builtins:
-        index.add(RuntimeEntry(loaded, builtin=True))
+def build_index(runtimes: list[LoadedSpec], builtin: Callable[[str], LoadedSpec | None] | None = None,
+                builtin_names: tuple[str, ...] = ()) -> RuntimeIndex:
+    """Index the input runtimes; ``builtin(name)`` supplies a catalog runtime on demand."""
+    index = RuntimeIndex(builtin=builtin, builtin_names=builtin_names)
     for loaded in runtimes:
         index.add(RuntimeEntry(loaded, builtin=False))
     return index

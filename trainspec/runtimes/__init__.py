@@ -15,18 +15,25 @@ CATALOG_DIR = Path(__file__).parent
 
 
 @lru_cache(maxsize=1)
+def builtin_names() -> tuple[str, ...]:
+    """Names of the built-in runtimes: each lives in ``<name>.yaml`` (a test holds that)."""
+    return tuple(sorted(path.stem for path in CATALOG_DIR.glob("*.yaml")))
+
+
+@lru_cache(maxsize=None)
+def builtin_runtime(name: str) -> LoadedSpec | None:
+    """One built-in runtime, read on first use (most runs need one or none of them)."""
+    if name not in builtin_names():
+        return None
+    path = CATALOG_DIR / f"{name}.yaml"
+    specs, problems = load_path(path)
+    errors = [d for d in problems if d.is_error]
+    if errors or len(specs) != 1:  # a packaging defect, not user input
+        raise RuntimeError(f"built-in runtime {path.name} is invalid: {errors[0].message if errors else 'not one spec'}")
+    (spec,) = specs
+    return LoadedSpec(spec=spec.spec, file=f"<built-in>/{path.name}", doc=spec.doc, origin=spec.origin)
+
+
 def builtin_runtimes() -> tuple[LoadedSpec, ...]:
-    """Every built-in runtime, by file name order. Raises if the shipped catalog is broken."""
-    loaded: list[LoadedSpec] = []
-    for path in sorted(CATALOG_DIR.glob("*.yaml")):
-        specs, problems = load_path(path)
-        errors = [d for d in problems if d.is_error]
-        if errors:  # a packaging defect, not user input
-            raise RuntimeError(f"built-in runtime {path.name} is invalid: {errors[0].message}")
-        loaded.extend(LoadedSpec(spec=s.spec, file=f"<built-in>/{path.name}", doc=s.doc, origin=s.origin)
-                      for s in specs)
-    return tuple(loaded)
-
-
-def builtin_names() -> list[str]:
-    return [s.name for s in builtin_runtimes()]
+    """Every built-in runtime, by name."""
+    return tuple(runtime for name in builtin_names() if (runtime := builtin_runtime(name)) is not None)
