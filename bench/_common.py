@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import gc
 import os
 import statistics
 import subprocess
@@ -102,3 +104,26 @@ def generate_specs(directory: Path, jobs: int, runtimes: int = 10) -> list[Path]
                                    hours=1 + i % 72, params=(7, 13, 70)[i % 3]))
         paths.append(path)
     return paths
+
+
+def many_specs_arguments(doc: str) -> argparse.Namespace:
+    """The options of the in-process throughput benchmarks."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--jobs", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=5, help="runs of each side; medians are reported")
+    return parser.parse_args()
+
+
+def interleaved(floor, measured, repeat: int) -> tuple[float, float]:
+    """Median seconds of ``floor()`` and ``measured()``, run alternately so both see the same load.
+
+    The heap is collected before every run so each starts like a fresh process would.
+    """
+    floors, runs = [], []
+    for _ in range(repeat):
+        for timings, work in ((floors, floor), (runs, measured)):
+            gc.collect()
+            start = time.perf_counter()
+            work()
+            timings.append(time.perf_counter() - start)
+    return statistics.median(floors), statistics.median(runs)

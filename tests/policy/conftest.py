@@ -1,21 +1,3 @@
-"""Shared helper for the policy tests: run the CLI in-process."""
+"""The policy tests run the CLI in-process, like the diff tests."""
 
-from __future__ import annotations
-
-from collections.abc import Callable
-
-import pytest
-
-from trainspec.cli.main import main
-
-
-@pytest.fixture
-def run_cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
-    """``run_cli("diff", ...)`` -> (exit code, stdout, stderr)."""
-
-    def run(*argv: str) -> tuple[int, str, str]:
-        code = main(list(argv))
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return run
+from tests.diff.conftest import run_cli  # noqa: F401  (the shared fixture)

@@ -17,13 +17,11 @@ def run(args: argparse.Namespace) -> int:
     from trainspec.cli import report
     from trainspec.compiler.pipeline import compile_paths
     from trainspec.dsl.diagnostics import has_errors
-    from trainspec.dsl.sources import discover
 
     values, problems = load_values(args.values)
     if problems:
         report.write(problems, sys.stdout, args.format)
         return 1
-    files, _ = discover(args.paths)
     result = compile_paths(args.paths, values=values, project=project_file(args), lower=False)
-    report.write(result.diagnostics, sys.stdout, args.format, files=len(files), quiet=args.quiet)
+    report.write(result.diagnostics, sys.stdout, args.format, files=result.files, quiet=args.quiet)
     return 1 if has_errors(result.diagnostics) else 0

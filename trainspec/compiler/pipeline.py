@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from trainspec.compiler.defaults import apply_to_job, apply_to_runtime
@@ -18,7 +19,7 @@ from trainspec.compiler.rules import check_plan
 from trainspec.dsl.diagnostics import Diagnostic, has_errors
 from trainspec.dsl.models import Runtime, Scope, TrainingJob
 from trainspec.dsl.project import Project
-from trainspec.dsl.sources import LoadedSpec, load_specs
+from trainspec.dsl.sources import LoadedSpec, discover, load_files
 
 RUNTIMES_DIR = "runtimes"
 
@@ -43,6 +44,8 @@ class CompileResult:
     specs: list[LoadedSpec] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     project: Project = field(default_factory=Project)
+    #: How many spec files were read (compile_paths only).
+    files: int = 0
 
     @property
     def ok(self) -> bool:
@@ -60,8 +63,13 @@ def compile_paths(paths: list[str], *, values: dict[str, Any] | None = None,
 
     ``lower=False`` stops after the checks (what ``validate`` needs): every diagnostic, no objects.
     """
-    specs, problems = load_specs([*paths, *([project] if project else [])], values=values)
+    files, problems = discover(paths)
+    extra = [Path(project)] if project and Path(project).resolve() not in {f.resolve() for f in files} else []
+    inputs = [*files, *extra]
+    specs, found = load_files(inputs, values=values)
     result = compile_specs([*specs, *extra_specs], lower=lower)
+    result.files = len(files)
+    problems.extend(found)
     result.diagnostics = sorted([*problems, *result.diagnostics], key=Diagnostic.sort_key)
     return result
 

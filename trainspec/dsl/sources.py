@@ -166,7 +166,15 @@ def load_specs(paths: list[str], *, values: dict[str, Any] | None = None,
                limits: LoadLimits | None = None) -> tuple[list[LoadedSpec], list[Diagnostic]]:
     """The load pass: every spec of every file under ``paths``, and every problem found."""
     files, problems = discover(paths)
+    specs, found = load_files(files, values=values, limits=limits)
+    return specs, [*problems, *found]
+
+
+def load_files(files: list[Path], *, values: dict[str, Any] | None = None,
+               limits: LoadLimits | None = None) -> tuple[list[LoadedSpec], list[Diagnostic]]:
+    """Every spec of the given files (already discovered), and every problem found."""
     specs: list[LoadedSpec] = []
+    problems: list[Diagnostic] = []
     for path in files:
         loaded, found = load_path(path, values=values, limits=limits)
         specs.extend(loaded)

@@ -87,7 +87,7 @@ def _ambiguous_strings(doc: SourceDoc, model: type[Model]) -> list[Diagnostic]:
     """Plain scalars such as ``1e3`` in string fields: a string here, a number to YAML 1.2 readers."""
     found = []
     for path, raw in doc.plain.items():
-        if isinstance(_value_at(doc.data, path), str) and _leaf(model, path) in (str, None):
+        if isinstance(value_at(doc.data, path), str) and _leaf(model, path) in (str, None):
             found.append(_diag(doc, "TS109", path, doc.mark(path),
                                f"{raw} is a string to this reader but a number to YAML 1.2 readers",
                                hint=f'quote it: "{raw}"'))
@@ -106,7 +106,7 @@ def _from_error(doc: SourceDoc, model: type[Model], err: dict[str, Any]) -> Diag
     is_key = bool(err["loc"]) and err["loc"][-1] == "[key]"
     code = _CODE_BY_ERROR.get(kind, "TS202")
     hint = _HINTS.get(code)
-    value = _value_at(doc.data, loc)
+    value = value_at(doc.data, loc)
     if kind == "extra_forbidden":
         mark = doc.keys.get(loc) or doc.mark(loc)
         name = str(loc[-1])
@@ -135,7 +135,7 @@ def locate(doc: SourceDoc, path: tuple) -> Mark:
 
     A problem with a whole block (``checkpoint:`` with two forms) reads best at its key.
     """
-    if path in doc.keys and isinstance(_value_at(doc.data, path), (dict, list)):
+    if path in doc.keys and isinstance(value_at(doc.data, path), (dict, list)):
         return doc.keys[path]
     return doc.mark(path)
 
@@ -145,7 +145,8 @@ def _clean_loc(loc: tuple) -> tuple:
     return tuple(p for p in loc if not (isinstance(p, str) and (p == "[key]" or p.startswith("function-"))))
 
 
-def _value_at(data: Any, loc: tuple) -> Any:
+def value_at(data: Any, loc: tuple) -> Any:
+    """The value at a field path of plain data, or None where the path does not exist."""
     for part in loc:
         try:
             data = data[part]

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from trainspec.dsl.diagnostics import Diagnostic, Related
+from trainspec.dsl.validation import locate
 from trainspec.dsl.yaml_loader import Mark, SourceDoc
 
 _SUFFIXES = (".yaml", ".yml")
@@ -55,21 +56,8 @@ class Located:
         return str(value) if value is not None else None
 
     def mark(self, path: tuple = ()) -> Mark:
-        """Where ``path`` is: a scalar's value, a mapping's or list's key (as validate points), else
-        the nearest enclosing field."""
-        path = tuple(path)
-        if path in self.doc.keys and isinstance(self._value(path), (dict, list)):
-            return self.doc.keys[path]
-        return self.doc.mark(path)
-
-    def _value(self, path: tuple) -> Any:
-        node: Any = self.data
-        for part in path:
-            try:
-                node = node[part]
-            except (KeyError, IndexError, TypeError):
-                return None
-        return node
+        """Where ``path`` is, pointed at the way validate points (see ``dsl.validation.locate``)."""
+        return locate(self.doc, tuple(path))
 
     def related(self, message: str, path: tuple = ()) -> Related:
         """A note pointing at ``path`` of this object."""
