@@ -22,41 +22,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from trainspec.cli.common import add_input_options, load_values, project_file
-from trainspec.compiler.targets import add_target_option
+from trainspec.cli.common import add_input_options
 
 _OTHER_API = re.compile(r"^apiVersion:[ \t]*[\"']?(?!trainspec\.dev/)[A-Za-z0-9]", re.MULTILINE)
 _PATH_PART = re.compile(r"\.?([A-Za-z_$][A-Za-z0-9_$-]*)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]")
-_QUEUE, _PRIORITY, _MAX_EXEC = ("kueue.x-k8s.io/queue-name", "kueue.x-k8s.io/priority-class",
-                                "kueue.x-k8s.io/max-exec-time-seconds")
 _RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
-#: TrainJob manifest field -> job spec fields to point at (the first the spec writes wins).
-_JOB_FIELDS: tuple[tuple[tuple, tuple[tuple, ...]], ...] = (
-    (("metadata", "labels", _QUEUE), (("spec", "queue"),)),
-    (("metadata", "labels", _PRIORITY), (("spec", "priority"),)),
-    (("metadata", "labels", _MAX_EXEC), (("spec", "maxRunTime"),)),
-    (("metadata", "namespace"), (("metadata", "namespace"), ("spec", "queue"))),
-    (("metadata",), (("metadata", "name"),)),
-    (("spec", "activeDeadlineSeconds"), (("spec", "maxRunTime"),)),
-    (("spec", "runtimeRef"), (("spec", "runtime"),)),
-    (("spec", "initializer"), (("spec", "data"),)),
-    (("spec", "trainer", "numNodes"), (("spec", "nodes"), ("spec", "runtime"))),
-    (("spec", "trainer", "numProcPerNode"), (("spec", "procsPerNode"),)),
-    (("spec", "trainer", "resourcesPerNode"), (("spec", "resourcesPerNode"), ("spec", "runtime"))),
-    (("spec", "trainer", "image"), (("spec", "image"),)),
-    (("spec", "trainer", "command"), (("spec", "command"),)),
-    (("spec", "trainer", "args"), (("spec", "args"),)),
-    (("spec", "trainer", "env"), (("spec", "env"), ("spec", "secretEnv"))),
-)
-_RUNTIME_FIELDS: tuple[tuple[tuple, tuple[tuple, ...]], ...] = (
-    (("metadata",), (("metadata", "name"),)),
-    (("spec", "mlPolicy"), (("spec", "framework"),)),
-    (("spec", "podGroupPolicy"), (("spec", "gang"),)),
-    (("spec", "template", "spec", "volumeClaimPolicies"), (("spec", "dataSharding"),)),
-    (("spec", "template", "spec", "failurePolicy"), (("spec", "restarts"),)),
-)
-_BUILTIN_FIELDS: tuple[tuple[tuple, tuple[tuple, ...]], ...] = (((), (("spec", "runtime"),)),)
-_CLAIM_FIELDS: tuple[tuple[tuple, tuple[tuple, ...]], ...] = (((), (("spec", "checkpoint"),)),)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -67,7 +37,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cluster", metavar="DIR", action="append", default=[],
                         help="Kueue objects of the cluster (ClusterQueues, LocalQueues, ResourceFlavors, "
                              "WorkloadPriorityClasses, Cohorts, Topologies, Namespaces) for the pre-flight")
-    add_target_option(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing when everything is valid")
 
 
@@ -78,8 +47,7 @@ class Manifest:
     key: str  # unique; stands in for the file name inside the checker
     data: dict[str, Any]
     located: Any = None  # kueue.located.Located, for manifests read from files
-    spec: Any = None  # dsl.sources.LoadedSpec the manifest was compiled from
-    fields: tuple = ()  # _JOB_FIELDS or _RUNTIME_FIELDS for compiled manifests
+    sources: Any = None  # compiler.provenance.FieldSources of a compiled manifest
     label: str = ""  # "compiled TrainJob team-nlp/llama-sft (team-nlp/llama-sft.yaml)"
 
     @property
@@ -92,8 +60,8 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from trainspec.cli import report
-    from trainspec.compiler.pipeline import compile_paths
-    from trainspec.compiler.targets import resolve_target, retarget
+    from trainspec.cli.common import compile_args, report_foreign
+    from trainspec.compiler.pipeline import Stop
     from trainspec.dsl.diagnostics import Diagnostic, has_errors
     from trainspec.dsl.sources import discover
 
@@ -102,13 +70,10 @@ def run(args: argparse.Namespace) -> int:
             if not Path(path).exists():
                 print(f"trainspec check: {option} {path}: no such file or directory", file=sys.stderr)
                 return 2
-    values, problems = load_values(args.values)
-    if problems:
-        report.write(problems, sys.stdout, args.format)
-        return 1
+    result = compile_args(args, Stop.LOWER)
+    report_foreign(result, args, sys.stdout)
+    target = result.target
     files, _ = discover(args.paths)
-    result = retarget(compile_paths(args.paths, values=values, project=project_file(args)), args.target)
-    target, _ = resolve_target(result, args.target)
     diagnostics: list[Diagnostic] = list(result.diagnostics)
     manifests = _compiled(result)
     read, found = _read(files)
@@ -126,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         objects = cluster.objects if cluster is not None else []
         cluster_manifests = [Manifest(f"#c{i}", o.data, located=o) for i, o in enumerate(objects)]
         diagnostics += _crd_findings([*manifests, *cluster_manifests], crd_dirs, target)
-    diagnostics += _webhook_findings(manifests, cluster)
+    diagnostics += _webhook_findings(manifests, cluster, result.plans)
     diagnostics += _preflight_findings(manifests, cluster, target)
     diagnostics = sorted(dict.fromkeys(diagnostics), key=Diagnostic.sort_key)
     count = len(files) + (len({o.file for o in cluster.objects}) if cluster else 0)
@@ -138,33 +103,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _compiled(result: Any) -> list[Manifest]:
-    """The compiled objects, each tied to the spec it came from."""
+    """The compiled objects, each with the provenance lowering recorded for its fields."""
     from trainspec.compiler.emit import manifest_dicts
-    from trainspec.dsl.models import Runtime
 
-    # The compiler writes each job's objects to <namespace>/<name>.yaml (compiler.pipeline._lower).
-    jobs = {f"{p.resolved.namespace}/{p.resolved.name}.yaml": p.resolved.loaded for p in result.plans}
-    runtimes: dict[str, Any] = {}
-    for loaded in result.specs:
-        if isinstance(loaded.spec, Runtime):
-            runtimes.setdefault(loaded.name, loaded)
-            runtimes.setdefault(loaded.name + "-sharded", loaded)
-    users = {p.runtime_name: p.resolved.loaded for p in reversed(result.plans)}  # first job using it
     out: list[Manifest] = []
     for output in result.outputs:
-        for data in manifest_dicts(output.objects):
+        for data, sources in zip(manifest_dicts(output.objects), output.provenance):
             meta = data.get("metadata") or {}
             kind, name = data.get("kind"), meta.get("name")
             where = f"{meta['namespace']}/{name}" if meta.get("namespace") else name
             label = f"compiled {kind} {where} ({output.path})"
-            key = f"#m{len(out)}"
-            if kind in _RUNTIME_KINDS and name in runtimes:
-                out.append(Manifest(key, data, spec=runtimes[name], fields=_RUNTIME_FIELDS, label=label))
-            elif kind in _RUNTIME_KINDS:  # a built-in runtime: point at a job that uses it
-                out.append(Manifest(key, data, spec=users.get(name), fields=_BUILTIN_FIELDS, label=label))
-            else:
-                fields = _JOB_FIELDS if kind == "TrainJob" else _CLAIM_FIELDS
-                out.append(Manifest(key, data, spec=jobs.get(output.path), fields=fields, label=label))
+            out.append(Manifest(f"#m{len(out)}", data, sources=sources, label=label))
     return out
 
 
@@ -199,21 +148,6 @@ def parse_path(text: str) -> tuple:
     return tuple(parts)
 
 
-def _spec_path(manifest: Manifest, path: tuple) -> tuple:
-    """The spec field to point at for a finding at ``path`` of a compiled manifest (``()``: the document)."""
-    candidates: tuple[tuple, ...] = ()
-    if path[:2] in (("spec", "runtimePatches"), ("spec", "podTemplateOverrides")):
-        topology = any(isinstance(p, str) and ("-topology" in p or p.endswith("slice-size")) for p in path)
-        candidates = ((("spec", "topology", "level"),) if topology else ()) + (
-            ("spec", "checkpoint"), ("spec", "podLabels"), ("spec", "podAnnotations"))
-    else:
-        for prefix, options in manifest.fields:
-            if path[:len(prefix)] == prefix:
-                candidates = options
-                break
-    return next((c for c in candidates if manifest.spec.has(c)), ())
-
-
 def _place(manifest: Manifest, diagnostic: Any, path: tuple) -> Any:
     """``diagnostic`` located at ``path`` of ``manifest``'s source (spec line or manifest line)."""
     from trainspec.dsl.diagnostics import format_path
@@ -223,13 +157,13 @@ def _place(manifest: Manifest, diagnostic: Any, path: tuple) -> Any:
         if diagnostic.message.startswith("unknown field") and path in manifest.located.doc.keys:
             mark = manifest.located.doc.keys[path]  # the offending key, as validate's TS200 does
         return replace(diagnostic, file=manifest.located.file, line=mark.line, column=mark.column)
-    if manifest.spec is None:
+    ref = manifest.sources.lookup(path) if manifest.sources is not None else None
+    if ref is None:
         return replace(diagnostic, file=None, message=f"{diagnostic.message} [{manifest.label}]")
-    spec_path = _spec_path(manifest, path)
-    mark = manifest.spec.mark(spec_path)
+    where = ref.location()
     field = f", field {diagnostic.path}" if diagnostic.path else ""
-    return replace(diagnostic, file=manifest.spec.file, line=mark.line, column=mark.column,
-                   path=format_path(spec_path), message=f"{diagnostic.message} [{manifest.label}{field}]")
+    return replace(diagnostic, file=where.file, line=where.line, column=where.column,
+                   path=format_path(ref.path), message=f"{diagnostic.message} [{manifest.label}{field}]")
 
 
 def _relocate(diagnostics: Iterable[Any], by_key: dict[str, Manifest]) -> list[Any]:
@@ -247,11 +181,13 @@ def _related(related: Any, by_key: dict[str, Manifest]) -> Any:
     manifest = by_key.get(related.file or "")
     if manifest is None:
         return related
-    where = manifest.located.doc.start if manifest.located is not None else (
-        manifest.spec.mark(()) if manifest.spec is not None else None)
-    file = manifest.located.file if manifest.located is not None else (manifest.spec.file if manifest.spec else None)
-    return replace(related, file=file, line=where.line if where else None, column=where.column if where else None,
-                   message=related.message if manifest.located is not None else f"{related.message} [{manifest.label}]")
+    if manifest.located is not None:
+        start = manifest.located.doc.start
+        return replace(related, file=manifest.located.file, line=start.line, column=start.column)
+    ref = manifest.sources.default if manifest.sources is not None else None
+    where = ref.location() if ref is not None else None
+    return replace(related, file=where.file if where else None, line=where.line if where else None,
+                   column=where.column if where else None, message=f"{related.message} [{manifest.label}]")
 
 
 # -- the checks -----------------------------------------------------------------------------------
@@ -303,11 +239,14 @@ def _crd_findings(manifests: list[Manifest], crd_dirs: list[str], target: Any) -
     return out
 
 
-def _webhook_findings(manifests: list[Manifest], cluster: Any) -> list[Any]:
+def _webhook_findings(manifests: list[Manifest], cluster: Any, plans: Iterable[Any] = ()) -> list[Any]:
     from trainspec.compiler.check import check_webhooks
     from trainspec.compiler.check.runtime_rules import check_runtime
+    from trainspec.compiler.external import external_runtime_names
 
-    known = [o.data for o in cluster.objects if o.kind in _RUNTIME_KINDS] if cluster else []
+    known: list[Any] = [o.data for o in cluster.objects if o.kind in _RUNTIME_KINDS] if cluster else []
+    # External runtimes are the cluster's: known by name; a definition from --cluster wins over the name.
+    known += external_runtime_names(plans)
     pairs = [(m.key, m.data) for m in manifests]
     found = check_webhooks(pairs, known_runtimes=known, policy=False)
     for m in manifests:  # trainspec's own runtime policy applies to what it compiled, not to user files

@@ -1,28 +1,97 @@
-"""Options and steps shared by commands."""
+"""Options every compiling command shares, and how they become :class:`~trainspec.compiler.pipeline.Options`.
+
+The commands only parse arguments: what a flag means is decided by the pipeline's options,
+so validate, compile, check, explain, diff and kfp read the same project file, values and
+target in the same way the library does.
+"""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from trainspec.dsl.diagnostics import Diagnostic
 
+if TYPE_CHECKING:
+    from trainspec.compiler.pipeline import CompileResult, Options, Stop
 
-def add_input_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="+", metavar="PATH",
+_DEFAULT_TARGET = "trainer=2.3,kueue=0.19"
+
+
+def add_input_options(parser: argparse.ArgumentParser, *, formats: tuple[str, ...] = ("text", "json"),
+                      paths_required: bool = True, target: bool = True) -> None:
+    """PATHs, ``--values``, ``--format``, ``--project``/``--no-project``, ``--target``, ``--verbose``."""
+    parser.add_argument("paths", nargs="+" if paths_required else "*", metavar="PATH",
                         help="spec files or directories (searched for *.yaml, *.yml, *.py)")
     parser.add_argument("--values", metavar="FILE", action="append", default=[],
                         help="values for {{ values.x }} templates (YAML mapping; repeat to layer files)")
-    parser.add_argument("--format", choices=("text", "json"), default="text", help="diagnostics format")
+    parser.add_argument("--format", choices=formats, default=formats[0], help="output format")
     project = parser.add_mutually_exclusive_group()
     project.add_argument("--project", metavar="FILE",
                          help="project file (default: trainspec.yaml in this directory or the nearest parent "
                               "up to the repository root)")
     project.add_argument("--no-project", action="store_true", help="ignore any trainspec.yaml")
+    if target:
+        add_target_option(parser)
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="also list the documents left alone as not trainspec's (Kubernetes manifests, ...)")
+
+
+def add_target_option(parser: argparse.ArgumentParser) -> None:
+    """``--target trainer=X.Y,kueue=X.Y``: the cluster versions to compile and check for."""
+    parser.add_argument("--target", type=_target_option, metavar="trainer=X.Y,kueue=X.Y",
+                        help="cluster versions to emit for (default: the project file's spec.target, else "
+                             f"{_DEFAULT_TARGET}); kueue=none without Kueue")
+
+
+def _target_option(text: str) -> dict[str, Any]:
+    from trainspec.compiler.targets import parse_target_option
+
+    try:
+        return parse_target_option(text)
+    except ValueError as exc:  # argparse turns this into a usage error (exit 2)
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def project_choice(args: argparse.Namespace) -> Any:
+    """``--no-project`` -> None, ``--project FILE`` -> FILE, else discover it (as the library does)."""
+    from trainspec.compiler.pipeline import DISCOVER
+
+    if getattr(args, "no_project", False):
+        return None
+    return getattr(args, "project", None) or DISCOVER
+
+
+def pipeline_options(args: argparse.Namespace, stop: Stop, **extra: Any) -> Options:
+    """The pipeline options a command's arguments ask for."""
+    from trainspec.compiler.pipeline import Options
+
+    return Options(project=project_choice(args), values_files=tuple(getattr(args, "values", []) or ()),
+                   target=getattr(args, "target", None), stop=stop, **extra)
+
+
+def compile_args(args: argparse.Namespace, stop: Stop, paths: list[str] | None = None, **extra: Any) -> CompileResult:
+    """Run the pipeline for a command."""
+    from trainspec.compiler.pipeline import run
+
+    return run(args.paths if paths is None else paths, pipeline_options(args, stop, **extra))
+
+
+def report_foreign(result: CompileResult, args: argparse.Namespace, stream: TextIO) -> None:
+    """With ``--verbose``: the documents that were read and left alone, and why."""
+    if not getattr(args, "verbose", False) or getattr(args, "format", "text") == "json":
+        return
+    from trainspec.cli.report import location
+
+    for doc in result.foreign:
+        what = " ".join(filter(None, (getattr(doc, "api_version", None), getattr(doc, "kind", None)))) or "no apiVersion"
+        stream.write(f"{location(doc.file, doc.line, doc.column)}: ignored: not a trainspec document ({what})\n")
+    if result.foreign:
+        stream.write(f"{len(result.foreign)} document{'s' * (len(result.foreign) != 1)} ignored as not trainspec's\n")
 
 
 def project_file(args: argparse.Namespace) -> str | None:
-    """The project file the command uses, if any."""
+    """The project file a command uses, if any (for commands that need its path)."""
     if args.no_project:
         return None
     if args.project:
@@ -36,21 +105,7 @@ def project_file(args: argparse.Namespace) -> str | None:
 
 
 def load_values(files: list[str]) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
-    """Merge values files, later ones winning key by key at the top level."""
-    if not files:
-        return None, []
-    from trainspec.dsl.sources import display_name
-    from trainspec.dsl.yaml_loader import load_file
-    from pathlib import Path
+    """Merge values files (see :func:`trainspec.dsl.values.load_values`)."""
+    from trainspec.dsl.values import load_values as load
 
-    merged: dict[str, Any] = {}
-    problems: list[Diagnostic] = []
-    for file in files:
-        docs, found = load_file(file, display_name(Path(file)))
-        problems.extend(found)
-        if not found and len(docs) != 1:
-            problems.append(Diagnostic(code="TS308", message="a values file must hold exactly one mapping",
-                                       file=file, line=1, column=1))
-        for doc in docs[:1]:
-            merged.update(doc.data)
-    return merged, problems
+    return load(files)

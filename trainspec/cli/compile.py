@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from trainspec.cli.common import add_input_options, load_values, project_file
-from trainspec.compiler.targets import add_target_option
+from trainspec.cli.common import add_input_options
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -16,23 +15,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 and list the files that are stale")
     parser.add_argument("--gitops", choices=("argocd",), help="add Argo CD sync waves: runtimes, then claims, then jobs")
-    add_target_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from trainspec.cli import report
+    from trainspec.cli.common import compile_args, report_foreign
     from trainspec.compiler import emit
-    from trainspec.compiler.pipeline import compile_paths
-    from trainspec.compiler.targets import retarget
+    from trainspec.compiler.pipeline import Stop
     from trainspec.dsl.diagnostics import Diagnostic
 
-    values, problems = load_values(args.values)
-    if problems:
-        report.write(problems, sys.stderr, args.format)
-        return 1
-    result = retarget(compile_paths(args.paths, values=values, project=project_file(args)), args.target)
+    to_dir = args.output != "-"
+    result = compile_args(args, Stop.EMIT if to_dir else Stop.LOWER, gitops=args.gitops,
+                          output=args.output if to_dir else None)
+    report_foreign(result, args, sys.stderr)
     if not result.ok:
         report.write(result.diagnostics, sys.stderr, args.format)
         return 1
@@ -45,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(emit.render_stream(result.outputs, gitops=args.gitops))
         return 0
     root = Path(args.output)
-    files = emit.render_tree(result.outputs, gitops=args.gitops)
+    files = result.files_text
     if args.check:
         diff = emit.diff_tree(root, files)
         for label, names in (("missing", diff.added), ("stale", diff.changed), ("no longer produced", diff.removed)):

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 EXIT_SAME, EXIT_CHANGED, EXIT_FAILED = 0, 1, 2
+_NONE = ""  # "no project file" for one side (an explicit empty choice, not discovery)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,6 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="text (default), markdown (a table for pull requests) or json")
     parser.add_argument("--values", metavar="FILE", action="append", default=[],
                         help="values for {{ values.x }} templates, used on both sides")
+    from trainspec.cli.common import add_target_option
+
+    add_target_option(parser)
     project = parser.add_mutually_exclusive_group()
     project.add_argument("--project", metavar="FILE",
                          help="project file for both sides (with --git, the old side reads its version at REF); "
@@ -31,11 +36,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     project.add_argument("--no-project", action="store_true", help="ignore any trainspec.yaml")
 
 
-def _side_project(args: argparse.Namespace, path: str) -> str | None:
-    if args.no_project:
-        return None
-    if args.project:
-        return args.project
+def _side(args: argparse.Namespace, paths: list[str], project: Any = None) -> Any:
+    """Compile one side: its own nearest project file unless --project/--no-project say otherwise."""
+    from pathlib import Path
+
+    from trainspec.cli.common import project_choice
+    from trainspec.compiler.pipeline import DISCOVER, Options, Stop, run
+
+    choice = project if project is not None else project_choice(args)
+    if choice == _NONE:
+        choice = None
+    start = None
+    if choice is DISCOVER and paths:
+        first = Path(paths[0])
+        start = str(first if first.is_dir() else first.parent)
+    return run(paths, Options(project=choice, cwd=start, values_files=tuple(args.values), target=args.target,
+                              stop=Stop.LOWER))
+
+
+def _nearest_project(path: str) -> str | None:
     from pathlib import Path
 
     from trainspec.dsl.project import find_project_file
@@ -61,8 +80,6 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from trainspec.cli import report
-    from trainspec.cli.common import load_values
-    from trainspec.compiler.pipeline import compile_paths
     from trainspec.diff import diff_results
     from trainspec.diff.gitref import GitError, export_ref
     from trainspec.diff.render import render
@@ -70,27 +87,22 @@ def run(args: argparse.Namespace) -> int:
     if not args.git and len(args.paths) != 2:
         print("trainspec diff: give OLD and NEW (two files or directories), or --git REF [PATH...]", file=sys.stderr)
         return EXIT_FAILED
-    values, problems = load_values(args.values)
-    if problems:
-        report.write(problems, sys.stderr)
-        return EXIT_FAILED
     if args.git:
         paths = args.paths or ["."]
-        project = _side_project(args, paths[0])
+        project = None if args.no_project else (args.project or _nearest_project(paths[0]))
         try:
             with export_ref(args.git, paths, Path.cwd(), Path(project) if project else None) as exported:
                 old_paths = [str(p) for p in exported.paths if p is not None]
-                old_project = str(exported.project) if exported.project else None
                 # No path existed at the ref: an empty side, so every job shows up as added.
-                old = compile_paths(old_paths, values=values, project=old_project)
+                old = _side(args, old_paths, project=str(exported.project) if exported.project else _NONE)
                 old.diagnostics = _relocate(old.diagnostics, str(exported.root), args.git)
         except GitError as exc:
             print(f"trainspec diff: {exc}", file=sys.stderr)
             return EXIT_FAILED
-        new = compile_paths(paths, values=values, project=project)
+        new = _side(args, paths, project=project if project else _NONE)
     else:
-        old = compile_paths([args.paths[0]], values=values, project=_side_project(args, args.paths[0]))
-        new = compile_paths([args.paths[1]], values=values, project=_side_project(args, args.paths[1]))
+        old = _side(args, [args.paths[0]])
+        new = _side(args, [args.paths[1]])
     failed = [d for result in (old, new) for d in result.diagnostics if d.is_error]
     if failed:
         report.write(failed, sys.stderr)

@@ -22,34 +22,23 @@ def _price(raw: str) -> float:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="+", metavar="SPEC",
-                        help="spec files or directories (searched for *.yaml, *.yml, *.py)")
-    parser.add_argument("--format", choices=FORMATS, default="text",
-                        help="text (default), markdown (a table for pull requests), json, or mermaid (a flowchart)")
+    from trainspec.cli.common import add_input_options
+
+    add_input_options(parser, formats=FORMATS)
     parser.add_argument("--gpu-hour-price", type=_price, metavar="PRICE",
                         help="price of one GPU-hour, for the cost estimate (default: spec.pricing.gpuHour of the "
                              "project file)")
-    parser.add_argument("--values", metavar="FILE", action="append", default=[],
-                        help="values for {{ values.x }} templates (YAML mapping; repeat to layer files)")
-    project = parser.add_mutually_exclusive_group()
-    project.add_argument("--project", metavar="FILE",
-                         help="project file (default: trainspec.yaml in this directory or the nearest parent "
-                              "up to the repository root)")
-    project.add_argument("--no-project", action="store_true", help="ignore any trainspec.yaml")
 
 
 def run(args: argparse.Namespace) -> int:
     from trainspec.cli import report
-    from trainspec.cli.common import load_values, project_file
-    from trainspec.compiler.pipeline import compile_paths
+    from trainspec.cli.common import compile_args, report_foreign
+    from trainspec.compiler.pipeline import Stop
     from trainspec.dsl.diagnostics import has_errors
     from trainspec.explain import explain_plan, render
 
-    values, problems = load_values(args.values)
-    if problems:
-        report.write(problems, sys.stderr)
-        return 1
-    result = compile_paths(args.paths, values=values, project=project_file(args))
+    result = compile_args(args, Stop.LOWER)
+    report_foreign(result, args, sys.stderr)
     explanations = [explain_plan(plan, result.project, price=args.gpu_hour_price) for plan in result.plans]
     # Jobs that resolved are explained even when another spec has errors: explain is how people
     # find out why (a GPU ceiling, a missing queue); the errors still go to stderr and exit 1.

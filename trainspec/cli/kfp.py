@@ -90,15 +90,12 @@ def _pipeline(args: argparse.Namespace) -> int:
     import tempfile
 
     from trainspec.cli import report
-    from trainspec.cli.common import load_values, project_file
+    from trainspec.cli.common import pipeline_options
+    from trainspec.compiler.pipeline import Stop
     from trainspec.kfp import pipeline as P
 
-    values, problems = load_values(args.values)
-    if problems:
-        report.write(problems, sys.stderr, args.format)
-        return 1
     try:
-        compiled = P.compile_trainjob(args.paths, job=args.job, values=values, project=project_file(args))
+        compiled = P.compile_trainjob(args.paths, job=args.job, options=pipeline_options(args, Stop.LOWER))
         launcher = None
         if args.image or args.pip_index_url:
             from trainspec.kfp.component import DEFAULT_IMAGE, make_launcher

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from trainspec.cli.common import add_input_options, load_values, project_file
+from trainspec.cli.common import add_input_options
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,13 +15,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from trainspec.cli import report
-    from trainspec.compiler.pipeline import compile_paths
-    from trainspec.dsl.diagnostics import has_errors
+    from trainspec.cli.common import compile_args, report_foreign
+    from trainspec.compiler.pipeline import Stop
 
-    values, problems = load_values(args.values)
-    if problems:
-        report.write(problems, sys.stdout, args.format)
-        return 1
-    result = compile_paths(args.paths, values=values, project=project_file(args), lower=False)
+    # The same passes as compile, stopped before lowering: every rule runs, nothing is built.
+    result = compile_args(args, Stop.CHECK)
+    report_foreign(result, args, sys.stdout)
     report.write(result.diagnostics, sys.stdout, args.format, files=result.files, quiet=args.quiet)
-    return 1 if has_errors(result.diagnostics) else 0
+    return 0 if result.ok else 1

@@ -1,27 +1,87 @@
-"""The compiler, pass by pass: load -> resolve -> plan -> check -> lower -> emit.
+"""The compiler: one ordered list of passes that every command and the library run.
 
-``compile_specs`` runs every pass that needs no output directory; ``validate`` and ``compile``
-share it, so validate reports exactly what compile would refuse.
+::
+
+    load -> project -> resolve -> plan -> rules -> lower(target) -> emit
+
+:data:`PASSES` is that list, in order; :func:`run` runs it over some inputs with
+:class:`Options` (which project file, which values, which target, where to stop). ``validate``
+stops after ``rules``, ``explain``/``diff``/``check``/``kfp`` after ``lower``, ``compile`` after
+``emit``; since every check runs before lowering, each of them reports exactly the diagnostics the
+others do for the same inputs. The target picks the lowering dialect
+(:func:`trainspec.compiler.lower.dialects.dialect_for`) instead of objects being patched later.
+
+Nothing is lowered once any pass has found an error, and nothing is emitted unless the whole
+compile succeeded.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import enum
+import os
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from trainspec.compiler.defaults import apply_to_job, apply_to_runtime
-from trainspec.compiler.plan import JobPlan, plan_job, runtime_variants
-from trainspec.compiler.resolve import DEFAULT_NAMESPACE, RuntimeEntry, build_index, related_at, resolve_job
-from trainspec.compiler.policy import check_policy
-from trainspec.compiler.rules import check_plan
+from trainspec.compiler.resolve import DEFAULT_NAMESPACE
 from trainspec.dsl.diagnostics import Diagnostic, has_errors
 from trainspec.dsl.models import Runtime, Scope, TrainingJob
 from trainspec.dsl.project import Project
-from trainspec.dsl.sources import LoadedSpec, discover, load_files
+
+if TYPE_CHECKING:
+    from trainspec.compiler.lower.dialects import TrainerDialect
+    from trainspec.compiler.plan import JobPlan
+    from trainspec.compiler.provenance import FieldSources
+    from trainspec.compiler.resolve import ResolvedJob, RuntimeEntry, RuntimeIndex
+    from trainspec.compiler.targets import Target, Version
+    from trainspec.dsl.sources import ForeignDoc, LoadedSpec
 
 RUNTIMES_DIR = "runtimes"
+
+
+class Stop(str, enum.Enum):
+    """The last pass a run goes through."""
+
+    CHECK = "rules"  # every diagnostic, no objects (validate)
+    LOWER = "lower"  # typed Kubernetes objects (explain, diff, check, kfp, the library)
+    EMIT = "emit"  # rendered files as well (compile)
+
+
+class _Discover:
+    """Find ``trainspec.yaml`` as the CLI does: from the working directory upwards to the repo root."""
+
+    def __repr__(self) -> str:
+        return "DISCOVER"
+
+
+#: ``Options.project`` value: discover the project file (the default, for the CLI and the library).
+DISCOVER: Any = _Discover()
+
+
+@dataclass(frozen=True)
+class Options:
+    """How to compile: everything a command's flags or a library caller can choose.
+
+    ``project``: :data:`DISCOVER` (default), a path to a project file, a :class:`Project`
+    object, or None for no project file. ``values`` and ``values_files`` feed ``{{ values.x }}``
+    (files are layered first, then ``values`` on top). ``target`` is the ``--target`` option
+    (fields given there win over the project file's ``spec.target``).
+    """
+
+    project: Any = DISCOVER
+    #: Where project discovery starts (default: the working directory).
+    cwd: str | None = None
+    values: Mapping[str, Any] | None = None
+    values_files: tuple[str, ...] = ()
+    target: Mapping[str, Version | None] | None = None
+    stop: Stop = Stop.LOWER
+    #: ``argocd`` adds sync waves (emit).
+    gitops: str | None = None
+    #: The output directory files are rendered for (emit names sources relative to it).
+    output: str | None = None
+    #: Seconds a Python spec module may run (None: the loader's default).
+    python_timeout: float | None = None
 
 
 @dataclass(frozen=True)
@@ -33,19 +93,33 @@ class Output:
     sources: tuple[str, ...]
     #: 0 = runtimes, 1 = jobs; the apply order of files.
     wave: int
+    #: For each object, where each of its fields came from (same order as ``objects``).
+    provenance: tuple[FieldSources, ...] = field(default=(), compare=False, repr=False)
 
 
 @dataclass
 class CompileResult:
-    """Everything a compile produced: output files, plans (for explain) and diagnostics."""
+    """Everything a run produced: diagnostics and, as far as it went, plans, objects and files."""
 
     outputs: list[Output] = field(default_factory=list)
     plans: list[JobPlan] = field(default_factory=list)
+    #: Every loaded spec, as written (before project defaults).
     specs: list[LoadedSpec] = field(default_factory=list)
+    #: The input runtimes after project defaults (what was resolved against and lowered).
+    runtimes: list[LoadedSpec] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     project: Project = field(default_factory=Project)
-    #: How many spec files were read (compile_paths only).
+    #: The project file in use (None: no project file).
+    project_spec: LoadedSpec | None = None
+    target: Target | None = None
+    #: How many spec files were read.
     files: int = 0
+    #: Documents that were read and left alone as not trainspec's (Kubernetes manifests, ...).
+    foreign: list[ForeignDoc] = field(default_factory=list)
+    #: Emit: relative path -> file text (Stop.EMIT only).
+    files_text: dict[str, str] = field(default_factory=dict)
+    #: The passes that ran, in order.
+    passes: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -55,91 +129,277 @@ class CompileResult:
         """All objects in apply order: runtimes, then each job's PVC and TrainJob."""
         return [obj for out in sorted(self.outputs, key=lambda o: (o.wave, o.path)) for obj in out.objects]
 
+    def to_yaml(self, *, gitops: str | None = None) -> str:
+        """Every object as one YAML stream, in apply order (what ``compile -o -`` prints)."""
+        from trainspec.compiler.emit import render_stream
 
-def compile_paths(paths: list[str], *, values: dict[str, Any] | None = None,
-                  extra_specs: Iterable[LoadedSpec] = (), project: str | None = None,
-                  lower: bool = True) -> CompileResult:
-    """Load the specs under ``paths`` (and the project file, if given) and compile them.
-
-    ``lower=False`` stops after the checks (what ``validate`` needs): every diagnostic, no objects.
-    """
-    files, problems = discover(paths)
-    extra = [Path(project)] if project and Path(project).resolve() not in {f.resolve() for f in files} else []
-    inputs = [*files, *extra]
-    specs, found = load_files(inputs, values=values)
-    result = compile_specs([*specs, *extra_specs], lower=lower)
-    result.files = len(files)
-    problems.extend(found)
-    result.diagnostics = sorted([*problems, *result.diagnostics], key=Diagnostic.sort_key)
-    return result
+        return render_stream(self.outputs, gitops=gitops)
 
 
-def compile_specs(specs: list[LoadedSpec], *, lower: bool = True) -> CompileResult:
-    """Compile loaded specs. Diagnostics are collected for every spec; outputs only without errors.
+@dataclass
+class Compilation:
+    """The state the passes share while one run goes through them."""
 
-    Every check runs before lowering, so ``lower=False`` reports the same diagnostics.
-    """
+    options: Options
+    paths: list[str]
+    objects: list[LoadedSpec]
+    result: CompileResult
+    values: dict[str, Any] | None = None
+    jobs: list[tuple[LoadedSpec, frozenset[str]]] = field(default_factory=list)
+    index: RuntimeIndex | None = None
+    resolved: list[ResolvedJob] = field(default_factory=list)
+    used_builtins: dict[str, tuple[RuntimeEntry, LoadedSpec]] = field(default_factory=dict)
+    dialect: TrainerDialect | None = None
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        return self.result.diagnostics
+
+
+# -- the passes -------------------------------------------------------------------------------------
+
+
+def load_pass(c: Compilation) -> None:
+    """Values files, spec files (YAML and Python), the project file and spec objects given in code."""
+    from trainspec.dsl.sources import LoadedSpec, discover, load_files
+    from trainspec.dsl.values import load_values
+
+    values, problems = load_values(c.options.values_files)
+    c.diagnostics.extend(problems)
+    if c.options.values is not None:
+        values = {**(values or {}), **c.options.values}
+    c.values = values
+    files, problems = discover(c.paths)
+    c.diagnostics.extend(problems)
+    c.result.files = len(files)
+    project_file, project_obj = _project_choice(c.options)
+    seen = {os.path.realpath(f) for f in files}
+    extra = [Path(project_file)] if project_file and os.path.realpath(project_file) not in seen else []
+    load_kwargs: dict[str, Any] = {"values": values}
+    if c.options.python_timeout is not None:
+        load_kwargs["python_timeout"] = c.options.python_timeout
+    specs, problems = _load(load_files, [*files, *extra], load_kwargs, c.result.foreign)
+    c.diagnostics.extend(problems)
+    c.result.specs = [*specs, *c.objects]
+    if project_obj is not None:
+        c.result.specs.append(LoadedSpec(spec=project_obj, file="<python>"))
+
+
+def _load(load_files: Callable[..., Any], files: list[Path], kwargs: dict[str, Any],
+          foreign: list[Any]) -> tuple[list[LoadedSpec], list[Diagnostic]]:
+    import inspect
+
+    accepted = inspect.signature(load_files).parameters
+    if "foreign" in accepted:
+        kwargs["foreign"] = foreign
+    return load_files(files, **{k: v for k, v in kwargs.items() if k in accepted})
+
+
+def project_pass(c: Compilation) -> None:
+    """The project file: one at most, its target, and its defaults filled into specs."""
+    from trainspec.compiler.defaults import apply_to_job, apply_to_runtime
+    from trainspec.compiler.lower.dialects import dialect_for
+    from trainspec.compiler.resolve import related_at
+    from trainspec.compiler.targets import resolve_target
+
+    projects = [s for s in c.result.specs if isinstance(s.spec, Project)]
+    for extra in projects[1:]:
+        c.diagnostics.append(extra.diagnostic(
+            "TS306", (), "a second Project: settings come from one project file only",
+            related=(related_at(projects[0], (), "the project file in use"),)))
+    c.result.project_spec = projects[0] if projects else None
+    c.result.project = projects[0].spec if projects else Project()
+    target, problems = resolve_target(c.result.project_spec, c.options.target)
+    c.diagnostics.extend(problems)
+    c.result.target = target
+    c.dialect = dialect_for(target)
+    defaults = c.result.project.spec.defaults
+    c.result.runtimes = [apply_to_runtime(s, defaults) for s in c.result.specs if isinstance(s.spec, Runtime)]
+    c.jobs = [apply_to_job(s, defaults) for s in c.result.specs if isinstance(s.spec, TrainingJob)]
+    c.diagnostics.extend(_duplicates(c.result.runtimes, [loaded for loaded, _ in c.jobs]))
+
+
+def resolve_pass(c: Compilation) -> None:
+    """Each job's runtime (inputs, then the built-in catalog) and every value with its origin."""
+    from trainspec.compiler.defaults import apply_to_runtime
+    from trainspec.compiler.resolve import build_index, resolve_job
     from trainspec.runtimes import builtin_names, builtin_runtime
 
-    result = CompileResult(specs=list(specs))
-    projects = [s for s in specs if isinstance(s.spec, Project)]
-    result.diagnostics.extend(_extra_projects(projects))
-    result.project = projects[0].spec if projects else Project()
-    defaults = result.project.spec.defaults
-    runtimes = [apply_to_runtime(s, defaults) for s in specs if isinstance(s.spec, Runtime)]
-    jobs = [apply_to_job(s, defaults) for s in specs if isinstance(s.spec, TrainingJob)]
-    result.diagnostics.extend(_duplicates(runtimes, [loaded for loaded, _ in jobs]))
+    defaults = c.result.project.spec.defaults
+
     def builtin(name: str) -> LoadedSpec | None:
         loaded = builtin_runtime(name)
         return apply_to_runtime(loaded, defaults) if loaded is not None else None
 
-    index = build_index(runtimes, builtin, builtin_names())
-
-    used_builtins: dict[str, RuntimeEntry] = {}
-    for loaded, filled in sorted(jobs, key=lambda pair: _job_key(pair[0])):
-        resolved, found = resolve_job(loaded, index, filled)
-        result.diagnostics.extend(found)
-        if resolved is None:
-            continue
-        plan = plan_job(resolved)
-        result.diagnostics.extend(check_plan(plan))
-        result.diagnostics.extend(check_policy(plan, result.project.spec.policy))
-        result.plans.append(plan)
-        if resolved.runtime.builtin:
-            used_builtins.setdefault(plan.runtime_name, resolved.runtime)
-
-    if lower and not has_errors(result.diagnostics):
-        result.outputs = _lower(runtimes, used_builtins, result.plans)
-    result.diagnostics.sort(key=Diagnostic.sort_key)
-    return result
+    c.index = build_index(c.result.runtimes, builtin, builtin_names())
+    for loaded, filled in sorted(c.jobs, key=lambda pair: _job_key(pair[0])):
+        resolved, found = resolve_job(loaded, c.index, filled)
+        c.diagnostics.extend(found)
+        if resolved is not None:
+            c.resolved.append(resolved)
 
 
-def _lower(runtimes: list[LoadedSpec], used_builtins: dict[str, RuntimeEntry], plans: list[JobPlan]) -> list[Output]:
-    # Imported here: the Kubernetes models are only needed when something is emitted.
-    from trainspec.compiler.lower.runtime import lower_runtime
-    from trainspec.compiler.lower.trainjob import lower_job
+def plan_pass(c: Compilation) -> None:
+    """What each job becomes: replicated jobs, runtime variant, checkpoint storage, shards."""
+    from trainspec.compiler.plan import plan_job
 
+    c.result.plans = [plan_job(resolved) for resolved in c.resolved]
+
+
+def rules_pass(c: Compilation) -> None:
+    """The plan rules, the project's policy and the target's own rules."""
+    from trainspec.compiler.policy import check_policy
+    from trainspec.compiler.rules import check_plan
+
+    assert c.dialect is not None
+    policy = c.result.project.spec.policy
+    for loaded in c.result.runtimes:
+        c.diagnostics.extend(c.dialect.runtime_rules(loaded))
+    for plan in c.result.plans:
+        c.diagnostics.extend(check_plan(plan))
+        c.diagnostics.extend(check_policy(plan, policy))
+        c.diagnostics.extend(c.dialect.job_rules(plan))
+        entry = plan.resolved.runtime
+        if entry.builtin and not _external(entry):
+            c.used_builtins.setdefault(plan.runtime_name, (entry, plan.resolved.loaded))
+
+
+def lower_pass(c: Compilation) -> None:
+    """Typed Kubernetes objects, by the target's dialect, each with the provenance of its fields."""
+    from trainspec.compiler.lower.dialects import LoweringError
+    from trainspec.compiler.provenance import SpecRef
+
+    assert c.dialect is not None
     outputs: list[Output] = []
-    for loaded in runtimes:
-        for obj in lower_runtime(loaded.spec):
-            outputs.append(Output(_runtime_path(loaded.spec, obj.metadata.name), (obj,), (loaded.file,), 0))
-    for name, entry in sorted(used_builtins.items()):
-        for obj in lower_runtime(entry.spec):
-            if obj.metadata.name == name:
-                outputs.append(Output(_runtime_path(entry.spec, name), (obj,), ("<built-in>",), 0))
-    for plan in plans:
-        resolved = plan.resolved
-        outputs.append(Output(f"{resolved.namespace}/{resolved.name}.yaml", tuple(lower_job(plan)),
-                              (resolved.loaded.file,), 1))
-    return sorted(outputs, key=lambda o: (o.wave, o.path))
+    try:
+        for loaded in c.result.runtimes:
+            if _external_spec(loaded):
+                continue  # exists in the cluster: resolved against, never emitted (not ours)
+            for lowered in c.dialect.lower_runtime(loaded):
+                outputs.append(_output(_runtime_path(loaded.spec, lowered.obj.metadata.name), [lowered],
+                                       (loaded.file,), 0))
+        for name, (entry, first_user) in sorted(c.used_builtins.items()):
+            used_by = SpecRef(first_user, ("spec", "runtime"))
+            for lowered in c.dialect.lower_runtime(entry.loaded, used_by=used_by):
+                if lowered.obj.metadata.name == name:
+                    outputs.append(_output(_runtime_path(entry.spec, name), [lowered], ("<built-in>",), 0))
+        for plan in c.result.plans:
+            resolved = plan.resolved
+            outputs.append(_output(f"{resolved.namespace}/{resolved.name}.yaml", c.dialect.lower_job(plan),
+                                   (resolved.loaded.file,), 1))
+    except LoweringError as exc:
+        c.diagnostics.append(exc.diagnostic)
+        return
+    c.result.outputs = sorted(outputs, key=lambda o: (o.wave, o.path))
 
 
-def _extra_projects(projects: list[LoadedSpec]) -> list[Diagnostic]:
-    return [
-        extra.diagnostic("TS306", (), "a second Project: settings come from one project file only",
-                         related=(related_at(projects[0], (), "the project file in use"),))
-        for extra in projects[1:]
-    ]
+def emit_pass(c: Compilation) -> None:
+    """The files of an output directory (path -> text), byte-identical for the same inputs."""
+    from trainspec.compiler import emit
+
+    kwargs: dict[str, Any] = {"gitops": c.options.gitops}
+    import inspect
+
+    if "root" in inspect.signature(emit.render_tree).parameters and c.options.output is not None:
+        kwargs["root"] = c.options.output
+    c.result.files_text = emit.render_tree(c.result.outputs, **kwargs)
+
+
+@dataclass(frozen=True)
+class Pass:
+    """One compiler pass: a name, the function, and whether it runs after an error."""
+
+    name: str
+    run: Callable[[Compilation], None]
+    #: Passes that produce objects stop at the first error; checking passes always run.
+    needs_clean: bool = False
+
+
+#: The compiler, in order. Every command and the library run these, and only these.
+PASSES: tuple[Pass, ...] = (
+    Pass("load", load_pass),
+    Pass("project", project_pass),
+    Pass("resolve", resolve_pass),
+    Pass("plan", plan_pass),
+    Pass("rules", rules_pass),
+    Pass("lower", lower_pass, needs_clean=True),
+    Pass("emit", emit_pass, needs_clean=True),
+)
+
+
+def run(inputs: Iterable[str | os.PathLike[str] | Any] = (), options: Options | None = None) -> CompileResult:
+    """Run the compiler over ``inputs`` (paths, and/or spec objects built in Python).
+
+    Returns every diagnostic of every pass that ran, sorted by location; plans, objects and
+    files as far as ``options.stop`` and the absence of errors allow.
+    """
+    from trainspec.dsl.sources import LoadedSpec
+
+    options = options or Options()
+    paths: list[str] = []
+    objects: list[LoadedSpec] = []
+    for item in inputs:
+        if isinstance(item, (str, os.PathLike)):
+            paths.append(os.fspath(item))
+        elif isinstance(item, LoadedSpec):
+            objects.append(item)
+        elif isinstance(item, (Runtime, TrainingJob, Project)):
+            objects.append(LoadedSpec(spec=item, file="<python>",
+                                      origin=_python_origin(item)))
+        else:
+            raise TypeError(f"cannot compile {type(item).__name__}: give paths, Runtime or TrainingJob objects")
+    c = Compilation(options=options, paths=paths, objects=objects, result=CompileResult())
+    ran: list[str] = []
+    for step in PASSES:
+        if step.needs_clean and has_errors(c.diagnostics):
+            break
+        step.run(c)
+        ran.append(step.name)
+        if step.name == options.stop.value:
+            break
+    c.result.passes = tuple(ran)
+    c.result.diagnostics = sorted(dict.fromkeys(c.diagnostics), key=Diagnostic.sort_key)
+    if has_errors(c.result.diagnostics):
+        c.result.outputs, c.result.files_text = [], {}
+    return c.result
+
+
+def _python_origin(spec: Any) -> Any:
+    from trainspec.dsl.yaml_loader import Mark
+
+    created = getattr(spec, "created_at", None)
+    return Mark(*created) if created else Mark(1, 1)
+
+
+# -- helpers ----------------------------------------------------------------------------------------
+
+
+def _project_choice(options: Options) -> tuple[str | None, Project | None]:
+    """(project file to load, project object given in code)."""
+    choice = options.project
+    if choice is None:
+        return None, None
+    if isinstance(choice, Project):
+        return None, choice
+    if choice is DISCOVER:
+        from trainspec.dsl.project import find_project_file
+
+        found = find_project_file(Path(options.cwd or os.getcwd()))
+        return (str(found) if found else None), None
+    return os.fspath(choice), None
+
+
+def _external(entry: RuntimeEntry) -> bool:
+    return bool(getattr(entry, "external", False))
+
+
+def _external_spec(loaded: LoadedSpec) -> bool:
+    return bool(getattr(loaded.spec.spec, "external", False))
+
+
+def _output(path: str, lowered: list[Any], sources: tuple[str, ...], wave: int) -> Output:
+    return Output(path, tuple(item.obj for item in lowered), sources, wave,
+                  provenance=tuple(item.sources for item in lowered))
 
 
 def _runtime_path(runtime: Runtime, name: str) -> str:
@@ -154,11 +414,12 @@ def _job_key(loaded: LoadedSpec) -> tuple[str, str]:
 
 def _duplicates(runtimes: list[LoadedSpec], jobs: list[LoadedSpec]) -> list[Diagnostic]:
     """Two specs that would write the same object (TS306)."""
+    from trainspec.compiler.resolve import related_at
+
     problems: list[Diagnostic] = []
     seen: dict[tuple, LoadedSpec] = {}
     for loaded in [*runtimes, *jobs]:
-        keys = _object_keys(loaded)
-        for key in keys:
+        for key in _object_keys(loaded):
             first = seen.get(key)
             if first is None:
                 seen[key] = loaded
@@ -174,6 +435,8 @@ def _duplicates(runtimes: list[LoadedSpec], jobs: list[LoadedSpec]) -> list[Diag
 
 
 def _object_keys(loaded: LoadedSpec) -> list[tuple[str, str, str]]:
+    from trainspec.compiler.plan import runtime_variants
+
     spec = loaded.spec
     if isinstance(spec, Runtime):
         namespaced = spec.spec.scope is Scope.NAMESPACE
@@ -183,4 +446,23 @@ def _object_keys(loaded: LoadedSpec) -> list[tuple[str, str, str]]:
     return [("TrainJob", spec.metadata.namespace or DEFAULT_NAMESPACE, spec.metadata.name)]
 
 
-__all__ = ["CompileResult", "Output", "compile_paths", "compile_specs"]
+# -- compatibility entry points (used by tests and tools; both run the same passes) -----------------
+
+
+def compile_paths(paths: list[str], *, values: dict[str, Any] | None = None,
+                  extra_specs: Iterable[LoadedSpec] = (), project: str | None = None,
+                  lower: bool = True, target: Mapping[str, Any] | None = None) -> CompileResult:
+    """:func:`run` over ``paths`` with an explicit project file (None: none)."""
+    return run([*paths, *extra_specs], Options(project=project, values=values, target=target,
+                                               stop=Stop.LOWER if lower else Stop.CHECK))
+
+
+def compile_specs(specs: list[LoadedSpec], *, lower: bool = True) -> CompileResult:
+    """:func:`run` over specs already loaded, without a project file unless one is among them."""
+    return run(specs, Options(project=None, stop=Stop.LOWER if lower else Stop.CHECK))
+
+
+__all__ = [
+    "DISCOVER", "PASSES", "CompileResult", "Compilation", "Options", "Output", "Pass", "Stop",
+    "compile_paths", "compile_specs", "run",
+]

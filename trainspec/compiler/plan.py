@@ -101,6 +101,8 @@ def _rjobs(resolved: ResolvedJob, sharded: bool) -> tuple[RJob, ...]:
     rjobs: list[RJob] = []
     if sharded:
         rjobs.append(RJob(RJOB_DATASET, 1))
+    # An external runtime's own initializers (Kubeflow Trainer's torchtune ones) count in the name budget.
+    rjobs.extend(RJob(name, 1) for name in resolved.runtime.initializers)
     if resolved.framework in (Framework.DEEPSPEED, Framework.MPI):
         mpi = resolved.runtime.spec.spec.mpi
         as_node = mpi.run_launcher_as_node if mpi is not None else True

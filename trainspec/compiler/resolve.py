@@ -7,11 +7,11 @@ that origin lets a diagnostic say "nodes=16 from the job, runtime torch-h100 cap
 from __future__ import annotations
 
 import difflib
-import enum
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import TypeVar
 
+from trainspec.compiler.provenance import Origin, Sourced
 from trainspec.dsl.diagnostics import Diagnostic, Related
 from trainspec.dsl.models import Framework, Runtime, Scope, TrainingJob
 from trainspec.dsl.sources import LoadedSpec
@@ -21,37 +21,32 @@ T = TypeVar("T")
 DEFAULT_NAMESPACE = "default"
 
 
-class Origin(str, enum.Enum):
-    """Where a resolved value came from."""
-
-    JOB = "job"
-    RUNTIME = "runtime"
-    PROJECT = "project defaults"
-    DEFAULT = "built-in default"
-
-
-@dataclass(frozen=True)
-class Sourced(Generic[T]):
-    """A value and where it came from (``path`` is the field path in that spec)."""
-
-    value: T
-    origin: Origin
-    path: tuple = ()
-
-    def describe(self, what: str) -> str:
-        return f"{what}={self.value} from the {self.origin.value}"
-
-
 @dataclass(frozen=True)
 class RuntimeEntry:
-    """A runtime available to jobs: from the inputs or the built-in catalog."""
+    """A runtime available to jobs: from the inputs, trainspec's built-ins or Kubeflow Trainer's own.
+
+    ``builtin`` marks trainspec's hardened catalog (emitted when a job uses it); Kubeflow
+    Trainer's runtimes are never ``builtin`` but ``external``.
+    """
 
     loaded: LoadedSpec
     builtin: bool
+    #: Replicated jobs the runtime runs before the trainer (Kubeflow Trainer's torchtune
+    #: runtimes: dataset- and model-initializer); their pod names count in the name budget.
+    initializers: tuple[str, ...] = ()
 
     @property
     def spec(self) -> Runtime:
         return self.loaded.spec  # type: ignore[return-value]
+
+    @property
+    def external(self) -> bool:
+        """The runtime exists in the cluster already: jobs resolve against it, trainspec never emits it.
+
+        True for Kubeflow Trainer's own runtimes (``torch-distributed``, ...) and for a Runtime
+        spec with ``spec.external: true`` (another team's runtime).
+        """
+        return bool(self.spec.spec.external)
 
     @property
     def name(self) -> str:
@@ -63,13 +58,17 @@ class RuntimeIndex:
     """Runtimes by name: namespaced ones win over cluster ones, inputs over built-ins.
 
     Built-in runtimes are looked up through ``builtin`` only when no input runtime has the
-    name, so a run reads just the catalog entries its jobs use.
+    name, so a run reads just the catalog entries its jobs use. Last come Kubeflow Trainer's
+    own runtimes (``upstream``): external entries, resolved against but never emitted. The two
+    catalogs never share a name.
     """
 
     cluster: dict[str, RuntimeEntry] = field(default_factory=dict)
     namespaced: dict[tuple[str, str], RuntimeEntry] = field(default_factory=dict)
     builtin: Callable[[str], LoadedSpec | None] | None = None
     builtin_names: tuple[str, ...] = ()
+    #: Whether jobs may name the runtimes Kubeflow Trainer installs (trainspec.runtimes.upstream).
+    upstream: bool = True
 
     def add(self, entry: RuntimeEntry) -> None:
         if entry.spec.spec.scope is Scope.NAMESPACE:
@@ -83,14 +82,43 @@ class RuntimeIndex:
             loaded = self.builtin(name)
             if loaded is not None:
                 found = self.cluster[name] = RuntimeEntry(loaded, builtin=True)
+        if found is None and self.upstream:
+            found = self._upstream(name)
         return found
+
+    def _upstream(self, name: str) -> RuntimeEntry | None:
+        from trainspec.runtimes.upstream import upstream_entry, upstream_runtime
+
+        loaded = upstream_runtime(name)
+        if loaded is None:
+            return None
+        entry = upstream_entry(name)
+        initializers = entry.initializers if entry is not None else ()
+        found = self.cluster[name] = RuntimeEntry(loaded, builtin=False, initializers=initializers)
+        return found
+
+    def unmodeled(self, name: str) -> str | None:
+        """The framework of Kubeflow Trainer's runtime ``name`` when trainspec does not model it."""
+        if not self.upstream:
+            return None
+        from trainspec.runtimes.upstream import unmodeled
+
+        entry = unmodeled(name)
+        return entry.framework if entry is not None else None
 
     def namespaces_of(self, name: str) -> list[str]:
         """Namespaces that hold a namespaced runtime called ``name``."""
         return sorted(ns for ns, runtime in self.namespaced if runtime == name)
 
     def names(self) -> list[str]:
-        return sorted(set(self.cluster) | {name for _, name in self.namespaced} | set(self.builtin_names))
+        """Every runtime name a job may use (for did-you-mean hints)."""
+        upstream: tuple[str, ...] = ()
+        if self.upstream:
+            from trainspec.runtimes.upstream import upstream_names
+
+            upstream = upstream_names()
+        return sorted(set(self.cluster) | {name for _, name in self.namespaced} | set(self.builtin_names)
+                      | set(upstream))
 
 
 @dataclass(frozen=True)
@@ -155,44 +183,48 @@ def resolve_job(loaded: LoadedSpec, index: RuntimeIndex,
                 f"jobs in namespace {namespace} cannot use it",
                 hint="run the job in that namespace, or make the runtime cluster-scoped (scope: cluster)",
             )]
+        framework = index.unmodeled(job.spec.runtime)
+        if framework is not None:
+            return None, [_unmodeled_runtime(loaded, framework, index)]
         return None, [_unknown_runtime(loaded, namespace, index)]
     problems: list[Diagnostic] = []
     runtime = entry.spec.spec
 
-    nodes = _pick(loaded, ("spec", "nodes"), job.spec.nodes, runtime.nodes)
+    nodes = _pick(loaded, entry.loaded, ("spec", "nodes"), job.spec.nodes, runtime.nodes)
     resources = _resources(loaded, entry)
     gpu_name = runtime.gpu_resource
     gpus = resources.get(gpu_name)
-    gpus_per_node = Sourced(int(gpus.value.value), gpus.origin, gpus.path) if gpus else Sourced(0, Origin.DEFAULT)
+    gpus_per_node = Sourced(int(gpus.value.value), gpus.origin, gpus.path, gpus.spec) if gpus else Sourced(0, Origin.DEFAULT)
     procs = _procs(loaded, entry, gpus_per_node)
-    image = _pick(loaded, ("spec", "image"), job.spec.image, runtime.image)
+    image = _pick(loaded, entry.loaded, ("spec", "image"), job.spec.image, runtime.image)
     command = None
     if job.spec.command is not None:
-        command = Sourced(list(job.spec.command), Origin.JOB, ("spec", "command"))
+        command = Sourced(list(job.spec.command), Origin.JOB, ("spec", "command"), loaded)
     elif runtime.command is not None:
-        command = Sourced(list(runtime.command), Origin.RUNTIME, ("spec", "command"))
+        command = Sourced(list(runtime.command), Origin.RUNTIME, ("spec", "command"), entry.loaded)
     return ResolvedJob(
         loaded=loaded, runtime=entry, namespace=namespace, image=image, command=command, nodes=nodes,
         procs_per_node=procs, gpus_per_node=gpus_per_node, resources=resources, from_project=from_project,
     ), problems
 
 
-def _pick(loaded: LoadedSpec, path: tuple, job_value: T | None, runtime_value: T) -> Sourced[T]:
+def _pick(loaded: LoadedSpec, runtime: LoadedSpec, path: tuple, job_value: T | None,
+          runtime_value: T) -> Sourced[T]:
     if job_value is not None:
-        return Sourced(job_value, Origin.JOB, path)
-    return Sourced(runtime_value, Origin.RUNTIME, path)
+        return Sourced(job_value, Origin.JOB, path, loaded)
+    return Sourced(runtime_value, Origin.RUNTIME, path, runtime)
 
 
 def _procs(loaded: LoadedSpec, entry: RuntimeEntry, gpus: Sourced[int]) -> Sourced[int]:
     job: TrainingJob = loaded.spec  # type: ignore[assignment]
     if job.spec.procs_per_node is not None:
-        return Sourced(job.spec.procs_per_node, Origin.JOB, ("spec", "procsPerNode"))
+        return Sourced(job.spec.procs_per_node, Origin.JOB, ("spec", "procsPerNode"), loaded)
     if entry.spec.spec.procs_per_node is not None:
-        return Sourced(entry.spec.spec.procs_per_node, Origin.RUNTIME, ("spec", "procsPerNode"))
+        return Sourced(entry.spec.spec.procs_per_node, Origin.RUNTIME, ("spec", "procsPerNode"), entry.loaded)
     if entry.spec.spec.framework is Framework.JAX:
         return Sourced(1, Origin.DEFAULT)  # one JAX process drives all GPUs of its node
     if gpus.value > 0:
-        return Sourced(gpus.value, gpus.origin, gpus.path)
+        return Sourced(gpus.value, gpus.origin, gpus.path, gpus.spec)
     return Sourced(1, Origin.DEFAULT)
 
 
@@ -202,14 +234,14 @@ def _resources(loaded: LoadedSpec, entry: RuntimeEntry) -> dict[str, Sourced[Qua
     merged: dict[str, Sourced[Quantity]] = {}
     if runtime.resources_per_node is not None:
         for name, value in resource_items(runtime.resources_per_node, runtime.gpu_resource):
-            merged[name] = Sourced(value, Origin.RUNTIME, ("spec", "resourcesPerNode"))
+            merged[name] = Sourced(value, Origin.RUNTIME, ("spec", "resourcesPerNode"), entry.loaded)
     if runtime.network is not None:
         for name, value in sorted(runtime.network.resources.items()):
-            merged[name] = Sourced(value, Origin.RUNTIME, ("spec", "network", "resources", name))
+            merged[name] = Sourced(value, Origin.RUNTIME, ("spec", "network", "resources", name), entry.loaded)
     job: TrainingJob = loaded.spec  # type: ignore[assignment]
     if job.spec.resources_per_node is not None:
         for name, value in resource_items(job.spec.resources_per_node, runtime.gpu_resource):
-            merged[name] = Sourced(value, Origin.JOB, ("spec", "resourcesPerNode"))
+            merged[name] = Sourced(value, Origin.JOB, ("spec", "resourcesPerNode"), loaded)
     return dict(sorted(merged.items()))
 
 
@@ -233,8 +265,20 @@ def _unknown_runtime(loaded: LoadedSpec, namespace: str, index: RuntimeIndex) ->
     hint = f"did you mean {close[0]}?" if close else f"runtimes available: {', '.join(names)}"
     return loaded.diagnostic(
         "TS305", ("spec", "runtime"),
-        f"runtime {job.spec.runtime!r} is not among the inputs nor in the built-in catalog "
-        f"(namespace {namespace})", hint=hint,
+        f"runtime {job.spec.runtime!r} is not among the inputs, the built-in catalog nor Kubeflow Trainer's "
+        f"runtimes (namespace {namespace})", hint=hint,
+    )
+
+
+def _unmodeled_runtime(loaded: LoadedSpec, framework: str, index: RuntimeIndex) -> Diagnostic:
+    job: TrainingJob = loaded.spec  # type: ignore[assignment]
+    frameworks = ", ".join(f.value for f in Framework)
+    own = ", ".join(index.builtin_names) or "a Runtime of your own"
+    return loaded.diagnostic(
+        "TS415", ("spec", "runtime"),
+        f"runtime {job.spec.runtime} is Kubeflow Trainer's {framework} runtime; trainspec does not model "
+        f"framework {framework} (only {frameworks}), so it cannot compile a job for it",
+        hint=f"use a runtime of a framework trainspec knows ({own}), or write this TrainJob by hand",
     )
 
 

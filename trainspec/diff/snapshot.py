@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from trainspec.compiler.defaults import apply_to_runtime
 from trainspec.compiler.pipeline import CompileResult
 from trainspec.compiler.plan import JobPlan
 from trainspec.compiler.resolve import DEFAULT_NAMESPACE, Origin, Sourced
@@ -87,10 +86,9 @@ def runtime_key(runtime: Runtime) -> str:
 def snapshot(result: CompileResult) -> Snapshot:
     """The meaning of a compile: its user runtimes (after project defaults) and its planned jobs."""
     out = Snapshot()
-    defaults = result.project.spec.defaults
-    for loaded in result.specs:
+    for loaded in result.runtimes:  # after project defaults, as the pipeline resolved them
         if isinstance(loaded.spec, Runtime):
-            runtime: Runtime = apply_to_runtime(loaded, defaults).spec
+            runtime: Runtime = loaded.spec
             dumped = runtime.model_dump(mode="json", by_alias=True, exclude_none=True)
             fields = flatten({"metadata": {k: v for k, v in dumped["metadata"].items() if k in ("labels", "annotations")},
                               "spec": dumped["spec"]})

@@ -70,6 +70,8 @@ CODES: dict[str, str] = {
     "TS406": "scheduling setting conflicts with the gang policy",
     "TS407": "output directory cannot be written",
     "TS408": "compiled output is stale",
+    "TS414": "runtime takes a name Kubeflow Trainer installs (it would overwrite the cluster's)",
+    "TS415": "runtime uses a framework trainspec does not model (Kubeflow Trainer's mlx, xgboost)",
     # -- checking emitted manifests -----------------------------------------------------
     "TS500": "manifest violates the CRD's structural schema",
     "TS501": "manifest violates a CRD validation rule (CEL)",

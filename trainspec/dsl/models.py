@@ -301,6 +301,11 @@ class RuntimeSpec(_Model):
         default=None, description="Allows the data-sharding stage on this runtime."
     )
     mpi: Optional[Mpi] = field(default=None, description="MPI settings (deepspeed and mpi only).")
+    external: StrictBool = field(
+        default=False,
+        description="Exists in the cluster already (another team's runtime, or one Kubeflow Trainer installs): "
+                    "trainspec uses it for resolution and checks but never emits it.",
+    )
 
     def _check(self) -> None:
         if self.mpi is not None and self.framework not in (Framework.DEEPSPEED, Framework.MPI):
@@ -405,7 +410,9 @@ class Checkpoint(_Model):
 class TrainingJobSpec(_Model):
     """What one training run needs."""
 
-    runtime: Name = field(description="A Runtime among the inputs, or a built-in one (torch-distributed, ...).")
+    # A Kubernetes object name, not an RFC 1035 label: Kubeflow Trainer's runtimes have dots (torchtune-llama3.2-1b).
+    runtime: ObjectName = field(description="A Runtime among the inputs, a trainspec built-in (trainspec-torch, ...), "
+                                            "or a Kubeflow Trainer runtime the cluster has (torch-distributed, ...).")
     image: Optional[Image] = field(default=None, description="Trainer image (default: the runtime's).")
     command: Optional[list[str]] = field(default=None, description="Trainer command, e.g. [torchrun, train.py].")
     args: Optional[list[str]] = field(default=None, description="Trainer arguments.")

@@ -10,7 +10,7 @@ from pathlib import Path
 from trainspec.dsl.diagnostics import Diagnostic, format_path
 from trainspec.dsl.modeling import ValidationError
 from trainspec.dsl.models import Runtime, TrainingJob
-from trainspec.dsl.sources import LoadedSpec
+from trainspec.dsl.sources import LoadedSpec, runtime_problems
 from trainspec.dsl.validation import _CODE_BY_ERROR, _clean_loc, _message
 from trainspec.dsl.yaml_loader import Mark
 
@@ -40,7 +40,7 @@ def load_python(path: Path, display: str) -> tuple[list[LoadedSpec], list[Diagno
         for name, value in namespace.items()
         if isinstance(value, (Runtime, TrainingJob)) and not name.startswith("_")
     ]
-    return specs, []
+    return specs, [d for s in specs if isinstance(s.spec, Runtime) for d in runtime_problems(s)]
 
 
 def _line_in(exc: BaseException, filename: str) -> int | None:

@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from trainspec.dsl.diagnostics import Diagnostic, Related, Severity, format_path
-from trainspec.dsl.models import API_GROUP, TrainingJob
+from trainspec.dsl.models import API_GROUP, Runtime, TrainingJob
 from trainspec.dsl.semantics import check_job
+from trainspec.dsl.upstream import check_runtime
 from trainspec.dsl.validation import build_spec, locate
 from trainspec.dsl.yaml_loader import LoadLimits, Mark, SourceDoc, load_file, load_text
 
@@ -78,6 +79,11 @@ class LoadedSpec:
         mark = self.mark(path, at_key=at_key)
         return Diagnostic(code=code, message=message, severity=severity, file=self.file, line=mark.line,
                           column=mark.column, path=format_path(path), hint=hint, related=related)
+
+
+def runtime_problems(loaded: LoadedSpec) -> list[Diagnostic]:
+    """Single-spec problems of a loaded Runtime (a name Kubeflow Trainer installs: TS414)."""
+    return [loaded.diagnostic(code, path, message, hint=hint) for code, path, message, hint in check_runtime(loaded.spec)]
 
 
 def _python_name(model: Any, wire: Any) -> str:
@@ -231,6 +237,8 @@ def _load_doc(doc: SourceDoc, values: dict[str, Any] | None) -> tuple[LoadedSpec
     if isinstance(spec, TrainingJob):
         problems.extend(loaded.diagnostic(code, path, message, hint=hint, at_key=code in _NAME_CODES)
                         for code, path, message, hint in check_job(spec))
+    elif isinstance(spec, Runtime):
+        problems.extend(runtime_problems(loaded))
     return loaded, problems
 
 

@@ -54,16 +54,18 @@ def trainjob_json(trainjob: dict[str, Any]) -> str:
 
 
 def compile_trainjob(spec_or_path: Any, *, job: str | None = None, values: dict[str, Any] | None = None,
-                     project: str | None = None) -> CompiledJob:
+                     project: Any = "discover", options: Any = None) -> CompiledJob:
     """Compile ``spec_or_path`` (a path, a ``TrainingJob``/``Runtime`` object, or a list of them).
 
-    ``job`` picks one job by name when the specs hold several. Raises :class:`KfpSpecError`
+    ``job`` picks one job by name when the specs hold several. The project file is discovered
+    as the CLI does unless ``project`` names one (None: none); ``options`` (a
+    :class:`trainspec.compiler.pipeline.Options`) overrides both. Raises :class:`KfpSpecError`
     with the compiler's diagnostics when the spec does not compile.
     """
     if isinstance(spec_or_path, CompiledJob):
         return spec_or_path
     from trainspec.compiler.emit import manifest_dicts
-    from trainspec.compiler.pipeline import compile_paths
+    from trainspec.compiler.pipeline import DISCOVER, Options, Stop, run
     from trainspec.dsl.models import Runtime, TrainingJob
     from trainspec.dsl.sources import LoadedSpec
 
@@ -72,7 +74,9 @@ def compile_trainjob(spec_or_path: Any, *, job: str | None = None, values: dict[
     objects = [LoadedSpec(spec=i, file="<python>") for i in items if isinstance(i, (Runtime, TrainingJob))]
     if len(paths) + len(objects) != len(items):
         raise KfpSpecError("specs must be paths or trainspec TrainingJob/Runtime objects")
-    result = compile_paths(paths, values=values, extra_specs=objects, project=project)
+    if options is None:
+        options = Options(project=DISCOVER if project == "discover" else project, values=values, stop=Stop.LOWER)
+    result = run([*paths, *objects], options)
     if not result.ok:
         lines = "\n".join(str(d) for d in result.diagnostics)
         raise KfpSpecError(f"the spec does not compile:\n{lines}")

@@ -1,7 +1,9 @@
 """The built-in runtime catalog: trainspec ``Runtime`` specs shipped as package data.
 
 They are compiled by the same code as a user's runtimes and are emitted only when a job uses
-one. A user's runtime of the same name replaces the built-in one.
+one. A user's runtime of the same name replaces the built-in one. Their names are trainspec's
+own (``trainspec-torch``, ...), never one Kubeflow Trainer installs: those runtimes belong to the
+cluster, and jobs reach them as external catalog entries (:mod:`trainspec.runtimes.upstream`).
 """
 
 from __future__ import annotations

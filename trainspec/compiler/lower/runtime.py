@@ -13,6 +13,7 @@ from trainspec.compiler.lower import labels as L
 from trainspec.compiler.plan import (
     DATA_DIR, PVC_ROOT, RJOB_DATASET, RJOB_LAUNCHER, RJOB_NODE, WORKSPACE, runtime_variants,
 )
+from trainspec.compiler.provenance import FieldSources, SpecRef
 from trainspec.compiler.resolve import resource_items
 from trainspec.dsl.models import Framework, Gang, Mpi, Runtime, RuntimeSpec, Scope
 from trainspec.k8s import (
@@ -25,6 +26,7 @@ from trainspec.k8s import (
     TrainingRuntime, TrainingRuntimeSpec, Volume, VolumeClaimPolicy, VolumeMount,
     VolumeResourceRequirements, VolcanoPodGroupPolicySource,
 )
+from trainspec.dsl.sources import LoadedSpec
 from trainspec.k8s.jobset import VolumeRetentionPolicy
 
 SHM_VOLUME = "dshm"
@@ -241,3 +243,25 @@ def _scheduling(spec: RuntimeSpec) -> dict:
 def _toleration(t) -> Toleration:
     return Toleration(key=t.key, operator=t.operator.value, value=t.value,
                       effect=t.effect.value if t.effect else None, toleration_seconds=t.toleration_seconds)
+
+
+def runtime_sources(loaded: LoadedSpec, used_by: SpecRef | None = None) -> FieldSources:
+    """What lowering set in a runtime object, and from which field of the Runtime spec.
+
+    A built-in runtime's lines are not the user's to fix: its findings point at ``used_by``,
+    the first job that references it.
+    """
+    if used_by is not None:
+        return FieldSources(default=used_by)
+    sources = FieldSources(default=SpecRef(loaded, ()))
+    template = ("spec", "template", "spec")
+    for path, field_path in (
+        (("metadata",), ("metadata", "name")),
+        (("spec", "mlPolicy"), ("spec", "framework")),
+        (("spec", "podGroupPolicy"), ("spec", "gang")),
+        ((*template, "volumeClaimPolicies"), ("spec", "dataSharding")),
+        ((*template, "failurePolicy"), ("spec", "restarts")),
+        ((*template, "replicatedJobs"), ("spec", "image")),
+    ):
+        sources.set(path, SpecRef(loaded, field_path))
+    return sources

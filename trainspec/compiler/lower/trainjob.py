@@ -8,7 +8,7 @@ from trainspec.compiler.lower import checkpoint, kueue, sharding
 from trainspec.compiler.lower import env as envs
 from trainspec.compiler.lower import labels as L
 from trainspec.compiler.plan import RJOB_DATASET, JobPlan
-from trainspec.compiler.resolve import Origin
+from trainspec.compiler.provenance import FieldSources, Origin, SpecRef
 from trainspec.dsl.models import Framework, Scope
 from trainspec.k8s import (
     ContainerPatch, JobSetSpecPatch, JobSetTemplatePatch, JobSpecPatch, JobTemplatePatch, MetadataPatch,
@@ -136,3 +136,83 @@ def _pod_patch(rjob: str, metadata: MetadataPatch | None, volumes: list[Volume] 
         template=JobTemplatePatch(spec=JobSpecPatch(template=PodTemplatePatch(metadata=metadata, spec=spec))),
     )
 
+
+
+# -- provenance: which spec field decided each manifest field ---------------------------------------
+
+_POD = ("template", "spec", "template")
+
+
+def job_sources(plan: JobPlan, obj: PersistentVolumeClaim | TrainJob) -> FieldSources:
+    """What lowering set in ``obj`` (a job's PVC or TrainJob), field by field, and from where."""
+    resolved = plan.resolved
+    job = resolved.loaded
+
+    def at(*path: str) -> SpecRef:
+        return SpecRef(job, path)
+
+    if isinstance(obj, PersistentVolumeClaim):
+        sources = FieldSources(default=at("spec", "checkpoint"))
+        sources.set(("spec", "resources"), at("spec", "checkpoint", "size"))
+        sources.set(("spec", "storageClassName"), at("spec", "checkpoint", "storageClass"))
+        sources.set(("spec", "accessModes"), at("spec", "checkpoint", "accessMode"))
+        sources.set(("metadata", "namespace"), at("metadata", "namespace"))
+        return sources
+    sources = FieldSources(default=SpecRef(job, ()))
+    for path, ref in (
+        (("metadata",), at("metadata", "name")),
+        (("metadata", "namespace"), at("metadata", "namespace")),
+        (("metadata", "labels"), at("metadata", "labels")),
+        (("metadata", "annotations"), at("metadata", "annotations")),
+        (("metadata", "labels", L.QUEUE_NAME), at("spec", "queue")),
+        (("metadata", "labels", L.PRIORITY_CLASS), at("spec", "priority")),
+        (("metadata", "labels", L.MAX_EXEC_TIME), at("spec", "maxRunTime")),
+        (("spec", "suspend"), at("spec", "queue")),
+        (("spec", "activeDeadlineSeconds"), at("spec", "maxRunTime")),
+        (("spec", "runtimeRef"), at("spec", "runtime")),
+        (("spec", "initializer"), at("spec", "data")),
+        # Trainer fields the job leaves to its runtime: the runtime reference is the line to fix.
+        (("spec", "trainer"), at("spec", "runtime")),
+        (("spec", "trainer", "args"), at("spec", "args")),
+        (("spec", "trainer", "env"), at("spec", "env")),
+    ):
+        sources.set(path, ref)
+    sources.set(("spec", "trainer", "numNodes"), resolved.nodes)
+    sources.set(("spec", "trainer", "numProcPerNode"), resolved.procs_per_node)
+    sources.set(("spec", "trainer", "image"), resolved.image)
+    sources.set(("spec", "trainer", "command"), resolved.command)
+    job_resources = [v for v in resolved.resources.values() if v.origin is Origin.JOB]
+    sources.set(("spec", "trainer", "resourcesPerNode"), job_resources[0] if job_resources else None)
+    trainer = obj.spec.trainer
+    spec = resolved.job.spec
+    for index, var in enumerate((trainer.env if trainer else None) or []):
+        if var.name in spec.env:
+            sources.set(("spec", "trainer", "env", index), at("spec", "env", var.name))
+        elif var.name in spec.secret_env:
+            sources.set(("spec", "trainer", "env", index), at("spec", "secretEnv", var.name))
+        elif plan.data is not None and (var.name.startswith("TRAINSPEC_DATA") or var.name == "TRAINSPEC_NUM_SHARDS"):
+            sources.set(("spec", "trainer", "env", index), at("spec", "data"))
+        else:
+            sources.set(("spec", "trainer", "env", index), at("spec", "checkpoint"))
+    _record_patches(plan, obj, sources, at)
+    return sources
+
+
+def _record_patches(plan: JobPlan, obj: TrainJob, sources: FieldSources, at) -> None:
+    topology_keys = set(kueue.topology_annotations(plan.resolved.job))
+    for p, patch in enumerate(obj.spec.runtime_patches or []):
+        template = patch.training_runtime_spec.template if patch.training_runtime_spec else None
+        rjobs = (template.spec.replicated_jobs if template is not None and template.spec else None) or []
+        sources.set(("spec", "runtimePatches", p), at("spec", "checkpoint"))
+        for r, rjob in enumerate(rjobs):
+            base = ("spec", "runtimePatches", p, "trainingRuntimeSpec", "template", "spec", "replicatedJobs", r, *_POD)
+            owner = at("spec", "data") if rjob.name == RJOB_DATASET else at("spec", "checkpoint")
+            sources.set(base, owner)
+            sources.set((*base, "metadata", "labels"), at("spec", "podLabels"))
+            sources.set((*base, "metadata", "annotations"), at("spec", "podAnnotations"))
+            for key in topology_keys:
+                sources.set((*base, "metadata", "annotations", key), at("spec", "topology", "level"))
+    # Trainer 2.1 spells the same patches podTemplateOverrides and spec.labels/annotations.
+    sources.set(("spec", "podTemplateOverrides"), at("spec", "checkpoint"))
+    sources.set(("spec", "labels"), at("spec", "podLabels"))
+    sources.set(("spec", "annotations"), at("spec", "podAnnotations"))

@@ -1,0 +1,71 @@
+"""Kubernetes facts the spec language relies on, defined once for the whole package.
+
+Number bounds, name rules and the environment names the pods reserve. Everything that only
+lowering, checking, Kueue or KFP code needs (label keys, container names, patch managers) is in
+:mod:`trainspec.k8s.wellknown`, which re-exports these. Standard library only, nothing to
+import from the rest of trainspec (``trainspec.dsl`` must stay self-contained).
+"""
+
+from __future__ import annotations
+
+# -- integer bounds ----------------------------------------------------------------------------
+
+#: Largest value of a Kubernetes ``int32`` field (numNodes, numProcPerNode, replicas, maxRestarts,
+#: ports, ``*Seconds`` of most APIs). The API server rejects larger ones ("format int32").
+INT32_MAX = (1 << 31) - 1
+#: Largest value of an ``int64`` field (activeDeadlineSeconds, tolerationSeconds) and of a
+#: resource amount once a consumer reads it (``Quantity.Value()``).
+INT64_MAX = (1 << 63) - 1
+#: Largest user or group id Kubernetes accepts for ``runAsUser`` (validation.IsValidUserID).
+MAX_USER_ID = INT32_MAX
+#: Kueue parses ``kueue.x-k8s.io/max-exec-time-seconds`` with ``strconv.ParseInt(v, 10, 32)`` and
+#: silently ignores a value that does not parse or is not positive, so it must be 1..INT32_MAX.
+MAX_EXEC_TIME_SECONDS = INT32_MAX
+#: CPU is read in milli-units (``MilliValue()``: kubelet, scheduler, Kueue), so its amount in
+#: cores must stay at or below this many milli-cores.
+MAX_CPU_MILLI = INT64_MAX
+
+# -- name rules (k8s.io/apimachinery/pkg/util/validation) --------------------------------------
+
+#: RFC 1035 label: TrainJob and runtime names, Service-like names.
+DNS1035_LABEL_PATTERN = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
+#: RFC 1123 label: namespaces, container names, the name part of generated pod names.
+DNS1123_LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+#: RFC 1123 subdomain: most object names (Secret, PVC, LocalQueue, StorageClass).
+DNS1123_SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+#: The name part of a label or annotation key (after an optional ``prefix/``).
+QUALIFIED_NAME_PATTERN = r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$"
+#: A label value (may be empty).
+LABEL_VALUE_PATTERN = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"
+#: The environment names the spec takes: C identifiers (what shells and torchrun can read back).
+ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+#: Longest RFC 1035/1123 label (names, namespaces, label values, key name parts).
+DNS1123_LABEL_MAX = 63
+#: Longest RFC 1123 subdomain (object names, label key prefixes).
+DNS1123_SUBDOMAIN_MAX = 253
+#: Longest label value and name part of a label key.
+LABEL_VALUE_MAX = 63
+#: Longest label/annotation key: a subdomain prefix, '/', a name part.
+LABEL_KEY_MAX = DNS1123_SUBDOMAIN_MAX + 1 + DNS1123_LABEL_MAX
+#: Longest environment variable name the spec accepts.
+ENV_NAME_MAX = 256
+
+# -- environment names the pods reserve --------------------------------------------------------
+
+#: Prefixes Kubeflow Trainer sets itself (torchrun, Open MPI, JAX, XGBoost); its webhook rejects
+#: a TrainJob that sets such names.
+RESERVED_ENV_PREFIXES = ("PET_", "OMPI_MCA_", "JAX_", "DMLC_")
+
+#: The in-pod contract: what trainspec sets in trainer and sharding pods.
+CHECKPOINT_DIR_ENV = "TRAINSPEC_CHECKPOINT_DIR"
+CHECKPOINT_KEEP_ENV = "TRAINSPEC_CHECKPOINT_KEEP"
+DATA_DIR_ENV = "TRAINSPEC_DATA_DIR"
+NUM_SHARDS_ENV = "TRAINSPEC_NUM_SHARDS"
+DATA_FORMAT_ENV = "TRAINSPEC_DATA_FORMAT"
+SHARD_BY_ENV = "TRAINSPEC_SHARD_BY"
+SHARD_ASSIGNMENT_ENV = "TRAINSPEC_SHARD_ASSIGNMENT"
+SHARD_SEED_ENV = "TRAINSPEC_SHARD_SEED"
+PVC_ROOT_ENV = "TRAINSPEC_PVC_ROOT"
+#: The names of the contract a spec may not set by hand (TS303).
+TRAINSPEC_ENV = (CHECKPOINT_DIR_ENV, CHECKPOINT_KEEP_ENV, DATA_DIR_ENV, NUM_SHARDS_ENV)
