@@ -3,7 +3,7 @@
 
 from trainspec import TrainingJob
 
-job = TrainingJob(name="py-broken", runtime="torch-distributed", queue="research")
+job = TrainingJob(name="py-broken", runtime="trainspec-torch", queue="research")
 
 settings = {"nodes": 2}
 nodes = settings["node"]

@@ -7,7 +7,8 @@ from fractions import Fraction
 import pytest
 
 from trainspec.compiler.check import CelEvalError, default_engine
-from trainspec.compiler.check.quantity import QuantityError, is_quantity, parse_quantity
+from trainspec.dsl.quantity import QuantityError, is_quantity
+from trainspec.dsl.quantity import parse_quantity as parse
 
 pytest.importorskip("celpy", reason="cel-python is needed for the CEL shims")
 
@@ -31,14 +32,14 @@ def run(rule, value=None):
     ],
 )
 def test_parse_quantity(text, value):
-    assert parse_quantity(text) == value
+    assert parse(text).value == value
 
 
 @pytest.mark.parametrize("text", ["", "1 Gi", "Gi", "1gi", "1.2.3", "1KiB", "--1"])
 def test_bad_quantities(text):
     assert not is_quantity(text)
     with pytest.raises(QuantityError):
-        parse_quantity(text)
+        parse(text)
 
 
 @pytest.mark.parametrize(

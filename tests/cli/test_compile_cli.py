@@ -84,7 +84,7 @@ def test_prunes_only_files_trainspec_wrote(tmp_path: Path) -> None:
     assert run_cli("compile", str(specs), "-o", str(out)).returncode == 0
     files = tree(out)
     assert "team-research/t5x-pretrain.yaml" not in files
-    assert "runtimes/jax-distributed-sharded.yaml" not in files
+    assert "runtimes/trainspec-jax-sharded.yaml" not in files
     assert files["README.md"] == b"hand-written notes\n"
     assert "team-research/notes.yaml" in files
 

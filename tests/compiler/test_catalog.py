@@ -6,7 +6,7 @@ from trainspec.runtimes import CATALOG_DIR, builtin_names, builtin_runtime, buil
 
 
 def test_each_file_holds_the_runtime_it_is_named_after() -> None:
-    assert builtin_names() == ("deepspeed-distributed", "jax-distributed", "mpi-distributed", "torch-distributed")
+    assert builtin_names() == ("trainspec-deepspeed", "trainspec-jax", "trainspec-mpi", "trainspec-torch")
     for name in builtin_names():
         runtime = builtin_runtime(name)
         assert runtime is not None and runtime.name == name
@@ -21,4 +21,5 @@ def test_every_builtin_can_shard_and_restarts() -> None:
 
 
 def test_unknown_names_are_not_builtins() -> None:
-    assert builtin_runtime("torch-distributd") is None
+    assert builtin_runtime("trainspec-torh") is None
+    assert builtin_runtime("torch-distributed") is None  # Kubeflow Trainer's: external, never built in

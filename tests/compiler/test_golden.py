@@ -22,6 +22,7 @@ CASES = {
     "llama-sft": (["examples/llama-sft"], None),
     "deepspeed": (["examples/deepspeed.yaml"], None),
     "jax": (["examples/jax.yaml"], None),
+    "upstream-torch": (["examples/upstream-torch.yaml"], None),
     "python-ddp-cpu": (["examples/python/ddp_cpu.py"], None),
     "templated-prod": (["examples/templated"], {"namespace": "ml-prod", "registry": "registry.example.com",
                                                   "tag": "2026.11.28", "queue": "prod-batch"}),

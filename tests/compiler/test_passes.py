@@ -119,6 +119,6 @@ def test_missing_runtime_suggests_a_close_name() -> None:
 
 
 def test_builtin_runtimes_are_emitted_only_when_used() -> None:
-    result = compile_text(job("").replace("torch-a100", "jax-distributed"))
+    result = compile_text(job("").replace("torch-a100", "trainspec-jax"))
     names = sorted(o.metadata.name for o in result.objects() if type(o).__name__ == "ClusterTrainingRuntime")
-    assert names == ["jax-distributed"]
+    assert names == ["trainspec-jax"]

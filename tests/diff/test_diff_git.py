@@ -64,7 +64,7 @@ def test_a_path_new_since_the_ref_shows_its_jobs_as_added(run_cli, repo: Path) -
     shutil.copy(PAIR / "new" / "ddp-cpu.yaml", repo / "more" / "ddp-cpu.yaml")
     code, out, err = run_cli("diff", "--git", "HEAD", "more", "--no-project")
     assert code == 1, err
-    added = "  job added: 2 nodes, no GPUs, runtime torch-distributed, queue ml-dev"
+    added = "  job added: 2 nodes, no GPUs, runtime trainspec-torch, queue ml-dev"
     assert out.splitlines()[:2] == ["job ml-dev/ddp-cpu:", added]
 
 
@@ -83,7 +83,7 @@ def test_not_a_repository_exits_2(run_cli, tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_old_side_errors_are_named_by_ref_and_path(run_cli, repo: Path) -> None:
-    broken = (repo / "specs" / "ddp-cpu.yaml").read_text().replace("runtime: torch-distributed", "runtime: nope")
+    broken = (repo / "specs" / "ddp-cpu.yaml").read_text().replace("runtime: trainspec-torch", "runtime: nope")
     (repo / "specs" / "ddp-cpu.yaml").write_text(broken)
     git(repo, "commit", "-q", "-am", "break it")
     (repo / "specs" / "ddp-cpu.yaml").write_text((PAIR / "new" / "ddp-cpu.yaml").read_text())

@@ -15,7 +15,7 @@ apiVersion: trainspec.dev/v1alpha1
 kind: TrainingJob
 metadata: {name: sft, namespace: team-nlp}
 spec:
-  runtime: torch-distributed
+  runtime: trainspec-torch
   nodes: 2
   resourcesPerNode: {gpu: 8, memory: 1600Gi}
   checkpoint: {size: auto, model: {parameters: 70B}}
@@ -24,7 +24,7 @@ spec:
 
 def test_flat_python_construction_equals_yaml() -> None:
     python = TrainingJob(
-        name="sft", namespace="team-nlp", runtime="torch-distributed", nodes=2,
+        name="sft", namespace="team-nlp", runtime="trainspec-torch", nodes=2,
         resources_per_node=Resources(gpu=8, memory="1600Gi"),
         checkpoint=Checkpoint(size="auto", model=ModelSize(parameters="70B")),
     )

@@ -536,7 +536,7 @@ metadata:
   name: llama-ft
   labels: {team: nlp, "tier": gold}
 spec:
-  runtime: torch-distributed
+  runtime: trainspec-torch
   image: &img registry.example.com/train/llama:2.1
   command: [python, -m, train]
   args:

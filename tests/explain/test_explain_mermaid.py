@@ -72,7 +72,7 @@ def test_examples_render_as_a_valid_flowchart(run_cli) -> None:
     code, out, _ = run_cli("explain", "examples", "--no-project", "--format", "mermaid")
     assert code == 0
     nodes = check_flowchart(out)
-    assert out.count("subgraph ") == 4
+    assert out.count("subgraph ") == 5  # one per example job
     labels = "\n".join(nodes.values())
     assert "queue team-nlp<br/>priority high" in labels
     assert "data sharding<br/>s3://datasets/sft/v3/<br/>64 shards" in labels

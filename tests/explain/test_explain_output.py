@@ -86,7 +86,7 @@ def test_project_defaults_are_named_as_the_origin(run_cli, tmp_path: Path) -> No
         kind: TrainingJob
         metadata: {name: tiny}
         spec:
-          runtime: torch-distributed
+          runtime: trainspec-torch
           resourcesPerNode: {gpu: 1}
         """))
     code, out, err = run_cli("explain", str(job), "--project", str(project))
@@ -119,11 +119,16 @@ def test_json_carries_every_figure_in_bytes(run_cli) -> None:
     code, out, _ = run_cli("explain", LLAMA, "--no-project", "--format", "json", "--gpu-hour-price", "2.49")
     assert code == 0
     (job,) = json.loads(out)["jobs"]
-    assert job["namespace"] == {"value": "team-nlp", "origin": "job"}
+    # Every value says who set it and, when a spec wrote it, where (the resolver's provenance).
+    assert job["namespace"] == {"value": "team-nlp", "origin": "job", "at": {
+        "file": "examples/llama-sft/job.yaml", "line": 7, "column": 14, "path": "metadata.namespace"}}
+    assert job["nodes"]["at"]["path"] == "spec.nodes" and job["nodes"]["at"]["file"].endswith("job.yaml")
+    job["nodes"].pop("at")
     assert job["nodes"] == {"value": 8, "origin": "job"}
-    assert job["gpusPerNode"] == {"value": 8, "origin": "runtime"}
+    assert job["gpusPerNode"]["at"]["file"] == "examples/llama-sft/runtime.yaml"
+    assert {k: v for k, v in job["gpusPerNode"].items() if k != "at"} == {"value": 8, "origin": "runtime"}
     assert (job["worldSize"], job["gpusTotal"]) == (64, 64)
-    assert job["accelerator"] == {"value": "H100", "origin": "runtime"}
+    assert {k: v for k, v in job["accelerator"].items() if k != "at"} == {"value": "H100", "origin": "runtime"}
     assert job["gpuMemoryBytes"] == 80 * 1024**3
     memory = job["memory"]
     assert memory["weightsBytes"] == 140 * 10**9 and memory["optimizerBytes"] == 420 * 10**9
@@ -134,7 +139,7 @@ def test_json_carries_every_figure_in_bytes(run_cli) -> None:
     assert job["checkpoint"]["totalBytes"] == 1680 * 10**9
     assert job["checkpoint"]["volume"] == "1878Gi"
     assert job["data"]["shards"] == 64
-    assert job["queue"] == {"value": "team-nlp", "origin": "job"}
+    assert {k: v for k, v in job["queue"].items() if k != "at"} == {"value": "team-nlp", "origin": "job"}
     assert job["maxRunTimeSeconds"] == 72 * 3600
     assert job["gpuHours"] == 4608
     assert job["cost"] == 11473.92
@@ -145,8 +150,8 @@ def test_every_example_job_is_explained(run_cli) -> None:
     code, out, _ = run_cli("explain", "examples", "--no-project", "--format", "json")
     assert code == 0
     jobs = {f"{j['namespace']['value']}/{j['name']}": j for j in json.loads(out)["jobs"]}
-    assert sorted(jobs) == ["ml-dev/ddp-cpu", "team-nlp/bert-zero3", "team-nlp/llama-sft",
-                            "team-research/t5x-pretrain"]
+    assert sorted(jobs) == ["ml-dev/ddp-cpu", "ml-dev/ddp-cpu-upstream", "team-nlp/bert-zero3",
+                            "team-nlp/llama-sft", "team-research/t5x-pretrain"]
     assert jobs["ml-dev/ddp-cpu"]["gpusTotal"] == 0 and jobs["ml-dev/ddp-cpu"]["gpuHours"] is None
     assert jobs["team-research/t5x-pretrain"]["worldSize"] == 4  # JAX: one process per node
     assert jobs["team-research/t5x-pretrain"]["gpusTotal"] == 32

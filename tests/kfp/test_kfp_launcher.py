@@ -43,7 +43,7 @@ def _run(**kwargs: object):
 def test_task_config_and_checkpoint_claim_reach_the_applied_trainjob(kube_env: StandIn) -> None:
     from kfp import dsl
 
-    kube_env.add_cluster_runtime("torch-distributed")
+    kube_env.add_cluster_runtime("trainspec-torch")
     kube_env.status_script = [COMPLETE]
     config = dsl.TaskConfig(
         resources={"limits": {"nvidia.com/gpu": "1"}},
@@ -79,7 +79,7 @@ def test_task_config_and_checkpoint_claim_reach_the_applied_trainjob(kube_env: S
 
 
 def test_a_trainjob_of_another_run_is_left_alone(kube_env: StandIn) -> None:
-    kube_env.add_cluster_runtime("torch-distributed")
+    kube_env.add_cluster_runtime("trainspec-torch")
     kube_env.trainjobs[(NAMESPACE, NAME)] = {"metadata": {"name": NAME, "labels": {
         "trainspec.dev/kfp-run-id": "someone-else"}}, "status": RUNNING}
     with pytest.raises(LauncherError, match="belongs to another run"):
@@ -88,7 +88,7 @@ def test_a_trainjob_of_another_run_is_left_alone(kube_env: StandIn) -> None:
 
 
 def test_strict_validation_errors_are_reported_not_retried(kube_env: StandIn) -> None:
-    kube_env.add_cluster_runtime("torch-distributed")
+    kube_env.add_cluster_runtime("trainspec-torch")
     kube_env.fail("PATCH", "/trainjobs/", 400)
     with pytest.raises(LauncherError, match=r"rejected TrainJob .*injected fault"):
         _run()
@@ -106,15 +106,15 @@ def test_namespaced_runtime_is_looked_up_in_the_job_namespace(kube_env: StandIn)
     job = json.loads(CPU_JOB.manifest)
     job["spec"]["runtimeRef"]["kind"] = "TrainingRuntime"
     kube_env.status_script = [COMPLETE]
-    missing = f"TrainingRuntime 'torch-distributed' does not exist in namespace {NAMESPACE}"
+    missing = f"TrainingRuntime 'trainspec-torch' does not exist in namespace {NAMESPACE}"
     with pytest.raises(LauncherError, match=missing):
         run_launcher(json.dumps(job), run_id=RUN_ID, out=io.StringIO(), **FAST)
-    kube_env.runtimes[("TrainingRuntime", NAMESPACE, "torch-distributed")] = {"metadata": {}}
+    kube_env.runtimes[("TrainingRuntime", NAMESPACE, "trainspec-torch")] = {"metadata": {}}
     assert run_launcher(json.dumps(job), run_id=RUN_ID, out=io.StringIO(), **FAST).phase == "Complete"
 
 
 def test_retries_that_would_outlive_the_timeout_end_in_a_timeout(kube_env: StandIn) -> None:
-    kube_env.add_cluster_runtime("torch-distributed")
+    kube_env.add_cluster_runtime("trainspec-torch")
     kube_env.status_script = [RUNNING]
     kube_env.fail("GET", f"/trainjobs/{NAME}$", 404, *([503] * 50))
     with pytest.raises(TrainJobTimeout) as caught:
@@ -136,7 +136,7 @@ def test_kubeconfig_and_its_namespace(standin: StandIn, tmp_path: Path, monkeypa
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("KUBECONFIG", str(config))
     monkeypatch.setattr(kube_module, "SA_NAMESPACE_FILE", tmp_path / "no-such-file")
-    standin.add_cluster_runtime("torch-distributed")
+    standin.add_cluster_runtime("trainspec-torch")
     standin.status_script = [COMPLETE]
     result, _ = _run()
     assert result.namespace == "from-kc"
@@ -144,7 +144,7 @@ def test_kubeconfig_and_its_namespace(standin: StandIn, tmp_path: Path, monkeypa
 
 
 def test_sigterm_deletes_the_trainjob_and_exits_non_zero(kube_env: StandIn, tmp_path: Path) -> None:
-    kube_env.add_cluster_runtime("torch-distributed")
+    kube_env.add_cluster_runtime("trainspec-torch")
     kube_env.status_script = [RUNNING]  # runs until cancelled
     manifest = tmp_path / "trainjob.json"
     manifest.write_text(CPU_JOB.manifest, encoding="utf-8")

@@ -40,7 +40,7 @@ def kfp_local(tmp_path: Path) -> Path:
 
 
 def _ready(api: StandIn, *statuses: dict, lines: list[str] | None = None) -> None:
-    api.add_cluster_runtime("torch-distributed")
+    api.add_cluster_runtime("trainspec-torch")
     api.status_script = list(statuses)
     api.add_pod(NAMESPACE, f"{NAME}-node-0-0-abcde", NAME, phase="Succeeded",
                 lines=lines if lines is not None else ["2026-01-01T00:00:01.5Z epoch 1 loss 0.9",
@@ -69,7 +69,7 @@ def test_apply_running_complete(kube_env: StandIn, kfp_local: Path, capfd: pytes
     # Lookup first, then the runtime, the launcher pod (owner), then one server-side apply.
     first = [(r.method, r.path) for r in kube_env.requests[:3]]
     assert first == [("GET", TRAINJOB_PATH),
-                     ("GET", "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes/torch-distributed"),
+                     ("GET", "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes/trainspec-torch"),
                      ("GET", f"/api/v1/namespaces/{NAMESPACE}/pods/{LAUNCHER_POD}")]
     (apply,) = kube_env.sent("PATCH")
     assert apply.path == TRAINJOB_PATH
@@ -140,7 +140,7 @@ def test_missing_runtime_fails_clearly_and_applies_nothing(kube_env: StandIn, kf
     with pytest.raises(RuntimeError):
         _launch()
     out = capfd.readouterr().out
-    assert "ClusterTrainingRuntime 'torch-distributed' does not exist" in out
+    assert "ClusterTrainingRuntime 'trainspec-torch' does not exist" in out
     assert "never creates runtimes" in out
     assert not kube_env.sent("PATCH") and not kube_env.sent("DELETE")
 

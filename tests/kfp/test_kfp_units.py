@@ -22,7 +22,7 @@ from trainspec.kfp.pipeline import compile_trainjob
 
 
 def _job(nodes: int = 2, dataset: bool = False, name: str = "ddp-cpu") -> dict:
-    spec: dict = {"runtimeRef": {"name": "torch-distributed", "kind": "ClusterTrainingRuntime"},
+    spec: dict = {"runtimeRef": {"name": "trainspec-torch", "kind": "ClusterTrainingRuntime"},
                   "trainer": {"numNodes": nodes}}
     if dataset:
         spec["initializer"] = {"dataset": {"storageUri": "s3://b/d"}}
@@ -269,12 +269,15 @@ def test_compile_trainjob_from_python_objects_and_paths() -> None:
     from trainspec import Resources, TrainingJob
     from trainspec.kfp.pipeline import KfpSpecError
 
-    job = TrainingJob(name="smoke", runtime="torch-distributed", image="pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime",
+    job = TrainingJob(name="smoke", runtime="trainspec-torch", image="pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime",
                       command=["torchrun", "t.py"], nodes=2, resources_per_node=Resources(cpu=1, memory="1Gi"))
     compiled = compile_trainjob(job)
     assert compiled.name == "smoke" and compiled.claim is None
     assert json.loads(compiled.manifest) == compiled.trainjob
-    assert [r["metadata"]["name"] for r in compiled.runtimes] == ["torch-distributed"]
+    assert [r["metadata"]["name"] for r in compiled.runtimes] == ["trainspec-torch"]
+    upstream = compile_trainjob(TrainingJob(name="smoke", runtime="torch-distributed", command=["torchrun", "t.py"]))
+    assert upstream.runtimes == []  # Kubeflow Trainer's own runtime: the cluster has it, trainspec ships none
+    assert upstream.trainjob["spec"]["runtimeRef"]["name"] == "torch-distributed"
 
     both = [EXAMPLES / "ddp-cpu.yaml", job]
     with pytest.raises(KfpSpecError, match=r"expected one job.*ddp-cpu, smoke"):

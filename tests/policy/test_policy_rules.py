@@ -23,7 +23,7 @@ JOB_LINES = [
     "  namespace: team-a",                  # 5
     "  labels: {team: a, cost-center: c1}",  # 6
     "spec:",                                # 7
-    "  runtime: torch-distributed",         # 8
+    "  runtime: trainspec-torch",         # 8
     f"  image: {DIGEST}",                   # 9
     "  nodes: 2",                           # 10
     "  resourcesPerNode: {gpu: 8}",         # 11
@@ -220,7 +220,7 @@ def test_python_specs_are_located_at_the_constructor(tmp_path: Path) -> None:
         from trainspec import TrainingJob
 
         job = TrainingJob(
-            name="demo", namespace="team-a", runtime="torch-distributed", nodes=1,
+            name="demo", namespace="team-a", runtime="trainspec-torch", nodes=1,
         )
         """))
     project = tmp_path / "trainspec.yaml"

@@ -24,7 +24,6 @@ from typing import Any
 
 from trainspec.cli.common import add_input_options
 
-_OTHER_API = re.compile(r"^apiVersion:[ \t]*[\"']?(?!trainspec\.dev/)[A-Za-z0-9]", re.MULTILINE)
 _PATH_PART = re.compile(r"\.?([A-Za-z_$][A-Za-z0-9_$-]*)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]")
 _RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
 
@@ -63,7 +62,6 @@ def run(args: argparse.Namespace) -> int:
     from trainspec.cli.common import compile_args, report_foreign
     from trainspec.compiler.pipeline import Stop
     from trainspec.dsl.diagnostics import Diagnostic, has_errors
-    from trainspec.dsl.sources import discover
 
     for option, paths in (("--crds", args.crds), ("--cluster", args.cluster)):
         for path in paths:
@@ -73,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
     result = compile_args(args, Stop.LOWER)
     report_foreign(result, args, sys.stdout)
     target = result.target
-    files, _ = discover(args.paths)
+    # The load pass already told trainspec's documents from the others: read those as manifests.
+    files = sorted({Path(doc.file) for doc in result.foreign}, key=lambda p: p.as_posix())
     diagnostics: list[Diagnostic] = list(result.diagnostics)
     manifests = _compiled(result)
     read, found = _read(files)
@@ -94,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     diagnostics += _webhook_findings(manifests, cluster, result.plans)
     diagnostics += _preflight_findings(manifests, cluster, target)
     diagnostics = sorted(dict.fromkeys(diagnostics), key=Diagnostic.sort_key)
-    count = len(files) + (len({o.file for o in cluster.objects}) if cluster else 0)
+    count = result.files + (len({o.file for o in cluster.objects}) if cluster else 0)
     report.write(diagnostics, sys.stdout, args.format, files=count, quiet=args.quiet)
     return 1 if has_errors(diagnostics) else 0
 
@@ -121,15 +120,7 @@ def _read(files: Iterable[Any]) -> tuple[list[Any], list[Any]]:
     """Kubernetes manifests (not trainspec specs) in the input YAML files."""
     from trainspec.kueue.located import read_objects
 
-    candidates = []
-    for path in files:
-        if path.suffix in (".yaml", ".yml"):
-            try:
-                if _OTHER_API.search(path.read_text(encoding="utf-8", errors="replace")):
-                    candidates.append(path)
-            except OSError:
-                continue  # the compile pass already reported it
-    objects, problems = read_objects(candidates)  # load problems repeat the compile pass's: deduplicated later
+    objects, problems = read_objects(list(files))  # load problems repeat the compile pass's: deduplicated later
     # A kustomization (as `trainspec compile -o DIR` writes one) configures the build; it is never applied.
     objects = [o for o in objects if not o.api_version.startswith("kustomize.config.k8s.io/")]
     return [Manifest(f"#r{i}", o.data, located=o) for i, o in enumerate(objects)], problems

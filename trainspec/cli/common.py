@@ -33,6 +33,8 @@ def add_input_options(parser: argparse.ArgumentParser, *, formats: tuple[str, ..
     project.add_argument("--no-project", action="store_true", help="ignore any trainspec.yaml")
     if target:
         add_target_option(parser)
+    parser.add_argument("--python-timeout", type=_seconds, metavar="SECONDS",
+                        help="how long a Python spec module may run (default 10; 0: no limit)")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="also list the documents left alone as not trainspec's (Kubernetes manifests, ...)")
 
@@ -53,6 +55,16 @@ def _target_option(text: str) -> dict[str, Any]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds (>= 0)")
+    return value
+
+
 def project_choice(args: argparse.Namespace) -> Any:
     """``--no-project`` -> None, ``--project FILE`` -> FILE, else discover it (as the library does)."""
     from trainspec.compiler.pipeline import DISCOVER
@@ -67,7 +79,8 @@ def pipeline_options(args: argparse.Namespace, stop: Stop, **extra: Any) -> Opti
     from trainspec.compiler.pipeline import Options
 
     return Options(project=project_choice(args), values_files=tuple(getattr(args, "values", []) or ()),
-                   target=getattr(args, "target", None), stop=stop, **extra)
+                   target=getattr(args, "target", None), stop=stop,
+                   python_timeout=getattr(args, "python_timeout", None), **extra)
 
 
 def compile_args(args: argparse.Namespace, stop: Stop, paths: list[str] | None = None, **extra: Any) -> CompileResult:

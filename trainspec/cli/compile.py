@@ -15,6 +15,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 and list the files that are stale")
     parser.add_argument("--gitops", choices=("argocd",), help="add Argo CD sync waves: runtimes, then claims, then jobs")
+    parser.add_argument("--allow-volume-removal", action="store_true",
+                        help="let the output lose a PersistentVolumeClaim (a removed job's checkpoints), TS410")
+    parser.add_argument("--force", action="store_true",
+                        help="overwrite or delete managed files edited by hand since trainspec wrote them, TS411")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,31 +45,16 @@ def run(args: argparse.Namespace) -> int:
             return 2
         sys.stdout.write(emit.render_stream(result.outputs, gitops=args.gitops))
         return 0
-    root = Path(args.output)
-    files = result.files_text
-    if args.check:
-        diff = emit.diff_tree(root, files)
-        for label, names in (("missing", diff.added), ("stale", diff.changed), ("no longer produced", diff.removed)):
-            for name in names:
-                print(f"{root / name}: {label}", file=sys.stderr)
-        if diff.stale:
-            print(f"{args.output} is out of date: run trainspec compile {' '.join(args.paths)} -o {args.output}",
-                  file=sys.stderr)
-            return 1
-        print(f"{args.output} is up to date ({len(files)} files)", file=sys.stderr)
-        return 0
-    try:
-        diff = emit.write_tree(root, files)
-    except OSError as exc:
-        report.write([Diagnostic(code="TS407", message=f"cannot write {exc.filename or root}: {exc.strerror}",
-                                 file=str(root))], sys.stderr, args.format)
-        return 1
-    if diff.conflicts:
-        report.write([Diagnostic(code="TS407", file=str(root / name),
-                                 message="file exists and was not written by trainspec; refusing to overwrite it",
-                                 hint="move it away, or compile into another directory") for name in diff.conflicts],
-                     sys.stderr, args.format)
-        return 1
-    print(f"wrote {args.output}: {len(diff.added)} added, {len(diff.changed)} changed, "
-          f"{len(diff.removed)} removed, {len(files) - len(diff.added) - len(diff.changed)} unchanged", file=sys.stderr)
-    return 0
+    from trainspec.compiler.outtree import emit_directory
+
+    project = getattr(result, "project_spec", None)
+    inputs = [*args.paths, *(args.values or ()), *(s.file for s in result.specs),
+              *([project.file] if project is not None else [])]
+    outcome = emit_directory(args.output, result.files_text, inputs=inputs, check=args.check, force=args.force,
+                             allow_volume_removal=args.allow_volume_removal,
+                             rerun=f"trainspec compile {' '.join(args.paths)} -o {args.output}")
+    for line in outcome.messages:
+        print(line, file=sys.stderr)
+    if outcome.diagnostics:
+        report.write(outcome.diagnostics, sys.stderr, args.format)
+    return outcome.exit_code

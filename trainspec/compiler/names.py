@@ -10,10 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from trainspec.compiler.plan import JobPlan
+from trainspec.k8s.wellknown import NAME_MAX, POD_RANDOM_SUFFIX, SHARD_VOLUME
 
-LIMIT = 63
-RANDOM_SUFFIX = 6  # "-abcde"
-SHARD_CLAIM_PREFIX = "initializer-"
+LIMIT = NAME_MAX
+RANDOM_SUFFIX = len(POD_RANDOM_SUFFIX)  # "-abcde"
+SHARD_CLAIM_PREFIX = f"{SHARD_VOLUME}-"  # JobSet names a volumeClaimPolicies claim <volume>-<jobset>
 
 
 @dataclass(frozen=True)

@@ -80,7 +80,7 @@ class Options:
     gitops: str | None = None
     #: The output directory files are rendered for (emit names sources relative to it).
     output: str | None = None
-    #: Seconds a Python spec module may run (None: the loader's default).
+    #: Seconds a Python spec module may run (None: the loader's default, 10 s; 0: no limit).
     python_timeout: float | None = None
 
 
@@ -161,7 +161,7 @@ class Compilation:
 
 def load_pass(c: Compilation) -> None:
     """Values files, spec files (YAML and Python), the project file and spec objects given in code."""
-    from trainspec.dsl.sources import LoadedSpec, discover, load_files
+    from trainspec.dsl.sources import DEFAULT_PYTHON_TIMEOUT, LoadedSpec, discover, load_files
     from trainspec.dsl.values import load_values
 
     values, problems = load_values(c.options.values_files)
@@ -175,24 +175,13 @@ def load_pass(c: Compilation) -> None:
     project_file, project_obj = _project_choice(c.options)
     seen = {os.path.realpath(f) for f in files}
     extra = [Path(project_file)] if project_file and os.path.realpath(project_file) not in seen else []
-    load_kwargs: dict[str, Any] = {"values": values}
-    if c.options.python_timeout is not None:
-        load_kwargs["python_timeout"] = c.options.python_timeout
-    specs, problems = _load(load_files, [*files, *extra], load_kwargs, c.result.foreign)
+    timeout = c.options.python_timeout if c.options.python_timeout is not None else DEFAULT_PYTHON_TIMEOUT
+    specs, problems = load_files([*files, *extra], values=values, foreign=c.result.foreign,
+                                 python_timeout=timeout or None)
     c.diagnostics.extend(problems)
     c.result.specs = [*specs, *c.objects]
     if project_obj is not None:
         c.result.specs.append(LoadedSpec(spec=project_obj, file="<python>"))
-
-
-def _load(load_files: Callable[..., Any], files: list[Path], kwargs: dict[str, Any],
-          foreign: list[Any]) -> tuple[list[LoadedSpec], list[Diagnostic]]:
-    import inspect
-
-    accepted = inspect.signature(load_files).parameters
-    if "foreign" in accepted:
-        kwargs["foreign"] = foreign
-    return load_files(files, **{k: v for k, v in kwargs.items() if k in accepted})
 
 
 def project_pass(c: Compilation) -> None:

@@ -13,11 +13,11 @@ from trainspec.compiler.resolve import ResolvedJob
 from trainspec.compiler.sizing import CheckpointSize, checkpoint_size
 from trainspec.dsl.models import AccessMode, Framework, Runtime, ShardBy
 from trainspec.dsl.types import Quantity
+from trainspec.k8s.wellknown import DATASET_INITIALIZER, LAUNCHER, NODE
 
 SHARDED_SUFFIX = "-sharded"
-RJOB_NODE = "node"
-RJOB_LAUNCHER = "launcher"
-RJOB_DATASET = "dataset-initializer"
+# The replicated jobs Trainer knows by name (defined in trainspec.k8s.wellknown).
+RJOB_NODE, RJOB_LAUNCHER, RJOB_DATASET = NODE, LAUNCHER, DATASET_INITIALIZER
 WORKSPACE = "/workspace"
 DATA_DIR = "/workspace/dataset"
 PVC_ROOT = "/mnt/pvc"

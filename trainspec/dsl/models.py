@@ -20,12 +20,23 @@ from typing import Any, Literal, Optional, Union
 
 from trainspec.dsl.modeling import Model, field
 from trainspec.dsl.types import (
-    AbsolutePath, AutoOrQuantity, Count, DataSourceUri, fail, Duration, EnvName, Image, LabelKey, LabelValue, Name,
-    NamespaceName, ObjectName, ObjectStoreUri, ParamCount, Quantity, StrictBool,
+    AbsolutePath, AutoOrQuantity, Count, CpuQuantity, DataSourceUri, fail, Duration, EnvName, Image, LabelKey,
+    LabelValue, Name, NamespaceName, ObjectName, ObjectStoreUri, ParamCount, Quantity, ResourceQuantity, StrictBool,
+    VolumeSize,
 )
+from trainspec.dsl.wellknown import INT64_MAX, MAX_USER_ID, SEED_MAX
 
 API_VERSION = "trainspec.dev/v1alpha1"
 API_GROUP = "trainspec.dev"
+
+# Count bounds. Each count becomes an int32 field (numNodes, numProcPerNode, maxRestarts, the
+# shard count nodes x procsPerNode, GPUs x nodes): the products of these bounds stay far below
+# 2^31-1, which tests/dsl/test_bounds.py keeps true.
+MAX_NODES = 10000
+MAX_PROCS_PER_NODE = 256
+MAX_GPUS_PER_NODE = 64
+MAX_RESTARTS = 1000
+MAX_KEEP = 1000
 
 
 class _Model(Model):
@@ -137,11 +148,11 @@ class Metadata(_Model):
 class Resources(_Model):
     """Resources of one node (one trainer pod). Requests and limits are set equal."""
 
-    gpu: Optional[Count] = field(default=None, ge=0, le=64, description="GPUs per node (the runtime's gpuResource).")
-    cpu: Optional[Quantity] = field(default=None, description="CPU cores per node, e.g. 96 or 500m.")
-    memory: Optional[Quantity] = field(default=None, description="Memory per node, e.g. 1600Gi.")
-    ephemeral_storage: Optional[Quantity] = field(default=None, description="Local ephemeral storage per node.")
-    extra: dict[LabelKey, Quantity] = field(
+    gpu: Optional[Count] = field(default=None, ge=0, le=MAX_GPUS_PER_NODE, description="GPUs per node (the runtime's gpuResource).")
+    cpu: Optional[CpuQuantity] = field(default=None, description="CPU cores per node, e.g. 96 or 500m.")
+    memory: Optional[ResourceQuantity] = field(default=None, description="Memory per node, e.g. 1600Gi.")
+    ephemeral_storage: Optional[ResourceQuantity] = field(default=None, description="Local ephemeral storage per node.")
+    extra: dict[LabelKey, ResourceQuantity] = field(
         default_factory=dict,
         description="Other extended resources by their Kubernetes name, e.g. {hugepages-2Mi: 4Gi}.",
     )
@@ -154,7 +165,9 @@ class Toleration(_Model):
     operator: TolerationOperator = field(default=TolerationOperator.EQUAL, description="Equal or Exists.")
     value: Optional[str] = field(default=None, description="Taint value (with operator Equal).")
     effect: Optional[TaintEffect] = field(default=None, description="NoSchedule, PreferNoSchedule or NoExecute.")
-    toleration_seconds: Optional[Count] = field(default=None, ge=0, description="How long a NoExecute taint is tolerated.")
+    toleration_seconds: Optional[Count] = field(
+        default=None, ge=0, le=INT64_MAX, description="How long a NoExecute taint is tolerated."
+    )
 
 
 class Scheduling(_Model):
@@ -176,7 +189,7 @@ class Network(_Model):
     """The interconnect profile of a runtime's nodes (NCCL settings, RDMA devices)."""
 
     env: dict[EnvName, str] = field(default_factory=dict, description="Environment for the trainer container, e.g. NCCL_IB_HCA.")
-    resources: dict[LabelKey, Quantity] = field(
+    resources: dict[LabelKey, ResourceQuantity] = field(
         default_factory=dict,
         description="Extra device resources per node, e.g. {rdma/ib: 8}. An rdma/* resource also adds IPC_LOCK.",
     )
@@ -189,21 +202,21 @@ class Network(_Model):
 class Restarts(_Model):
     """How often the whole job is restarted after a failure (JobSet failurePolicy)."""
 
-    max: Count = field(ge=0, le=1000, description="Restarts before the job is marked failed.")
+    max: Count = field(ge=0, le=MAX_RESTARTS, description="Restarts before the job is marked failed.")
 
 
 class Accelerator(_Model):
     """What one GPU is, for sizing estimates (explain)."""
 
     name: str = field(description="GPU model, e.g. H100.")
-    memory: Quantity = field(description="Memory of one GPU, e.g. 80Gi.")
+    memory: VolumeSize = field(description="Memory of one GPU, e.g. 80Gi.")
 
 
 class DataSharding(_Model):
     """Lets jobs on this runtime run the data-sharding stage; the shards live on a shared volume."""
 
     image: Image = field(description="Image of the sharding stage; it must contain trainspec.")
-    size: Quantity = field(default_factory=lambda: Quantity.parse("100Gi"), description="Size of the shard volume.")
+    size: VolumeSize = field(default_factory=lambda: Quantity.parse("100Gi"), description="Size of the shard volume.")
     storage_class: Optional[ObjectName] = field(default=None, description="StorageClass of the shard volume.")
     access_mode: AccessMode = field(
         default=AccessMode.READ_WRITE_MANY,
@@ -216,7 +229,9 @@ class Mpi(_Model):
 
     ssh_auth_mount_path: AbsolutePath = field(default="/root/.ssh", description="Where the SSH keys are mounted.")
     run_launcher_as_node: StrictBool = field(default=True, description="The launcher also trains (counts as a node).")
-    run_as_user: Optional[Count] = field(default=None, ge=0, description="User id of the MPI containers (sshd needs it).")
+    run_as_user: Optional[Count] = field(
+        default=None, ge=0, le=MAX_USER_ID, description="User id of the MPI containers (sshd needs it)."
+    )
     ssh_port: Optional[Count] = field(
         default=None, ge=1, le=65535,
         description="Port the workers' sshd listens on; workers count as Ready (the launcher starts) once it accepts.",
@@ -282,15 +297,17 @@ class RuntimeSpec(_Model):
     image: Image = field(description="Default trainer image.")
     command: Optional[list[str]] = field(default=None, description="Default trainer command (else the image's).")
     env: dict[EnvName, str] = field(default_factory=dict, description="Environment for every trainer container.")
-    nodes: Count = field(default=1, ge=1, le=10000, description="Default node count.")
-    max_nodes: Optional[Count] = field(default=None, ge=1, le=10000, description="Largest node count a job may ask for.")
+    nodes: Count = field(default=1, ge=1, le=MAX_NODES, description="Default node count.")
+    max_nodes: Optional[Count] = field(
+        default=None, ge=1, le=MAX_NODES, description="Largest node count a job may ask for."
+    )
     procs_per_node: Optional[Count] = field(
-        default=None, ge=1, le=256, description="Default processes per node (default: GPUs per node, else 1)."
+        default=None, ge=1, le=MAX_PROCS_PER_NODE, description="Default processes per node (default: GPUs per node, else 1)."
     )
     resources_per_node: Optional[Resources] = field(default=None, description="Default resources of one node.")
     gpu_resource: LabelKey = field(default="nvidia.com/gpu", description="Kubernetes resource name of one GPU.")
     accelerator: Optional[Accelerator] = field(default=None, description="GPU model and memory, for estimates.")
-    shared_memory: Optional[Quantity] = field(
+    shared_memory: Optional[VolumeSize] = field(
         default=None, description="Size of /dev/shm, a memory-backed emptyDir (NCCL and data loaders need it)."
     )
     network: Optional[Network] = field(default=None, description="Interconnect profile.")
@@ -357,7 +374,7 @@ class Data(_Model):
     assignment: Assignment = field(
         default=Assignment.CONTIGUOUS, description="contiguous (keeps order), hashed or round-robin."
     )
-    seed: Count = field(default=0, ge=0, description="Seed for hashed assignment.")
+    seed: Count = field(default=0, ge=0, le=SEED_MAX, description="Seed for hashed assignment.")
 
 
 class ModelSize(_Model):
@@ -381,7 +398,7 @@ class Checkpoint(_Model):
         default=None, description="A quantity, or auto to size from model (per checkpoint x keep + 20%)."
     )
     model: Optional[ModelSize] = field(default=None, description="The model, for size: auto.")
-    keep: Count = field(default=3, ge=1, le=1000, description="Checkpoints kept (TRAINSPEC_CHECKPOINT_KEEP).")
+    keep: Count = field(default=3, ge=1, le=MAX_KEEP, description="Checkpoints kept (TRAINSPEC_CHECKPOINT_KEEP).")
     storage_class: Optional[ObjectName] = field(default=None, description="StorageClass of a new volume.")
     access_mode: Optional[AccessMode] = field(
         default=None, description="Access mode of a new volume (default: ReadWriteMany when nodes > 1)."
@@ -420,9 +437,9 @@ class TrainingJobSpec(_Model):
     secret_env: dict[EnvName, SecretRef] = field(
         default_factory=dict, description="Environment from Secrets: {HF_TOKEN: {secret: hf, key: token}}."
     )
-    nodes: Optional[Count] = field(default=None, ge=1, le=10000, description="Node count (default: the runtime's).")
+    nodes: Optional[Count] = field(default=None, ge=1, le=MAX_NODES, description="Node count (default: the runtime's).")
     procs_per_node: Optional[Count] = field(
-        default=None, ge=1, le=256, description="Processes per node (default: GPUs per node, else 1)."
+        default=None, ge=1, le=MAX_PROCS_PER_NODE, description="Processes per node (default: GPUs per node, else 1)."
     )
     resources_per_node: Optional[Resources] = field(
         default=None, description="Resources of one node, merged over the runtime's."

@@ -225,6 +225,10 @@ class Quantity:
     def is_integer(self) -> bool:
         return self.value.denominator == 1
 
+    def __json__(self) -> int | str:
+        """How spec dumps (``model_dump``) write it: as emitted."""
+        return self.to_k8s()
+
     def __lt__(self, other: Quantity) -> bool:
         return self.value < other.value
 

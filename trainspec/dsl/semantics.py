@@ -6,13 +6,11 @@ import re
 from collections.abc import Callable, Iterator
 
 from trainspec.dsl.models import TrainingJob
+# Names Kubeflow Trainer sets itself (its webhook rejects a TrainJob that sets them), and the
+# names trainspec sets in trainer pods (the in-pod contract).
+from trainspec.dsl.wellknown import RESERVED_ENV_PREFIXES, TRAINSPEC_ENV
 
-#: Names Kubeflow Trainer sets itself; its webhook rejects a TrainJob that sets them.
-RESERVED_ENV_PREFIXES = ("PET_", "OMPI_MCA_", "JAX_", "DMLC_")
-#: Names trainspec sets in trainer pods (the in-pod contract).
-TRAINSPEC_ENV = (
-    "TRAINSPEC_CHECKPOINT_DIR", "TRAINSPEC_CHECKPOINT_KEEP", "TRAINSPEC_DATA_DIR", "TRAINSPEC_NUM_SHARDS",
-)
+__all__ = ["RESERVED_ENV_PREFIXES", "TRAINSPEC_ENV", "Finding", "check_job", "looks_like_credential"]
 
 # Shapes of well-known credentials. A match in a plain env value is an error: it would land in
 # a manifest in a Git repository. Each pattern is specific enough to keep false alarms rare.

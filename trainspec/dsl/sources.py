@@ -1,28 +1,47 @@
 """Find spec files, read them (YAML or Python), and return located spec models.
 
 This is the *load* pass: files -> :class:`LoadedSpec` plus every diagnostic found on the way.
+Finding files is :mod:`trainspec.dsl.discovery`; telling specs from other YAML is
+:mod:`trainspec.dsl.doctype`; running ``.py`` specs is :mod:`trainspec.dsl.pyspec`.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from trainspec.dsl.diagnostics import Diagnostic, Related, Severity, format_path
-from trainspec.dsl.models import API_GROUP, Runtime, TrainingJob
+from trainspec.dsl.discovery import IGNORE_FILE, PROJECT_FILE, SPEC_SUFFIXES, discover, is_spec_module
+from trainspec.dsl.models import Runtime, TrainingJob
 from trainspec.dsl.semantics import check_job
 from trainspec.dsl.upstream import check_runtime
 from trainspec.dsl.validation import build_spec, locate
 from trainspec.dsl.yaml_loader import LoadLimits, Mark, SourceDoc, load_file, load_text
 
-SPEC_SUFFIXES = (".yaml", ".yml", ".py")
-IGNORE_FILE = ".trainspecignore"
-#: The project file is found and loaded on its own (see ``dsl.project``), not by directory walks.
-PROJECT_FILE = "trainspec.yaml"
+__all__ = [
+    "DEFAULT_PYTHON_TIMEOUT", "IGNORE_FILE", "PROJECT_FILE", "SPEC_SUFFIXES", "ForeignDoc", "LoadedSpec",
+    "discover", "display_name", "is_spec_module", "load_files", "load_path", "load_specs", "load_string",
+    "runtime_problems",
+]
+
+#: Seconds a Python spec module may run before it is stopped (TS115); None or 0: no limit.
+DEFAULT_PYTHON_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True)
+class ForeignDoc:
+    """A document that was read and left alone as not trainspec's (a Kubernetes manifest, ...).
+
+    ``api_version`` and ``kind`` are the document's own (None when absent or not a string).
+    """
+
+    file: str
+    line: int
+    column: int
+    api_version: str | None
+    kind: str | None
 
 
 @dataclass(frozen=True)
@@ -93,143 +112,107 @@ def _python_name(model: Any, wire: Any) -> str:
     return str(wire)
 
 
-def discover(paths: list[str]) -> tuple[list[Path], list[Diagnostic]]:
-    """Spec files under ``paths`` (files as given; directories recursively), sorted, de-duplicated."""
-    found: list[Path] = []
-    problems: list[Diagnostic] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            found.extend(_walk(path))
-        elif path.is_file():
-            found.append(path)
-        else:
-            problems.append(Diagnostic(code="TS100", message=f"{raw}: no such file or directory", file=raw,
-                                       hint="check the path"))
-    unique = sorted(set(found), key=lambda p: p.as_posix())
-    return unique, problems
-
-
-def _walk(root: Path) -> list[Path]:
-    out: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        here = Path(dirpath)
-        ignored = _ignore_patterns(here)
-        dirnames[:] = sorted(
-            d for d in dirnames
-            if not d.startswith(".") and d != "__pycache__" and not _matches(d + "/", ignored)
-        )
-        for name in sorted(filenames):
-            if (name.endswith(SPEC_SUFFIXES) and not name.startswith(".") and name != PROJECT_FILE
-                    and not _matches(name, ignored)):
-                if name.endswith(".py") and not is_spec_module(here / name):
-                    continue
-                out.append(here / name)
-    return out
-
-
-_SPEC_IMPORT = re.compile(r"^\s*(from\s+trainspec\s+import\s|import\s+trainspec\s*$)", re.M)
-_SPEC_CALL = re.compile(r"\b(TrainingJob|Runtime)\(")
-
-
-def is_spec_module(path: Path) -> bool:
-    """Whether a Python file found by a directory walk is a spec module.
-
-    Running a module executes it, so a walk only picks files that import trainspec's API and
-    build a ``TrainingJob`` or ``Runtime``; training scripts beside the specs are left alone.
-    A file named on the command line is always loaded.
-    """
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return True  # let the loader report it
-    return bool(_SPEC_IMPORT.search(text) and _SPEC_CALL.search(text))
-
-
-def _ignore_patterns(directory: Path) -> list[str]:
-    try:
-        text = (directory / IGNORE_FILE).read_text(encoding="utf-8")
-    except OSError:
-        return []
-    patterns = (line.split(" #", 1)[0].strip() for line in text.splitlines())
-    return [p for p in patterns if p and not p.startswith("#")]
-
-
-def _matches(name: str, patterns: list[str]) -> bool:
-    return any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(name.rstrip("/"), p.rstrip("/")) for p in patterns)
-
-
 def display_name(path: Path) -> str:
     """A stable display path: relative to the working directory when below it."""
     absolute = os.path.abspath(path)  # no symlink resolution: a syscall-free string operation
-    cwd = os.getcwd()
+    try:
+        cwd = os.getcwd()
+    except OSError:  # the working directory was removed
+        return Path(absolute).as_posix()
     if absolute == cwd or not absolute.startswith(cwd.rstrip(os.sep) + os.sep):
         return path.as_posix()
     return Path(os.path.relpath(absolute, cwd)).as_posix()
 
 
-def load_specs(paths: list[str], *, values: dict[str, Any] | None = None,
-               limits: LoadLimits | None = None) -> tuple[list[LoadedSpec], list[Diagnostic]]:
-    """The load pass: every spec of every file under ``paths``, and every problem found."""
+def load_specs(paths: list[str], *, values: dict[str, Any] | None = None, limits: LoadLimits | None = None,
+               foreign: list[ForeignDoc] | None = None,
+               python_timeout: float | None = DEFAULT_PYTHON_TIMEOUT) -> tuple[list[LoadedSpec], list[Diagnostic]]:
+    """The load pass: every spec of every file under ``paths``, and every problem found.
+
+    ``foreign``, when given, collects the documents left alone as not trainspec's.
+    ``python_timeout`` bounds how long each Python spec module may run (None: no limit).
+    """
     files, problems = discover(paths)
-    specs, found = load_files(files, values=values, limits=limits)
+    specs, found = load_files(files, values=values, limits=limits, foreign=foreign, python_timeout=python_timeout)
     return specs, [*problems, *found]
 
 
-def load_files(files: list[Path], *, values: dict[str, Any] | None = None,
-               limits: LoadLimits | None = None) -> tuple[list[LoadedSpec], list[Diagnostic]]:
+def load_files(files: list[Path], *, values: dict[str, Any] | None = None, limits: LoadLimits | None = None,
+               foreign: list[ForeignDoc] | None = None,
+               python_timeout: float | None = DEFAULT_PYTHON_TIMEOUT) -> tuple[list[LoadedSpec], list[Diagnostic]]:
     """Every spec of the given files (already discovered), and every problem found."""
     specs: list[LoadedSpec] = []
     problems: list[Diagnostic] = []
     for path in files:
-        loaded, found = load_path(path, values=values, limits=limits)
+        loaded, found = load_path(path, values=values, limits=limits, foreign=foreign, python_timeout=python_timeout)
         specs.extend(loaded)
         problems.extend(found)
     return specs, problems
 
 
-def load_path(path: Path, *, values: dict[str, Any] | None = None,
-              limits: LoadLimits | None = None) -> tuple[list[LoadedSpec], list[Diagnostic]]:
-    """Specs of one file."""
+def load_path(path: Path, *, values: dict[str, Any] | None = None, limits: LoadLimits | None = None,
+              foreign: list[ForeignDoc] | None = None,
+              python_timeout: float | None = DEFAULT_PYTHON_TIMEOUT) -> tuple[list[LoadedSpec], list[Diagnostic]]:
+    """Specs of one file (``.py``, in any letter case, is run as a Python spec module)."""
+    path = Path(path)
     display = display_name(path)
-    if path.suffix == ".py":
+    if path.suffix.lower() == ".py":
         from trainspec.dsl.pyspec import load_python
 
-        return load_python(path, display)
+        return load_python(path, display, timeout=python_timeout)
     docs, problems = load_file(path, display, limits or LoadLimits())
-    return _specs_of(docs, problems, values)
+    return _specs_of(docs, problems, values, foreign)
 
 
 def load_string(text: str | bytes, display: str = "<string>", *, values: dict[str, Any] | None = None,
-                limits: LoadLimits | None = None) -> tuple[list[LoadedSpec], list[Diagnostic]]:
+                limits: LoadLimits | None = None,
+                foreign: list[ForeignDoc] | None = None) -> tuple[list[LoadedSpec], list[Diagnostic]]:
     """Specs of YAML text (for tools and tests that hold specs in memory)."""
     docs, problems = load_text(text, display, limits or LoadLimits())
-    return _specs_of(docs, problems, values)
+    return _specs_of(docs, problems, values, foreign)
 
 
-def _specs_of(docs: list[SourceDoc], problems: list[Diagnostic],
-              values: dict[str, Any] | None) -> tuple[list[LoadedSpec], list[Diagnostic]]:
+def _specs_of(docs: list[SourceDoc], problems: list[Diagnostic], values: dict[str, Any] | None,
+              foreign: list[ForeignDoc] | None) -> tuple[list[LoadedSpec], list[Diagnostic]]:
+    from trainspec.dsl.doctype import classify
+
     specs: list[LoadedSpec] = []
     for doc in docs:
-        found = _load_doc(doc, values)
-        problems.extend(found[1])
-        if found[0] is not None:
-            specs.append(found[0])
+        verdict = classify(doc)
+        if verdict.problem is not None:
+            problems.append(verdict.problem)
+            continue
+        if not verdict.spec:
+            if foreign is not None:
+                foreign.append(_foreign(doc))
+            continue
+        loaded, found = _load_doc(doc, values)
+        problems.extend(found)
+        if loaded is not None:
+            specs.append(loaded)
     return specs, problems
 
 
+def _foreign(doc: SourceDoc) -> ForeignDoc:
+    api_version, kind = doc.data.get("apiVersion"), doc.data.get("kind")
+    return ForeignDoc(doc.file, doc.start.line, doc.start.column, api_version if isinstance(api_version, str) else None,
+                      kind if isinstance(kind, str) else None)
+
+
 def _load_doc(doc: SourceDoc, values: dict[str, Any] | None) -> tuple[LoadedSpec | None, list[Diagnostic]]:
+    """Render, validate and check one spec document."""
     problems: list[Diagnostic] = []
-    api_version = doc.data.get("apiVersion")
-    if not isinstance(api_version, str) or not api_version.startswith(API_GROUP + "/"):
-        return None, problems  # not a trainspec document: other YAML may live beside specs
+    failed: list[str] = []
     if values is not None or doc.templated:
         from trainspec.dsl.templating import render_document
 
-        problems.extend(render_document(doc, values or {}))
-        if problems:
-            return None, problems
+        problems.extend(render_document(doc, values or {}, failed=failed))
     spec, found = build_spec(doc)
+    if failed:
+        # Keep reporting the rest of the document, but not what only follows from a value that
+        # could not be rendered (it still holds the template text); the spec itself is dropped.
+        problems.extend(d for d in found if not any(_within(d.path, path) for path in failed))
+        return None, problems
     problems.extend(found)
     if spec is None:
         return None, problems
@@ -240,6 +223,11 @@ def _load_doc(doc: SourceDoc, values: dict[str, Any] | None) -> tuple[LoadedSpec
     elif isinstance(spec, Runtime):
         problems.extend(runtime_problems(loaded))
     return loaded, problems
+
+
+def _within(path: str, prefix: str) -> bool:
+    """Whether the field path ``path`` is ``prefix`` or below it."""
+    return not prefix or path == prefix or path.startswith((prefix + ".", prefix + "["))
 
 
 #: Findings about a variable's *name*: pointed at the key, not the value.

@@ -8,116 +8,69 @@ field value, ``__json_schema__()`` describes it, and ``__json__()`` (value class
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Annotated, Any, ClassVar, Literal, Union
 
 from trainspec.dsl.modeling import STRICT, Invalid
-
-# -- Kubernetes quantities ---------------------------------------------------------------------
-
-_BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
-_DECIMAL = {"n": -3, "u": -2, "m": -1, "": 0, "k": 1, "M": 2, "G": 3, "T": 4, "P": 5, "E": 6}
-_QUANTITY_RE = re.compile(
-    r"^(?P<num>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
-    r"(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$"
-)
-QUANTITY_PATTERN = (
-    r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$"
+from trainspec.dsl.quantity import MAX_QUANTITY, QUANTITY_PATTERN, Quantity, QuantityError
+from trainspec.dsl.wellknown import (
+    DNS1035_LABEL_PATTERN, DNS1123_LABEL_MAX, DNS1123_LABEL_PATTERN, DNS1123_SUBDOMAIN_MAX,
+    DNS1123_SUBDOMAIN_PATTERN, ENV_NAME_MAX, ENV_NAME_PATTERN, INT32_MAX, LABEL_KEY_MAX, LABEL_VALUE_MAX,
+    LABEL_VALUE_PATTERN, MAX_CPU_MILLI, QUALIFIED_NAME_PATTERN,
 )
 
+__all__ = [
+    "AbsolutePath", "AutoOrQuantity", "Count", "CpuQuantity", "DataSourceUri", "Duration", "EnvName", "Image",
+    "LabelKey", "LabelValue", "MAX_PARAMETERS", "Name", "NamespaceName", "ObjectName", "ObjectStoreUri",
+    "ParamCount", "QUANTITY_PATTERN", "Quantity", "RangeError", "ResourceQuantity", "StrictBool", "UriPolicy",
+    "VolumeSize", "fail", "is_qualified_key",
+]
 
-@dataclass(frozen=True, slots=True)
-class Quantity:
-    """A Kubernetes resource quantity (``96``, ``1600Gi``, ``500m``), exact and canonical.
+# -- Kubernetes quantities (parsed and formatted by :mod:`trainspec.dsl.quantity`) -------------
 
-    ``value`` is the exact amount in base units (bytes, cores). ``str()`` gives the canonical
-    form: binary suffixes stay binary (``1.5Gi`` -> ``1536Mi``), decimal ones use the largest
-    SI suffix that keeps an integer (``0.5`` -> ``500m``, ``2000`` -> ``2k``).
-    """
+#: A quantity that is never negative: the API server rejects negative resource amounts.
+_NONNEGATIVE_PATTERN = QUANTITY_PATTERN.replace("[+-]?", "\\+?", 1)
 
-    value: Fraction
-    binary: bool = False
 
-    @classmethod
-    def parse(cls, raw: Any) -> Quantity:
-        if isinstance(raw, Quantity):
-            return raw
-        if isinstance(raw, bool):
-            raise ValueError("a boolean is not a quantity")
-        if isinstance(raw, int):
-            return cls(Fraction(raw))
-        if isinstance(raw, float):
-            if raw != raw or raw in (float("inf"), float("-inf")):
-                raise ValueError("not a finite number")
-            return cls(Fraction(Decimal(repr(raw))))
-        if not isinstance(raw, str):
-            raise ValueError(f"expected a number or a string like 1600Gi, got {type(raw).__name__}")
-        m = _QUANTITY_RE.match(raw.strip())
-        if not m:
-            raise ValueError(f"{raw!r} is not a Kubernetes quantity (examples: 96, 500m, 1600Gi)")
-        try:
-            num = Fraction(Decimal(m["num"]))
-        except InvalidOperation as exc:  # pragma: no cover - the regex admits only decimals
-            raise ValueError(f"{raw!r} is not a number") from exc
-        suffix = m["suffix"] or ""
-        if suffix in _BINARY:
-            return cls(num * 1024 ** _BINARY[suffix], binary=True)
-        if suffix in _DECIMAL:  # before the exponent form: a lone "E" is exa, not e-notation
-            return cls(num * Fraction(1000) ** _DECIMAL[suffix])
-        return cls(num * Fraction(10) ** int(suffix[1:]))
+def _quantity(raw: Any) -> Quantity:
+    """``Quantity.parse(raw)``; a bad text is TS204, an amount beyond int64 TS203."""
+    try:
+        return Quantity.parse(raw)
+    except QuantityError as exc:
+        raise fail("ts_range" if exc.reason == "range" else "ts_quantity", str(exc)) from None
 
-    def __str__(self) -> str:
-        v = self.value
-        if v == 0:
-            return "0"
-        if self.binary and v.denominator == 1:
-            for suffix, power in sorted(_BINARY.items(), key=lambda kv: -kv[1]):
-                unit = 1024**power
-                if v % unit == 0:
-                    return f"{v // unit}{suffix}"
-            return str(v.numerator)
-        for suffix, power in sorted(_DECIMAL.items(), key=lambda kv: -kv[1]):
-            scaled = v / Fraction(1000) ** power
-            if scaled.denominator == 1:
-                return f"{scaled.numerator}{suffix}"
-        # Finer than nano: Kubernetes rounds up to the smallest unit.
-        scaled = -((-v * 10**9) // 1)
-        return f"{scaled}n"
 
-    def __repr__(self) -> str:
-        return f"Quantity({str(self)!r})"
+def _float_below(limit: Fraction | int) -> float:
+    """The largest float not above ``limit`` (``float(2**63 - 1)`` rounds up to 2**63)."""
+    value = float(limit)
+    return math.nextafter(value, 0.0) if value > limit else value
 
-    def to_k8s(self) -> int | str:
-        """The form to emit: a plain integer where the canonical form is one, else the string."""
-        text = str(self)
-        return int(text) if text.lstrip("-").isdigit() else text
 
-    @property
-    def is_integer(self) -> bool:
-        return self.value.denominator == 1
+def _bounded_quantity(what: str, *, positive: bool = False, milli: bool = False) -> Any:
+    """A quantity field type: ``positive`` (> 0) or else >= 0; ``milli``: read in milli-units (CPU)."""
 
-    def __lt__(self, other: Quantity) -> bool:
-        return self.value < other.value
+    def validate(raw: Any) -> Quantity:
+        quantity = _quantity(raw)
+        if quantity.value < 0 or (positive and quantity.value == 0):
+            raise fail("ts_range", f"{what} must be {'greater than' if positive else 'at least'} 0 (got {quantity})")
+        if milli and quantity.value * 1000 > MAX_CPU_MILLI:
+            raise fail("ts_range", f"{what} {quantity} is out of range: Kubernetes reads CPU in milli-cores as an "
+                                   f"int64, so at most {MAX_CPU_MILLI}m")
+        return quantity
 
-    def __le__(self, other: Quantity) -> bool:
-        return self.value <= other.value
-
-    @classmethod
-    def __validate__(cls, raw: Any) -> Quantity:
-        return _parse(cls.parse, raw, "ts_quantity")
-
-    def __json__(self) -> int | str:
-        return self.to_k8s()
-
-    @staticmethod
-    def __json_schema__() -> dict[str, Any]:
-        return {
-            "anyOf": [{"type": "integer"}, {"type": "number"}, {"type": "string", "pattern": QUANTITY_PATTERN}],
-            "description": "A Kubernetes quantity such as 96, 500m or 1600Gi.",
-        }
+    limit = Fraction(MAX_CPU_MILLI, 1000) if milli else MAX_QUANTITY
+    schema = {
+        "anyOf": [
+            {"type": "integer", ("exclusiveMinimum" if positive else "minimum"): 0, "maximum": int(limit)},
+            {"type": "number", ("exclusiveMinimum" if positive else "minimum"): 0, "maximum": _float_below(limit)},
+            {"type": "string", "pattern": _NONNEGATIVE_PATTERN},
+        ],
+        "description": f"A Kubernetes quantity such as {'96 or 500m' if milli else '64Gi or 1600Gi'}.",
+    }
+    return Annotated[Quantity, _PlainStr(validate, schema)]
 
 
 def fail(error_type: str, message: str) -> Invalid:
@@ -126,17 +79,31 @@ def fail(error_type: str, message: str) -> Invalid:
 
 
 def _parse(parse: Any, raw: Any, error_type: str) -> Any:
-    """``parse(raw)``, its ValueError turned into the validation error ``error_type``."""
+    """``parse(raw)``, its ValueError turned into the validation error ``error_type``.
+
+    A :class:`RangeError` (a well-formed value too large to be useful) is ``ts_range`` (TS203).
+    """
     try:
         return parse(raw)
+    except RangeError as exc:
+        raise fail("ts_range", str(exc)) from None
     except ValueError as exc:
         raise fail(error_type, str(exc)) from None
+
+
+class RangeError(ValueError):
+    """A value of the right form whose magnitude is out of range (TS203, not the form's code)."""
 
 
 # -- Durations ---------------------------------------------------------------------------------
 
 _DURATION_RE = re.compile(r"^(?:(?P<d>\d+)d)?(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+)s)?$")
 DURATION_PATTERN = r"^(\d+d)?(\d+h)?(\d+m)?(\d+s)?$"
+#: The longest duration: trainspec writes durations into int32 seconds fields, Kueue's
+#: max-exec-time-seconds label (parsed as int32, silently ignored beyond) and coscheduling's
+#: scheduleTimeoutSeconds; activeDeadlineSeconds (int64) takes it too.
+MAX_DURATION_SECONDS = INT32_MAX
+_MAX_DURATION_DIGITS = len(str(MAX_DURATION_SECONDS))
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,10 +124,16 @@ class Duration:
         m = _DURATION_RE.match(raw.strip())
         if not raw.strip() or not m:
             raise ValueError(f"{raw!r} is not a duration (examples: 72h, 90m, 1h30m, 2d)")
-        parts = {k: int(v) for k, v in m.groupdict(default="0").items()}
+        groups = {k: v.lstrip("0") or "0" for k, v in m.groupdict(default="0").items()}
+        # Count digits before converting: a megabyte of digits is out of range, not a big integer.
+        if any(len(v) > _MAX_DURATION_DIGITS for v in groups.values()):
+            raise RangeError(_too_long(raw))
+        parts = {k: int(v) for k, v in groups.items()}
         seconds = parts["d"] * 86400 + parts["h"] * 3600 + parts["m"] * 60 + parts["s"]
         if seconds <= 0:
             raise ValueError("a duration must be longer than zero")
+        if seconds > MAX_DURATION_SECONDS:
+            raise RangeError(_too_long(raw))
         return cls(seconds)
 
     def __str__(self) -> str:
@@ -188,11 +161,22 @@ class Duration:
         return {"type": "string", "pattern": DURATION_PATTERN, "description": "A duration such as 72h, 90m or 1h30m."}
 
 
+def _too_long(raw: str) -> str:
+    shown = raw if len(raw) <= 40 else f"{raw[:40]}... ({len(raw)} characters)"
+    return (f"{shown!r} is out of range: a duration is at most {MAX_DURATION_SECONDS} seconds (about 68 years), "
+            "the int32 that Kueue's max-exec-time-seconds label and the seconds fields it goes to hold")
+
+
 # -- Parameter counts --------------------------------------------------------------------------
 
 _PARAMS_RE = re.compile(r"^(?P<num>[0-9]+(?:\.[0-9]+)?)\s*(?P<unit>[KkMBbTt]?)$")
 _PARAM_UNITS = {"": 1, "K": 10**3, "k": 10**3, "M": 10**6, "B": 10**9, "b": 10**9, "T": 10**12, "t": 10**12}
 PARAMS_PATTERN = r"^[0-9]+(\.[0-9]+)?\s*[KkMBbTt]?$"
+#: The largest parameter count (100T). With at most 4 bytes of weights and 64 bytes of optimizer
+#: state per parameter, keep <= 1000 and 20% headroom, an auto-sized checkpoint volume stays
+#: below 2^63-1 bytes, the most a quantity holds.
+MAX_PARAMETERS = 10**14
+_PARAM_DIGITS = len(str(MAX_PARAMETERS))
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,13 +195,23 @@ class ParamCount:
         if isinstance(raw, int):
             if raw <= 0:
                 raise ValueError("a parameter count must be positive")
+            if raw > MAX_PARAMETERS:
+                raise RangeError(f"a parameter count is at most {MAX_PARAMETERS} (100T)")
             return cls(raw, str(raw))
         if not isinstance(raw, str):
             raise ValueError(f"expected a count like 70B or 350M, got {raw!r}")
         m = _PARAMS_RE.match(raw.strip())
         if not m:
             raise ValueError(f"{raw!r} is not a parameter count (examples: 70B, 405B, 7.5B, 350M)")
-        count = int(Fraction(Decimal(m["num"])) * _PARAM_UNITS[m["unit"]])
+        whole, _, decimals = m["num"].partition(".")
+        if len(whole.lstrip("0")) > _PARAM_DIGITS:  # counted before converting: linear in the text
+            raise RangeError(f"a parameter count is at most {MAX_PARAMETERS} (100T)")
+        unit = _PARAM_UNITS[m["unit"]]
+        # Decimals finer than the unit cannot change the whole count (it is rounded down).
+        decimals = decimals[: len(str(unit)) - 1]
+        count = int(Fraction(int(whole + decimals), 10 ** len(decimals)) * unit)
+        if count > MAX_PARAMETERS:
+            raise RangeError(f"a parameter count is at most {MAX_PARAMETERS} (100T)")
         if count <= 0:
             raise ValueError("a parameter count must be positive")
         return cls(count, raw.strip())
@@ -242,13 +236,9 @@ class ParamCount:
 
 # -- Names, labels, env names ------------------------------------------------------------------
 
-DNS1035_PATTERN = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
-DNS1123_LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
-DNS1123_SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
-ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
-_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
-_DNS1035 = re.compile(DNS1035_PATTERN)
+_QUALIFIED_NAME = re.compile(QUALIFIED_NAME_PATTERN)
+_LABEL_VALUE = re.compile(LABEL_VALUE_PATTERN)
+_DNS1035 = re.compile(DNS1035_LABEL_PATTERN)
 _DNS1123_LABEL = re.compile(DNS1123_LABEL_PATTERN)
 _DNS1123_SUBDOMAIN = re.compile(DNS1123_SUBDOMAIN_PATTERN)
 _ENV_NAME = re.compile(ENV_NAME_PATTERN)
@@ -288,25 +278,30 @@ class _PlainStr:
 
 
 #: An RFC 1035 label: lower-case letters, digits and '-', starting with a letter, <= 63 chars.
-Name = _string_validator("ts_name", _DNS1035.match, "RFC 1035 name", DNS1035_PATTERN, 63, "llama-sft")
+Name = _string_validator(
+    "ts_name", _DNS1035.match, "RFC 1035 name", DNS1035_LABEL_PATTERN, DNS1123_LABEL_MAX, "llama-sft"
+)
 #: A namespace name (RFC 1123 label).
 NamespaceName = _string_validator(
-    "ts_name", _DNS1123_LABEL.match, "namespace name", DNS1123_LABEL_PATTERN, 63, "team-nlp"
+    "ts_name", _DNS1123_LABEL.match, "namespace name", DNS1123_LABEL_PATTERN, DNS1123_LABEL_MAX, "team-nlp"
 )
 #: A DNS-1123 subdomain, as used for Secret, PVC, LocalQueue and StorageClass names.
 ObjectName = _string_validator(
-    "ts_name", _DNS1123_SUBDOMAIN.match, "Kubernetes object name", DNS1123_SUBDOMAIN_PATTERN, 253, "team-nlp"
+    "ts_name", _DNS1123_SUBDOMAIN.match, "Kubernetes object name", DNS1123_SUBDOMAIN_PATTERN, DNS1123_SUBDOMAIN_MAX,
+    "team-nlp",
 )
 #: An environment variable name (C identifier).
-EnvName = _string_validator("ts_env_name", _ENV_NAME.match, "environment variable name", ENV_NAME_PATTERN, 256, "WANDB_PROJECT")
+EnvName = _string_validator(
+    "ts_env_name", _ENV_NAME.match, "environment variable name", ENV_NAME_PATTERN, ENV_NAME_MAX, "WANDB_PROJECT"
+)
 
 
 def is_qualified_key(key: str) -> bool:
     """A label/annotation key: optional DNS-1123 subdomain prefix and '/', then a name <= 63."""
     prefix, _, name = key.rpartition("/")
-    if prefix and (len(prefix) > 253 or not _DNS1123_SUBDOMAIN.match(prefix)):
+    if prefix and (len(prefix) > DNS1123_SUBDOMAIN_MAX or not _DNS1123_SUBDOMAIN.match(prefix)):
         return False
-    return 0 < len(name) <= 63 and bool(_QUALIFIED_NAME.match(name))
+    return 0 < len(name) <= DNS1123_LABEL_MAX and bool(_QUALIFIED_NAME.match(name))
 
 
 def _label_key(raw: Any) -> str:
@@ -318,14 +313,15 @@ def _label_key(raw: Any) -> str:
 def _label_value(raw: Any) -> str:
     if not isinstance(raw, str):
         raise fail("string_type", "Input should be a valid string")
-    if len(raw) > 63 or not _LABEL_VALUE.match(raw):
-        raise fail("ts_label", f"{raw!r} is not a valid label value (<= 63 characters: letters, digits, '-', '_', '.')")
+    if len(raw) > LABEL_VALUE_MAX or not _LABEL_VALUE.match(raw):
+        raise fail("ts_label", f"{raw!r} is not a valid label value "
+                               f"(<= {LABEL_VALUE_MAX} characters: letters, digits, '-', '_', '.')")
     return raw
 
 
-LabelKey = Annotated[str, _PlainStr(_label_key, {"type": "string", "maxLength": 317})]
+LabelKey = Annotated[str, _PlainStr(_label_key, {"type": "string", "maxLength": LABEL_KEY_MAX})]
 LabelValue = Annotated[
-    str, _PlainStr(_label_value, {"type": "string", "maxLength": 63, "pattern": _LABEL_VALUE.pattern})
+    str, _PlainStr(_label_value, {"type": "string", "maxLength": LABEL_VALUE_MAX, "pattern": LABEL_VALUE_PATTERN})
 ]
 
 
@@ -401,13 +397,24 @@ Count = Annotated[int, STRICT]
 StrictBool = Annotated[bool, STRICT]
 
 
+#: Resources of a pod (memory, ephemeral storage, GPUs and other devices): 0 <= amount <= 2^63-1.
+ResourceQuantity = _bounded_quantity("a resource amount")
+#: CPU cores: 0 <= cores and milli-cores <= 2^63-1 (CPU is read in milli-units).
+CpuQuantity = _bounded_quantity("cpu", milli=True)
+#: The size of a volume or of a device's memory: 0 < size <= 2^63-1 (the API server rejects 0 storage).
+VolumeSize = _bounded_quantity("a size", positive=True)
+_validate_size = VolumeSize.__metadata__[0].validate
+
+
 def _auto_or_quantity(raw: Any) -> Union[Literal["auto"], Quantity]:
     if raw == "auto":
         return "auto"
     try:
-        return Quantity.parse(raw)
-    except ValueError as exc:
-        raise fail("ts_quantity", f"{exc}; or use auto to size from checkpoint.model") from None
+        return _validate_size(raw)
+    except Invalid as exc:
+        if exc.type != "ts_quantity":
+            raise
+        raise fail("ts_quantity", f"{exc.msg}; or use auto to size from checkpoint.model") from None
 
 
 #: ``auto`` or a quantity (checkpoint size).
@@ -415,6 +422,6 @@ AutoOrQuantity = Annotated[
     Union[Literal["auto"], Quantity],
     _PlainStr(
         _auto_or_quantity,
-        {"anyOf": [{"const": "auto"}, {"type": "integer"}, {"type": "string", "pattern": QUANTITY_PATTERN}]},
+        {"anyOf": [{"const": "auto"}, *VolumeSize.__metadata__[0].schema["anyOf"]]},
     ),
 ]

@@ -43,11 +43,13 @@ def check_runtime(runtime: Runtime) -> list[Finding]:
     name = runtime.metadata.name
     if runtime.spec.external or not is_upstream_name(name):
         return []
-    kind = "TrainingRuntime" if runtime.metadata.namespace else "ClusterTrainingRuntime"
+    if runtime.metadata.namespace:  # a TrainingRuntime wins over the ClusterTrainingRuntime in the SDK
+        harm = f"a TrainingRuntime of that name would shadow the cluster's own in namespace {runtime.metadata.namespace}"
+    else:
+        harm = "trainspec would overwrite the cluster's own ClusterTrainingRuntime, which other teams use"
     return [(
         "TS414", ("metadata", "name"),
-        f"{name} is a runtime Kubeflow Trainer installs: a {kind} of that name from trainspec would "
-        "overwrite (or shadow) the cluster's own, which other teams use",
+        f"{name} is a runtime Kubeflow Trainer installs: {harm}",
         "to use the runtime the cluster already has, set spec.external: true (trainspec then never emits it); "
         "to define a runtime of your own, give it another name (e.g. torch-h100)",
     )]

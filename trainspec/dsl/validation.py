@@ -29,6 +29,7 @@ _CODE_BY_ERROR = {
     "string_too_short": "TS203",
     "string_too_long": "TS203",
     "ts_value": "TS203",
+    "ts_range": "TS203",
     "ts_quantity": "TS204",
     "ts_duration": "TS205",
     "ts_name": "TS206",
@@ -48,6 +49,7 @@ ALL_KINDS = {**KINDS, "Project": Project}
 
 _HINTS = {
     "TS201": "add the field; see `trainspec schema` for what it takes",
+    "TS203": "use a value inside the field's range; `trainspec schema` lists each field's bounds",
     "TS204": "write a quantity such as 8, 500m, 64Gi or 1600Gi",
     "TS205": "write a duration such as 72h, 90m or 1h30m",
     "TS206": "use lower-case letters, digits and '-', starting with a letter, at most 63 characters",

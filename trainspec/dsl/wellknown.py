@@ -69,3 +69,8 @@ SHARD_SEED_ENV = "TRAINSPEC_SHARD_SEED"
 PVC_ROOT_ENV = "TRAINSPEC_PVC_ROOT"
 #: The names of the contract a spec may not set by hand (TS303).
 TRAINSPEC_ENV = (CHECKPOINT_DIR_ENV, CHECKPOINT_KEEP_ENV, DATA_DIR_ENV, NUM_SHARDS_ENV)
+
+# -- other bounds of the spec --------------------------------------------------------------------
+
+#: The sharding stage reads its seed as 64 bits (``python -m trainspec.stages.shard --seed``).
+SEED_MAX = (1 << 64) - 1

@@ -35,8 +35,10 @@ Decisions worth knowing:
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -593,11 +595,21 @@ def load_file(
 ) -> tuple[list[SourceDoc], list[Diagnostic]]:
     """Read and load one spec file; ``display`` is the name used in diagnostics (default: ``path``).
 
-    A file that cannot be read gives one TS100; otherwise as :func:`load_text`.
+    A file that cannot be read gives one TS100 (TS118 when it is a FIFO, socket or device, which
+    is never read: it could block or never end; TS119 for a path too long); otherwise as
+    :func:`load_text`.
     """
     file = display if display is not None else os.fsdecode(path)
     try:
-        with open(path, "rb") as handle:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it (TS118).
+        with open(path, "rb", opener=_nonblocking) as handle:
+            mode = os.fstat(handle.fileno()).st_mode
+            if stat.S_ISDIR(mode):
+                raise IsADirectoryError(errno.EISDIR, "is a directory")
+            if not stat.S_ISREG(mode):
+                return [], [Diagnostic("TS118", f"cannot read the file: it is {_special(mode)}, not a regular file",
+                                       Severity.ERROR, file, None, None, "",
+                                       "name a regular file (reading this could block or never end)")]
             # Read one byte past the cap: enough to know the file is too big without reading it all.
             data = handle.read(limits.max_bytes + 1)
             if len(data) > limits.max_bytes:
@@ -606,15 +618,36 @@ def load_file(
                 except OSError:
                     size = len(data)
                 return [], [_too_big(file, size, limits.max_bytes)]
-    except OSError as e:
+    except (OSError, ValueError) as e:  # ValueError: a NUL character in the path
         if isinstance(e, IsADirectoryError):
             reason = "it is a directory"
         elif isinstance(e, FileNotFoundError):
             reason = "no such file"
         elif isinstance(e, PermissionError):
             reason = "permission denied"
+        elif isinstance(e, OSError) and e.errno == errno.ENAMETOOLONG:
+            return [], [Diagnostic("TS119", "cannot read the file: its path name is too long", Severity.ERROR, file,
+                                   None, None, "", "shorten the file or directory names")]
+        elif isinstance(e, OSError) and e.errno == errno.ELOOP:
+            return [], [Diagnostic("TS118", "cannot read the file: symbolic link loop", Severity.ERROR, file, None,
+                                   None, "", "point the link at a real file, or remove it")]
         else:
-            reason = e.strerror or str(e)
+            reason = getattr(e, "strerror", None) or str(e)
         return [], [Diagnostic("TS100", f"cannot read the file: {reason}", Severity.ERROR, file, None, None, "",
                                "check the path and the file's permissions")]
     return load_text(data, file, limits)
+
+
+def _nonblocking(path: str, flags: int) -> int:
+    return os.open(path, flags | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+
+
+def _special(mode: int) -> str:
+    """A non-regular file type in words (FIFO, socket, device)."""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a special file"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Generic, TypeVar
+from typing import TypeVar
 
 from trainspec.compiler.plan import CheckpointKind, JobPlan
 from trainspec.compiler.resolve import Origin, Sourced
@@ -30,15 +30,9 @@ from trainspec.explain.estimate import (
 
 T = TypeVar("T")
 #: Origin of a value trainspec derived from others (world size, GPUs in total, sizes).
-COMPUTED = "computed"
-
-
-@dataclass(frozen=True)
-class Item(Generic[T]):
-    """A value and where it came from: an :class:`Origin` value or ``computed``."""
-
-    value: T
-    origin: str
+COMPUTED = Origin.COMPUTED.value
+#: A value of the explanation and where it came from: the resolver's own :class:`Sourced`.
+Item = Sourced
 
 
 @dataclass(frozen=True)
@@ -156,7 +150,7 @@ def explain_plan(plan: JobPlan, project: Project | None = None, *, price: float 
     hours = gpu_hours(gpus_total, seconds) if seconds is not None and gpus_total > 0 else None
     chosen = _price(project, accelerator.name if accelerator else None, price) if gpus_total > 0 else None
     return Explanation(
-        namespace=Item(resolved.namespace, _namespace_origin(plan)),
+        namespace=_namespace(plan),
         name=resolved.name,
         file=resolved.loaded.file,
         line=mark.line,
@@ -171,15 +165,19 @@ def explain_plan(plan: JobPlan, project: Project | None = None, *, price: float 
         world_size=resolved.world_size,
         gpus_per_node=_item(resolved.gpus_per_node, runtime_loaded),
         gpus_total=gpus_total,
-        accelerator=Item(accelerator.name, Origin.RUNTIME.value) if accelerator else None,
-        gpu_memory=Item(str(accelerator.memory), Origin.RUNTIME.value) if accelerator else None,
+        accelerator=Sourced(accelerator.name, Origin.RUNTIME, ("spec", "accelerator", "name"), runtime_loaded)
+        if accelerator else None,
+        gpu_memory=Sourced(str(accelerator.memory), Origin.RUNTIME, ("spec", "accelerator", "memory"), runtime_loaded)
+        if accelerator else None,
         gpu_memory_bytes=gpu_memory_bytes,
-        gang=Item(runtime.gang.value, _gang_origin(plan, project)),
-        queue=Item(job.spec.queue, resolved.origin_of("queue").value) if job.spec.queue else None,
-        priority=Item(job.spec.priority, resolved.origin_of("priority").value) if job.spec.priority else None,
-        max_run_time=Item(str(job.spec.max_run_time), Origin.JOB.value) if job.spec.max_run_time else None,
+        gang=_gang(plan, project),
+        queue=_job_field(plan, "queue", job.spec.queue),
+        priority=_job_field(plan, "priority", job.spec.priority),
+        max_run_time=Sourced(str(job.spec.max_run_time), Origin.JOB, ("spec", "maxRunTime"), resolved.loaded)
+        if job.spec.max_run_time else None,
         max_run_time_seconds=seconds,
-        restarts=Item(runtime.restarts.max, Origin.RUNTIME.value) if runtime.restarts is not None else None,
+        restarts=Sourced(runtime.restarts.max, Origin.RUNTIME, ("spec", "restarts", "max"), runtime_loaded)
+        if runtime.restarts is not None else None,
         stages=tuple(Stage(r.name, r.pods, r.name in plan.trainer_rjobs) for r in plan.rjobs),
         model=model,
         memory=memory,
@@ -191,26 +189,38 @@ def explain_plan(plan: JobPlan, project: Project | None = None, *, price: float 
     )
 
 
-def _item(sourced: Sourced[T], runtime_loaded: LoadedSpec) -> Item[T]:
+def _item(sourced: Sourced[T], runtime_loaded: LoadedSpec) -> Sourced[T]:
     """The resolver says "runtime" for a runtime's model default too; call that a built-in default."""
-    origin = sourced.origin
-    if origin is Origin.RUNTIME and sourced.path and not runtime_loaded.has(sourced.path):
-        origin = Origin.DEFAULT
-    return Item(sourced.value, origin.value)
+    if sourced.origin is Origin.RUNTIME and sourced.path and not runtime_loaded.has(sourced.path):
+        return Sourced(sourced.value, Origin.DEFAULT)
+    return sourced
 
 
-def _namespace_origin(plan: JobPlan) -> str:
+def _job_field(plan: JobPlan, name: str, value: str | None) -> Sourced[str] | None:
+    """A job field that project defaults may fill (queue, priority)."""
+    if not value:
+        return None
+    resolved = plan.resolved
+    if name in resolved.from_project:
+        return Sourced(value, Origin.PROJECT)
+    return Sourced(value, Origin.JOB, ("spec", name), resolved.loaded)
+
+
+def _namespace(plan: JobPlan) -> Sourced[str]:
     resolved = plan.resolved
     if "namespace" in resolved.from_project:
-        return Origin.PROJECT.value
-    return Origin.JOB.value if resolved.loaded.namespace else Origin.DEFAULT.value
+        return Sourced(resolved.namespace, Origin.PROJECT)
+    if resolved.loaded.namespace:
+        return Sourced(resolved.namespace, Origin.JOB, ("metadata", "namespace"), resolved.loaded)
+    return Sourced(resolved.namespace, Origin.DEFAULT)
 
 
-def _gang_origin(plan: JobPlan, project: Project) -> str:
+def _gang(plan: JobPlan, project: Project) -> Sourced[str]:
     runtime_loaded = plan.resolved.runtime.loaded
+    value = plan.resolved.runtime.spec.spec.gang.value
     if runtime_loaded.has(("spec", "gang")):
-        return Origin.RUNTIME.value
-    return Origin.PROJECT.value if project.spec.defaults.gang is not None else Origin.DEFAULT.value
+        return Sourced(value, Origin.RUNTIME, ("spec", "gang"), runtime_loaded)
+    return Sourced(value, Origin.PROJECT if project.spec.defaults.gang is not None else Origin.DEFAULT)
 
 
 def _price(project: Project, accelerator: str | None, override: float | None) -> Price | None:
@@ -229,16 +239,20 @@ def _checkpoint(plan: JobPlan, model: ModelSize | None) -> CheckpointView | None
     if ckpt is None:
         return None
     resolved = plan.resolved
-    keep_origin = Origin.JOB if resolved.loaded.has(("spec", "checkpoint", "keep")) else Origin.DEFAULT
+    keep_path = ("spec", "checkpoint", "keep")
+    keep = (Sourced(ckpt.keep, Origin.JOB, keep_path, resolved.loaded) if resolved.loaded.has(keep_path)
+            else Sourced(ckpt.keep, Origin.DEFAULT))
     # An explicit size or another checkpoint form still gets per-checkpoint figures from the model.
     sized = ckpt.sized or (checkpoint_size(model, ckpt.keep) if model is not None else None)
     storage_class = None
     if ckpt.storage_class:
-        storage_class = Item(ckpt.storage_class, resolved.origin_of("checkpoint.storageClass").value)
+        origin = resolved.origin_of("checkpoint.storageClass")
+        storage_class = (Sourced(ckpt.storage_class, origin) if origin is Origin.PROJECT else
+                         Sourced(ckpt.storage_class, origin, ("spec", "checkpoint", "storageClass"), resolved.loaded))
     return CheckpointView(
         kind=ckpt.kind.value,
         location=ckpt.path,
-        keep=Item(ckpt.keep, keep_origin.value),
+        keep=keep,
         claim=ckpt.claim_name,
         sized=sized,
         auto=ckpt.sized is not None,

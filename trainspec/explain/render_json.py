@@ -10,7 +10,13 @@ from trainspec.explain.model import Explanation, Item
 
 
 def _item(item: Item | None) -> dict[str, Any] | None:
-    return None if item is None else {"value": item.value, "origin": item.origin}
+    if item is None:
+        return None
+    out: dict[str, Any] = {"value": item.value, "origin": item.origin.value}
+    where = item.location()
+    if where is not None:  # where the value was written: file:line:col and field path
+        out["at"] = {"file": where.file, "line": where.line, "column": where.column, "path": where.path}
+    return out
 
 
 def _number(value: Fraction | None, places: int = 4) -> float | int | None:

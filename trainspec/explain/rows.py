@@ -43,7 +43,7 @@ def fit_text(per_gpu: int, fits: bool | None, gpu_memory: int | None) -> str:
 
 
 def _from(item: Item | None) -> str:
-    return item.origin if item is not None else ""
+    return item.origin.value if item is not None else ""
 
 
 def rows(ex: Explanation) -> list[Row]:
@@ -52,13 +52,13 @@ def rows(ex: Explanation) -> list[Row]:
     if ex.runtime_object != ex.runtime:
         runtime += f", compiled as {ex.runtime_object}"
     out = [
-        Row("namespace", ex.namespace.value, ex.namespace.origin),
+        Row("namespace", ex.namespace.value, ex.namespace.origin.value),
         Row("runtime", runtime, "job"),
-        Row("image", ex.image.value, ex.image.origin),
-        Row("nodes", str(ex.nodes.value), ex.nodes.origin),
-        Row("processes per node", str(ex.procs_per_node.value), ex.procs_per_node.origin),
+        Row("image", ex.image.value, ex.image.origin.value),
+        Row("nodes", str(ex.nodes.value), ex.nodes.origin.value),
+        Row("processes per node", str(ex.procs_per_node.value), ex.procs_per_node.origin.value),
         Row("world size", f"{ex.world_size} processes ({ex.nodes.value} x {ex.procs_per_node.value})", COMPUTED),
-        Row("GPUs per node", _gpu_kind(ex, ex.gpus_per_node.value), ex.gpus_per_node.origin),
+        Row("GPUs per node", _gpu_kind(ex, ex.gpus_per_node.value), ex.gpus_per_node.origin.value),
         Row("GPUs in total", _gpu_kind(ex, ex.gpus_total), COMPUTED),
     ]
     if ex.gpu_memory is not None and ex.gpu_memory_bytes is not None:
@@ -66,8 +66,8 @@ def rows(ex: Explanation) -> list[Row]:
         node = f"{per_node} x {ex.gpu_memory.value} = {ex.gpu_memory_node} " \
                f"({human_bytes(ex.gpu_memory_bytes * per_node)}) per node"
         out.append(Row("GPU memory", f"{ex.gpu_memory.value} ({human_bytes(ex.gpu_memory_bytes)}) per GPU, {node}",
-                       ex.gpu_memory.origin))
-    out.append(Row("gang scheduling", ex.gang.value, ex.gang.origin))
+                       ex.gpu_memory.origin.value))
+    out.append(Row("gang scheduling", ex.gang.value, ex.gang.origin.value))
     out.append(Row("queue", ex.queue.value if ex.queue else "none", _from(ex.queue)))
     out.append(Row("priority", ex.priority.value if ex.priority else "none", _from(ex.priority)))
     out.append(Row("max run time", ex.max_run_time.value if ex.max_run_time else "none (no deadline)",
@@ -122,7 +122,7 @@ def _checkpoint_rows(ex: Explanation) -> list[Row]:
     where = {"volume": f"new volume {ckpt.claim} at {ckpt.location}",
              "claim": f"existing claim {ckpt.claim} at {ckpt.location}",
              "uri": f"object storage {ckpt.location}"}[ckpt.kind]
-    out = [Row("checkpoints", where, "job"), Row("checkpoints kept", str(ckpt.keep.value), ckpt.keep.origin)]
+    out = [Row("checkpoints", where, "job"), Row("checkpoints kept", str(ckpt.keep.value), ckpt.keep.origin.value)]
     if ckpt.sized is not None:
         out.append(Row("checkpoint size", f"{human_bytes(ckpt.sized.per_checkpoint)} each (weights "
                                           f"{human_bytes(ckpt.sized.weights)} + optimizer "
@@ -134,7 +134,7 @@ def _checkpoint_rows(ex: Explanation) -> list[Row]:
         out.append(Row("checkpoint volume", f"{ckpt.volume} ({human_bytes(ckpt.volume_bytes)}){mode}{sizing}",
                        COMPUTED if ckpt.auto else "job"))
     if ckpt.storage_class is not None:
-        out.append(Row("storage class", ckpt.storage_class.value, ckpt.storage_class.origin))
+        out.append(Row("storage class", ckpt.storage_class.value, ckpt.storage_class.origin.value))
     return out
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from trainspec.k8s.wellknown import ANCESTOR_TRAINER
 from trainspec.kfp import names as N
 
 #: TaskConfig attribute -> its Kubernetes (camelCase) name.
@@ -108,7 +109,7 @@ def runtime_node_resources(runtime: dict[str, Any] | None) -> dict[str, Any] | N
     for rjob in rjobs or []:
         template = rjob.get("template") or {}
         labels = (template.get("metadata") or {}).get("labels") or {}
-        if labels.get(N.ANCESTOR_LABEL) != "trainer":
+        if labels.get(N.ANCESTOR_LABEL) != ANCESTOR_TRAINER:
             continue
         pod = ((template.get("spec") or {}).get("template") or {}).get("spec") or {}
         for container in pod.get("containers") or []:

@@ -10,34 +10,29 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from trainspec.k8s.wellknown import (  # noqa: F401 (re-exported: the launcher modules read them as N.*)
+    ANCESTOR_LABEL, CHECKPOINT_VOLUME, COMPILER_PATCH_MANAGER, COMPLETION_INDEX_LABEL, DATASET_INITIALIZER,
+    FIELD_MANAGER, JOBSET_NAME_LABEL, KFP_PATCH_MANAGER, KFP_RUN_ID_LABEL, MODEL_INITIALIZER, NAME_MAX, NODE,
+    OWNER_FIELD_MANAGER, POD_RANDOM_SUFFIX, REPLICATED_JOB_LABEL, SHARD_VOLUME, TRAINER_API_VERSION, TRAINER_GROUP,
+    TRAINER_VERSION,
+)
+
 #: Label on every TrainJob the launcher creates: the KFP run that owns it. A retried launcher
 #: pod finds its TrainJob by name and re-attaches only when this label matches.
-RUN_ID_LABEL = "trainspec.dev/kfp-run-id"
-#: The runtimePatches entry the launcher owns (the compiler owns ``trainspec.dev/compiler``).
-PATCH_MANAGER = "trainspec.dev/kfp"
-#: The compiler's runtimePatches entry, where the checkpoint volume lives.
-COMPILER_PATCH_MANAGER = "trainspec.dev/compiler"
-#: The compiler's checkpoint volume name (``trainspec.compiler.lower.checkpoint.VOLUME``).
-CHECKPOINT_VOLUME = "checkpoints"
-#: Server-side apply field managers: the TrainJob body, and the owner reference added on re-attach
-#: (a separate manager, so applying it never drops fields the first apply set).
-FIELD_MANAGER = "trainspec"
-OWNER_FIELD_MANAGER = "trainspec-kfp-owner"
+RUN_ID_LABEL = KFP_RUN_ID_LABEL
+#: The runtimePatches entry the launcher owns (the compiler owns COMPILER_PATCH_MANAGER, where
+#: the checkpoint volume CHECKPOINT_VOLUME lives). Field managers: FIELD_MANAGER for the
+#: TrainJob body, OWNER_FIELD_MANAGER for the owner reference added on re-attach.
+PATCH_MANAGER = KFP_PATCH_MANAGER
 
-TRAINER_GROUP = "trainer.kubeflow.org"
-TRAINER_VERSION = "v1alpha1"
-TRAINER_API_VERSION = f"{TRAINER_GROUP}/{TRAINER_VERSION}"
-TRAINER_RJOB = "node"
-TRAINER_CONTAINER = "node"
-ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
+TRAINER_RJOB = NODE
+TRAINER_CONTAINER = NODE
 
 #: JobSet pod labels that select the trainer's node-0 pod.
-JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
-RJOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
-COMPLETION_INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
+RJOB_LABEL = REPLICATED_JOB_LABEL
 
-LIMIT = 63
-RANDOM_SUFFIX = "-xxxxx"
+LIMIT = NAME_MAX
+RANDOM_SUFFIX = POD_RANDOM_SUFFIX
 #: How many characters of the run id go into the name: enough to tell runs apart, short enough
 #: to leave room for the base name inside a 33-character budget.
 RUN_ID_CHARS = 8
@@ -60,12 +55,12 @@ def name_budget(trainjob: dict[str, Any]) -> int:
     suffixes = [pod_suffix(TRAINER_RJOB, nodes)]
     initializer = spec.get("initializer") or {}
     if initializer.get("dataset") is not None:
-        suffixes.append(pod_suffix("dataset-initializer", 1))
+        suffixes.append(pod_suffix(DATASET_INITIALIZER, 1))
     if initializer.get("model") is not None:
-        suffixes.append(pod_suffix("model-initializer", 1))
+        suffixes.append(pod_suffix(MODEL_INITIALIZER, 1))
     budget = min(LIMIT - len(s) for s in suffixes)
-    if initializer:
-        budget = min(budget, LIMIT - len("initializer-"))
+    if initializer:  # JobSet names the shared volume's claim <volume>-<jobset>
+        budget = min(budget, LIMIT - len(f"{SHARD_VOLUME}-"))
     return budget
 
 

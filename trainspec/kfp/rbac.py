@@ -18,6 +18,7 @@ from typing import ClassVar
 
 from trainspec.k8s.base import Model, Resource
 from trainspec.k8s.meta import ObjectMeta
+from trainspec.k8s.wellknown import COMPONENT_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE
 
 RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
 RBAC_GROUP = "rbac.authorization.k8s.io"
@@ -26,7 +27,7 @@ CLUSTER_ROLE_NAME = "trainspec-kfp-runtime-reader"
 #: Standalone KFP runs pipelines as this account; Kubeflow profiles use ``default-editor``.
 DEFAULT_SERVICE_ACCOUNT = "pipeline-runner"
 DEFAULT_NAMESPACE = "kubeflow"
-LABELS = {"app.kubernetes.io/managed-by": "trainspec", "app.kubernetes.io/component": "kfp-launcher"}
+LABELS = {MANAGED_BY_LABEL: MANAGED_BY_VALUE, COMPONENT_LABEL: "kfp-launcher"}
 
 __all__ = ["ClusterRole", "ClusterRoleBinding", "PolicyRule", "Role", "RoleBinding", "RoleRef", "Subject",
            "rbac_objects"]

@@ -18,13 +18,10 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from trainspec.compiler.check.quantity import QuantityError, parse_quantity
 from trainspec.dsl.diagnostics import Diagnostic, Severity
+from trainspec.dsl.quantity import quantity_value
+from trainspec.k8s.wellknown import KUEUE_GROUP, KUEUE_VERSIONS, METADATA_NAME_LABEL, NODE_ALLOCATABLE
 from trainspec.kueue.located import Located, read_objects, yaml_files
-
-KUEUE_GROUP = "kueue.x-k8s.io"
-KUEUE_VERSIONS = ("v1beta2", "v1beta1")
-NODE_ALLOCATABLE = "trainspec.dev/node-allocatable"
 
 
 def _map(value: Any) -> dict[str, Any]:
@@ -142,12 +139,11 @@ class Cluster:
 
 
 def quantity(value: Any) -> Fraction:
-    """A quantity field (``32``, ``"3Ti"``, ``"500m"``) as an exact number; raise ValueError."""
-    if isinstance(value, bool):
-        raise QuantityError("a boolean is not a quantity")
-    if isinstance(value, (int, float)):
-        return Fraction(value)
-    return parse_quantity(value)
+    """A quantity field (``32``, ``"3Ti"``, ``"500m"``) as an exact number; raise ValueError.
+
+    The package's one parser (:mod:`trainspec.dsl.quantity`): bounded like every other quantity.
+    """
+    return quantity_value(value)
 
 
 def load_cluster(paths: Iterable[str | Path]) -> Cluster:
@@ -159,7 +155,7 @@ def load_cluster(paths: Iterable[str | Path]) -> Cluster:
         group, _, version = obj.api_version.rpartition("/")
         if obj.api_version == "v1" and obj.kind == "Namespace":
             labels = _labels(obj, ("metadata", "labels"))
-            labels.setdefault("kubernetes.io/metadata.name", obj.name)
+            labels.setdefault(METADATA_NAME_LABEL, obj.name)
             cluster.namespaces.setdefault(obj.name, Namespace(obj.name, labels, obj))
         elif group == KUEUE_GROUP and version in KUEUE_VERSIONS:
             _add_kueue(cluster, obj, version)
@@ -237,7 +233,7 @@ def _quantity_field(cluster: Cluster, obj: Located, entry: Mapping[str, Any], ke
         return None
     try:
         return quantity(entry[key])
-    except (QuantityError, ValueError) as exc:
+    except ValueError as exc:
         mark = obj.mark((*path, key))
         cluster.problems.append(Diagnostic(
             code="TS500", message=f"{obj.describe()}: {key} is not a quantity ({exc})", file=obj.file,

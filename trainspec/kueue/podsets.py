@@ -27,10 +27,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from trainspec.k8s.wellknown import ANCESTOR_LABEL as ANCESTOR
+from trainspec.k8s.wellknown import ANCESTOR_MODEL, ANCESTOR_TRAINER, DATASET_INITIALIZER, LAUNCHER, NODE
+from trainspec.k8s.wellknown import KUEUE_PATCH_MANAGER as KUEUE_MANAGER
 from trainspec.kueue.cluster import quantity
 
-ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
-KUEUE_MANAGER = "kueue.x-k8s.io/manager"
 #: Kueue's limit on PodSets per Workload (so replicatedJobs per JobSet).
 MAX_PODSETS = 18
 _PATCH_RJOBS = ("trainingRuntimeSpec", "template", "spec", "replicatedJobs")
@@ -169,13 +170,13 @@ def trainjob_podsets(trainjob: Mapping[str, Any], runtime: Mapping[str, Any], *,
         ancestor = _map(_map(job_template.get("metadata")).get("labels")).get(ANCESTOR)
         template = _map(job_spec.get("template"))
         pod = dict(_map(template.get("spec")))
-        is_trainer = ancestor == "trainer"
-        gets_resources = is_trainer or (mpi is not None and name == "node" and launcher_as_node)
+        is_trainer = ancestor == ANCESTOR_TRAINER
+        gets_resources = is_trainer or (mpi is not None and name == NODE and launcher_as_node)
 
         count_path: tuple = ("spec", "runtimeRef", "name")
-        if mpi is not None and name == "launcher":
+        if mpi is not None and name == LAUNCHER:
             count = 1
-        elif mpi is not None and name == "node":
+        elif mpi is not None and name == NODE:
             count = nodes - 1 if launcher_as_node else nodes
             count_path = ("spec", "trainer", "numNodes") if count_at_job else count_path
         elif is_trainer:
@@ -185,7 +186,7 @@ def trainjob_podsets(trainjob: Mapping[str, Any], runtime: Mapping[str, Any], *,
             parallelism = _int(job_spec.get("parallelism"), 1)
             completions = _int(job_spec.get("completions"), parallelism)
             count = min(parallelism, completions)
-            if ancestor in ("dataset-initializer", "model-initializer"):
+            if ancestor in (DATASET_INITIALIZER, ANCESTOR_MODEL):
                 count_path = ("spec", "initializer", ancestor.split("-")[0])
         count *= _int(rjob.get("replicas"), 1)
 
@@ -222,7 +223,7 @@ def trainjob_podsets(trainjob: Mapping[str, Any], runtime: Mapping[str, Any], *,
 
 
 def _with_job_resources(container: dict[str, Any], job: Mapping[str, Any], merge: bool) -> dict[str, Any]:
-    if container.get("name") != "node":
+    if container.get("name") != NODE:
         return container
     if not merge:
         return {**container, "resources": dict(job)}

@@ -28,23 +28,43 @@ if there is one (Kueue's LocalQueue defaulting); otherwise Kueue does not manage
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from trainspec.dsl.diagnostics import Related, Severity
-from trainspec.kueue.cluster import NODE_ALLOCATABLE, Cluster, ClusterQueue
+from trainspec.k8s.wellknown import (
+    ELASTIC_JOB_ANNOTATION, JOB_MIN_PARALLELISM_ANNOTATION, MAX_EXEC_TIME_LABEL, MAX_EXEC_TIME_SECONDS,
+    METADATA_NAME_LABEL, NODE_ALLOCATABLE, PODSET_SLICE_SIZE_ANNOTATION, PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL,
+)
+from trainspec.kueue.cluster import Cluster, ClusterQueue
 from trainspec.kueue.podsets import MAX_PODSETS, PodSet, trainjob_podsets
 from trainspec.kueue.quota import TOPOLOGY_KEYS, PodSetResult, assign, fmt
 
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
-MAX_EXEC_LABEL = "kueue.x-k8s.io/max-exec-time-seconds"
-ELASTIC_KEYS = ("kueue.x-k8s.io/elastic-job", "kueue.x-k8s.io/job-min-parallelism")
+QUEUE_LABEL = QUEUE_NAME_LABEL
+PRIORITY_LABEL = PRIORITY_CLASS_LABEL
+MAX_EXEC_LABEL = MAX_EXEC_TIME_LABEL
+ELASTIC_KEYS = (ELASTIC_JOB_ANNOTATION, JOB_MIN_PARALLELISM_ANNOTATION)
 _HELD = ("Hold", "HoldAndDrain")
 _REQUIRED, _PREFERRED, _UNCONSTRAINED, _SLICE, _LAYERS = TOPOLOGY_KEYS
-_SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"
+_SLICE_SIZE = PODSET_SLICE_SIZE_ANNOTATION
+_DIGITS = re.compile(r"[0-9]+")  # ASCII only: str.isdigit() also takes '²', which int() refuses
+
+
+def label_int(text: object, limit: int) -> int | None:
+    """A label or annotation value as a decimal integer in 1..``limit``, else None.
+
+    The digits are counted before they are converted, so any value is read in linear time.
+    """
+    if not isinstance(text, str) or not _DIGITS.fullmatch(text):
+        return None
+    digits = text.lstrip("0")
+    if not digits or len(digits) > len(str(limit)):
+        return None
+    value = int(digits)
+    return value if value <= limit else None
 
 
 @dataclass(frozen=True)
@@ -143,9 +163,9 @@ class _Preflight:
             return
         namespace = self.cluster.namespaces.get(self.namespace)
         if namespace is None:
-            if selector_matches(cq.namespace_selector, {"kubernetes.io/metadata.name": self.namespace}) and \
+            if selector_matches(cq.namespace_selector, {METADATA_NAME_LABEL: self.namespace}) and \
                     not cq.namespace_selector.get("matchExpressions") and \
-                    set(_map(cq.namespace_selector.get("matchLabels"))) <= {"kubernetes.io/metadata.name"}:
+                    set(_map(cq.namespace_selector.get("matchLabels"))) <= {METADATA_NAME_LABEL}:
                 return  # decided without the Namespace's own labels
             self.add("TS511", f"Namespace {self.namespace} is not among the cluster files: cannot tell whether "
                      f"ClusterQueue {cq.name}'s namespaceSelector admits it", path, related=where,
@@ -235,7 +255,7 @@ class _Preflight:
                              f"({fmt(quota.nominal)}): it only runs on borrowed quota", podset.resources_path,
                              severity=Severity.WARNING,
                              related=(cq.obj.related("nominal quota", (*quota.path, "nominalQuota")),),
-                             hint=f"declare the node shape in annotation trainspec.dev/node-allocatable on "
+                             hint=f"declare the node shape in annotation {NODE_ALLOCATABLE} on "
                                   f"ResourceFlavor {flavor.name} to check that a pod fits a node")
 
     def check_topology(self, result: PodSetResult) -> None:
@@ -248,7 +268,7 @@ class _Preflight:
         if (_SLICE in notes) != (_SLICE_SIZE in notes):
             self.add("TS518", f"PodSet {podset.name}: {_SLICE} and {_SLICE_SIZE} need each other", at)
         size = notes.get(_SLICE_SIZE)
-        if size is not None and (not size.isdigit() or not 1 <= int(size) <= podset.count):
+        if size is not None and label_int(size, podset.count) is None:
             self.add("TS518", f"PodSet {podset.name}: slice size {size!r} must be an integer from 1 to the PodSet's "
                      f"{podset.count} pods", at)
         levels = [(notes[key], key) for key in (_REQUIRED, _PREFERRED, _SLICE) if key in notes]
@@ -287,8 +307,11 @@ def kueue_label_problems(trainjob: Mapping[str, Any]) -> list[Finding]:
         out.append(Finding("TS503", f"queue name {queue!r} {subdomain_problem(queue)}",
                            ("metadata", "labels", QUEUE_LABEL)))
     max_exec = labels.get(MAX_EXEC_LABEL)
-    if max_exec is not None and not (isinstance(max_exec, str) and max_exec.isdigit() and int(max_exec) > 0):
-        out.append(Finding("TS503", f"{MAX_EXEC_LABEL} must be a positive number of seconds, got {max_exec!r}",
+    # Kueue reads it with strconv.ParseInt(v, 10, 32) and silently ignores what fails or is <= 0.
+    if max_exec is not None and label_int(max_exec, MAX_EXEC_TIME_SECONDS) is None:
+        shown = repr(max_exec) if len(str(max_exec)) <= 40 else f"{str(max_exec)[:40]!r}..."
+        out.append(Finding("TS503", f"{MAX_EXEC_LABEL} must be a whole number of seconds from 1 to "
+                           f"{MAX_EXEC_TIME_SECONDS} (Kueue ignores anything else), got {shown}",
                            ("metadata", "labels", MAX_EXEC_LABEL)))
     for key in ELASTIC_KEYS:
         if key in annotations or key in labels:

@@ -30,30 +30,26 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from trainspec.dsl.quantity import format_quantity
+from trainspec.k8s.wellknown import TOPOLOGY_ANNOTATIONS
 from trainspec.kueue.cluster import Cluster, ClusterQueue, Quota, ResourceFlavor, ResourceGroup
 from trainspec.kueue.podsets import PodSet
 
-TOPOLOGY_KEYS = (
-    "kueue.x-k8s.io/podset-required-topology",
-    "kueue.x-k8s.io/podset-preferred-topology",
-    "kueue.x-k8s.io/podset-unconstrained-topology",
-    "kueue.x-k8s.io/podset-slice-required-topology",
-    "kueue.x-k8s.io/podset-slice-required-topology-constraints",
-)
+#: required, preferred, unconstrained, slice-required, slice-required-constraints (in this order).
+TOPOLOGY_KEYS = TOPOLOGY_ANNOTATIONS
 _HARD_EFFECTS = ("NoSchedule", "NoExecute")
-_UNITS = (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20))
+#: Below this, a whole amount reads better as a plain number (192 cores, 8 GPUs) than in Ki.
+_BINARY_FROM = 2**20
 
 
 def fmt(value: Fraction) -> str:
-    """A quantity for messages: ``64``, ``3Ti``, ``500m``."""
-    if value.denominator == 1:
-        number = value.numerator
-        for suffix, unit in _UNITS:
-            if number >= unit and number % unit == 0:
-                return f"{number // unit}{suffix}"
-        return str(number)
-    milli = value * 1000
-    return f"{milli.numerator}m" if milli.denominator == 1 else f"{float(value):g}"
+    """A quantity for messages, in the package's canonical form: ``64``, ``3Ti``, ``500m``.
+
+    Whole amounts of at least 1Mi that a binary suffix divides are written with it (memory
+    reads as ``3Ti``); everything else as Kubernetes writes a decimal quantity.
+    """
+    binary = value.denominator == 1 and abs(value) >= _BINARY_FROM and value.numerator % 2**20 == 0
+    return format_quantity(value, binary)
 
 
 def wants_topology(podset: PodSet) -> bool:

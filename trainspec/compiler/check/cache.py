@@ -242,7 +242,11 @@ def _fingerprint() -> str:
     from trainspec.compiler import check
 
     digest = hashlib.sha256(f"format {_FORMAT}".encode())
-    for path in sorted(Path(check.__file__).parent.glob("*.py")):
+    package = Path(check.__file__).parents[2]
+    # The checker's own modules, and those outside it that decide verdicts: the one quantity
+    # parser (CEL quantity(), quantity patterns) and the Kubernetes facts (bounds, names).
+    shared = [package / "dsl" / "quantity.py", package / "dsl" / "wellknown.py", package / "k8s" / "wellknown.py"]
+    for path in [*sorted(Path(check.__file__).parent.glob("*.py")), *shared]:
         digest.update(path.name.encode() + path.read_bytes())
     for module in ("celpy", "jsonschema", "lark"):
         spec = importlib.util.find_spec(module)  # locates without importing

@@ -29,9 +29,8 @@ from urllib.parse import parse_qs, urlsplit
 import re2
 from celpy import celtypes
 
-from .quantity import QuantityError, is_quantity, parse_quantity
-
-_INT64 = 2**63
+from trainspec.dsl.quantity import QuantityError, is_quantity, parse_quantity
+from trainspec.dsl.wellknown import INT64_MAX
 
 
 class Quantity:
@@ -67,14 +66,19 @@ def _compare(a: Quantity, b: Quantity) -> int:
 
 
 def f_quantity(text: Any) -> Quantity:
+    """``quantity(s)``: the package's one quantity parser, so the shim is as bounded as it is.
+
+    Where the API server differs: it caps a binary value at 2^63-1 and keeps a decimal one of
+    any size, while this reports both beyond 2^63-1 as an evaluation error (TS502).
+    """
     try:
-        return Quantity(parse_quantity(str(text)))
+        return Quantity(parse_quantity(str(text)).value)
     except QuantityError as exc:
         raise ValueError(str(exc)) from exc
 
 
 def f_as_integer(q: Quantity) -> celtypes.IntType:
-    if q.value.denominator != 1 or not -_INT64 <= q.value.numerator < _INT64:
+    if q.value.denominator != 1 or not -INT64_MAX - 1 <= q.value.numerator <= INT64_MAX:
         raise ValueError(f"{q!r} cannot be represented as an int64")
     return celtypes.IntType(q.value.numerator)
 

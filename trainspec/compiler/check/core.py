@@ -12,18 +12,22 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .quantity import QUANTITY_PATTERN
+from trainspec.dsl.quantity import QUANTITY_PATTERN
+from trainspec.dsl.wellknown import (
+    DNS1123_LABEL_MAX, DNS1123_LABEL_PATTERN, DNS1123_SUBDOMAIN_MAX, DNS1123_SUBDOMAIN_PATTERN, LABEL_VALUE_MAX,
+    LABEL_VALUE_PATTERN, QUALIFIED_NAME_PATTERN,
+)
 
-DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+DNS1123_LABEL = re.compile(DNS1123_LABEL_PATTERN)
+DNS1123_SUBDOMAIN = re.compile(DNS1123_SUBDOMAIN_PATTERN)
+_QUALIFIED_NAME = re.compile(QUALIFIED_NAME_PATTERN)
+_LABEL_VALUE = re.compile(LABEL_VALUE_PATTERN)
 
 
 def subdomain_problem(value: str) -> str | None:
     """Why ``value`` is not a DNS-1123 subdomain (object names), or None."""
-    if len(value) > 253:
-        return f"must be no more than 253 characters (has {len(value)})"
+    if len(value) > DNS1123_SUBDOMAIN_MAX:
+        return f"must be no more than {DNS1123_SUBDOMAIN_MAX} characters (has {len(value)})"
     if not DNS1123_SUBDOMAIN.match(value):
         return "must be a lowercase RFC 1123 subdomain ([a-z0-9], '-', '.', alphanumeric at both ends)"
     return None
@@ -31,8 +35,8 @@ def subdomain_problem(value: str) -> str | None:
 
 def label_problem(value: str) -> str | None:
     """Why ``value`` is not a DNS-1123 label (namespaces), or None."""
-    if len(value) > 63:
-        return f"must be no more than 63 characters (has {len(value)})"
+    if len(value) > DNS1123_LABEL_MAX:
+        return f"must be no more than {DNS1123_LABEL_MAX} characters (has {len(value)})"
     if not DNS1123_LABEL.match(value):
         return "must be a lowercase RFC 1123 label ([a-z0-9] and '-', alphanumeric at both ends)"
     return None
@@ -49,8 +53,8 @@ def qualified_name_problem(key: str) -> str | None:
             return f"prefix {prefix!r} {problem}"
     if not name:
         return "name part must not be empty"
-    if len(name) > 63:
-        return f"name part must be no more than 63 characters (has {len(name)})"
+    if len(name) > DNS1123_LABEL_MAX:
+        return f"name part must be no more than {DNS1123_LABEL_MAX} characters (has {len(name)})"
     if not _QUALIFIED_NAME.match(name):
         return "name part must consist of alphanumerics, '-', '_' or '.', alphanumeric at both ends"
     return None
@@ -58,8 +62,8 @@ def qualified_name_problem(key: str) -> str | None:
 
 def label_value_problem(value: str) -> str | None:
     """Why ``value`` is not a valid label value, or None."""
-    if len(value) > 63:
-        return f"must be no more than 63 characters (has {len(value)})"
+    if len(value) > LABEL_VALUE_MAX:
+        return f"must be no more than {LABEL_VALUE_MAX} characters (has {len(value)})"
     if not _LABEL_VALUE.match(value):
         return "must be empty or alphanumerics, '-', '_' or '.', alphanumeric at both ends"
     return None

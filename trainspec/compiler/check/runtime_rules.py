@@ -23,21 +23,22 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from trainspec.dsl.diagnostics import Diagnostic, Severity
+from trainspec.k8s.wellknown import (
+    ANCESTOR_DATASET, ANCESTOR_LABEL, ANCESTOR_MODEL, ANCESTOR_TRAINER, FRAMEWORK_LABEL, NAME_MAX, NODE,
+    POD_RANDOM_SUFFIX, WEBHOOK_VALIDATION_LABEL,
+)
 
 from ._paths import join_path
 
-ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
-FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
-WEBHOOK_VALIDATION_LABEL = "trainer.kubeflow.org/webhook-validation"
 #: ancestor label value -> the container that must exist in that replicatedJob.
 ANCESTOR_CONTAINERS = {
-    "trainer": "node",
-    "dataset-initializer": "dataset-initializer",
-    "model-initializer": "model-initializer",
+    ANCESTOR_TRAINER: NODE,
+    ANCESTOR_DATASET: ANCESTOR_DATASET,
+    ANCESTOR_MODEL: ANCESTOR_MODEL,
 }
 #: JobSet pod names are <jobset>-<rjob>-<jobIndex>-<podIndex>-<5 random characters>.
-POD_SUFFIX = "-abcde"
-MAX_NAME = 63
+POD_SUFFIX = POD_RANDOM_SUFFIX
+MAX_NAME = NAME_MAX
 
 
 def _dict(value: Any) -> dict[str, Any]:

@@ -12,7 +12,8 @@ checks:
   embedded resources get ``apiVersion``/``kind``/``metadata``;
 * ``x-kubernetes-list-type: map``/``set`` become duplicate checks (the API server rejects
   duplicate keys);
-* ``format`` is dropped: most formats are not checkable offline in a faithful way.
+* ``format`` is dropped: most formats are not checkable offline in a faithful way; the integer
+  formats ``int32``/``int64`` become ``minimum``/``maximum``, as the API server checks them.
 
 Every jsonschema error becomes a TS500 :class:`Diagnostic` with a dotted path.
 """
@@ -25,6 +26,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from trainspec.dsl.diagnostics import Diagnostic
+from trainspec.dsl.wellknown import INT32_MAX, INT64_MAX
 
 from ._paths import render_path, short
 from .core import (
@@ -53,6 +55,8 @@ _COPIED = (
 )
 
 _EMBEDDED_META = {k: v for k, v in OBJECT_META.items() if k != "x-k8s-name-required"}
+#: Integer formats -> their (minimum, maximum); the API server rejects values outside.
+_INT_FORMATS = {"int32": (-INT32_MAX - 1, INT32_MAX), "int64": (-INT64_MAX - 1, INT64_MAX)}
 
 
 def convert(node: Mapping[str, Any], *, root: bool = False) -> dict[str, Any]:
@@ -68,6 +72,11 @@ def convert(node: Mapping[str, Any], *, root: bool = False) -> dict[str, Any]:
             out[f"exclusive{bound}"] = out.pop(bound.lower())
         elif isinstance(flag, (int, float)) and not isinstance(flag, bool):
             out[f"exclusive{bound}"] = flag
+    int_range = _INT_FORMATS.get(node.get("format")) if node.get("type") == "integer" else None
+    if int_range is not None:  # the integer formats the API server does check ("format int32")
+        low, high = int_range
+        out["minimum"] = max(out["minimum"], low) if isinstance(out.get("minimum"), (int, float)) else low
+        out["maximum"] = min(out["maximum"], high) if isinstance(out.get("maximum"), (int, float)) else high
 
     properties = node.get("properties")
     if isinstance(properties, Mapping):

@@ -27,6 +27,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainspec.dsl.diagnostics import Diagnostic, Related
+from trainspec.k8s.wellknown import (
+    ANCESTOR_TRAINER, DATASET_INITIALIZER, LAUNCHER, MODEL_INITIALIZER, NODE, SHARD_VOLUME, TRAINER_GROUP,
+    TRAINER_RESERVED_ENV,
+)
 
 from ._paths import join_path
 from .core import subdomain_problem
@@ -40,21 +44,11 @@ from .runtime_rules import (
     rjobs_of,
 )
 
-TRAINER_GROUP = "trainer.kubeflow.org"
 RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
 #: Environment variables the Trainer controller sets itself, by framework.
-RESERVED_ENV: dict[str, tuple[str, ...]] = {
-    "Torch": ("PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT"),
-    "MPI": (
-        "OMPI_MCA_orte_default_hostfile",
-        "OMPI_MCA_plm_rsh_args",
-        "OMPI_MCA_orte_keep_fqdn_hostnames",
-        "OMPI_MCA_orte_set_default_slots",
-    ),
-    "XGBoost": ("DMLC_TRACKER_URI", "DMLC_TRACKER_PORT", "DMLC_TASK_ID", "DMLC_NUM_WORKER"),
-}
+RESERVED_ENV = TRAINER_RESERVED_ENV
 _RESERVED = {name: family for family, names in RESERVED_ENV.items() for name in names}
-_NO_PATCH_ENV = ("node", "dataset-initializer", "model-initializer")
+_NO_PATCH_ENV = (NODE, DATASET_INITIALIZER, MODEL_INITIALIZER)
 _HTTP_PATH = re.compile(r"^[A-Za-z0-9/\-._~%!$&'()*+,;=:@]+$")
 _PATCH_RJOBS = ("trainingRuntimeSpec", "template", "spec", "replicatedJobs")
 
@@ -198,7 +192,7 @@ class _TrainJobCheck:
 
     def check_initializers(self, rjobs: list[dict[str, Any]], runtime_name: str) -> None:
         initializer = _dict(self.spec.get("initializer"))
-        for field, step in (("dataset", "dataset-initializer"), ("model", "model-initializer")):
+        for field, step in (("dataset", DATASET_INITIALIZER), ("model", MODEL_INITIALIZER)):
             if initializer.get(field) is None:
                 continue
             path = join_path("spec.initializer", field)
@@ -218,10 +212,10 @@ class _TrainJobCheck:
                     f"has no container named {step!r}",
                     path,
                 )
-            elif not any(_dict(m).get("name") == "initializer" for m in _list(container.get("volumeMounts"))):
+            elif not any(_dict(m).get("name") == SHARD_VOLUME for m in _list(container.get("volumeMounts"))):
                 self.error(
                     f"spec.initializer.{field} is set but container {step!r} of runtime {runtime_name!r} "
-                    "has no volumeMount named 'initializer'",
+                    f"has no volumeMount named {SHARD_VOLUME!r}",
                     path,
                 )
 
@@ -277,8 +271,8 @@ class _TrainJobCheck:
         mpi = policy.get("mpi") if isinstance(policy.get("mpi"), dict) else None
         launcher_as_node = bool(mpi and mpi.get("runLauncherAsNode"))
         names = {r.get("name") for r in rjobs}
-        if launcher_as_node and nodes >= 2 and not {"launcher", "node"} <= names:
-            missing = sorted({"launcher", "node"} - names)
+        if launcher_as_node and nodes >= 2 and not {LAUNCHER, NODE} <= names:
+            missing = sorted({LAUNCHER, NODE} - names)
             self.error(
                 f"MPI runtime with runLauncherAsNode and numNodes {nodes} needs replicatedJobs 'launcher' "
                 f"and 'node'; missing {missing}",
@@ -286,11 +280,11 @@ class _TrainJobCheck:
             )
 
         def pods_of(rjob: dict[str, Any]) -> int:
-            if mpi is not None and rjob.get("name") == "launcher":
+            if mpi is not None and rjob.get("name") == LAUNCHER:
                 return 1
-            if mpi is not None and rjob.get("name") == "node":
+            if mpi is not None and rjob.get("name") == NODE:
                 return nodes - 1 if launcher_as_node else nodes
-            if mpi is None and ancestor_of(rjob) == "trainer":
+            if mpi is None and ancestor_of(rjob) == ANCESTOR_TRAINER:
                 return nodes
             value = _dict(_dict(rjob.get("template")).get("spec")).get("parallelism", 1)
             return value if isinstance(value, int) else 1

@@ -13,8 +13,7 @@ from trainspec.k8s import (
     ObjectMeta, PersistentVolumeClaim, PersistentVolumeClaimSpec, PersistentVolumeClaimVolumeSource, Volume,
     VolumeMount, VolumeResourceRequirements,
 )
-
-VOLUME = "checkpoints"
+from trainspec.k8s.wellknown import CHECKPOINT_VOLUME as VOLUME
 
 
 def claim(plan: CheckpointPlan, job_name: str, namespace: str) -> PersistentVolumeClaim | None:

@@ -1,24 +1,35 @@
-"""Label and annotation keys trainspec writes, and the ones it reads from upstream projects."""
+"""Label and annotation keys trainspec writes, and the ones it reads from upstream projects.
+
+The short names lowering code uses (``L.QUEUE_NAME``); every value is defined once, in
+:mod:`trainspec.k8s.wellknown`.
+"""
 
 from __future__ import annotations
 
-MANAGED_BY = "app.kubernetes.io/managed-by"
-MANAGER = "trainspec"
-JOB_LABEL = "trainspec.dev/job"
+from trainspec.k8s.wellknown import (
+    ANCESTOR_DATASET, ANCESTOR_LABEL, ANCESTOR_TRAINER, COMPILER_PATCH_MANAGER, FRAMEWORK_LABEL, JOB_LABEL,
+    MANAGED_BY_LABEL, MANAGED_BY_VALUE, MAX_EXEC_TIME_LABEL, PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL, TOPOLOGY_PREFERRED,
+    TOPOLOGY_REQUIRED, TRAINER_GROUP, VOLCANO_QUEUE_LABEL,
+)
+
+MANAGED_BY = MANAGED_BY_LABEL
+MANAGER = MANAGED_BY_VALUE
 #: The runtimePatches entry trainspec owns on every TrainJob (Kueue owns its own entry).
-PATCH_MANAGER = "trainspec.dev/compiler"
+PATCH_MANAGER = COMPILER_PATCH_MANAGER
 
-FRAMEWORK = "trainer.kubeflow.org/framework"
-ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
-ANCESTOR_TRAINER = "trainer"
-ANCESTOR_DATASET = "dataset-initializer"
+FRAMEWORK = FRAMEWORK_LABEL
+ANCESTOR = ANCESTOR_LABEL
 
-QUEUE_NAME = "kueue.x-k8s.io/queue-name"
-PRIORITY_CLASS = "kueue.x-k8s.io/priority-class"
-MAX_EXEC_TIME = "kueue.x-k8s.io/max-exec-time-seconds"
-TOPOLOGY_REQUIRED = "kueue.x-k8s.io/podset-required-topology"
-TOPOLOGY_PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
+QUEUE_NAME = QUEUE_NAME_LABEL
+PRIORITY_CLASS = PRIORITY_CLASS_LABEL
+MAX_EXEC_TIME = MAX_EXEC_TIME_LABEL
 
-VOLCANO_QUEUE = "scheduling.volcano.sh/queue-name"
+VOLCANO_QUEUE = VOLCANO_QUEUE_LABEL
 
-API_GROUP = "trainer.kubeflow.org"
+API_GROUP = TRAINER_GROUP
+
+__all__ = [
+    "ANCESTOR", "ANCESTOR_DATASET", "ANCESTOR_TRAINER", "API_GROUP", "FRAMEWORK", "JOB_LABEL", "MANAGED_BY", "MANAGER",
+    "MAX_EXEC_TIME", "PATCH_MANAGER", "PRIORITY_CLASS", "QUEUE_NAME", "TOPOLOGY_PREFERRED", "TOPOLOGY_REQUIRED",
+    "VOLCANO_QUEUE",
+]

@@ -28,11 +28,8 @@ from trainspec.k8s import (
 )
 from trainspec.dsl.sources import LoadedSpec
 from trainspec.k8s.jobset import VolumeRetentionPolicy
+from trainspec.k8s.wellknown import COSCHEDULING_SCHEDULER, NODE, SHARD_VOLUME, SHM_VOLUME, VOLCANO_SCHEDULER
 
-SHM_VOLUME = "dshm"
-SHARD_VOLUME = "initializer"  # the name Trainer's webhook requires on initializer containers
-COSCHEDULING_SCHEDULER = "scheduler-plugins-scheduler"
-VOLCANO_SCHEDULER = "volcano"
 SHARD_COMMAND = ["python", "-m", "trainspec.stages.shard"]
 
 
@@ -163,7 +160,7 @@ def _trainer_pod(spec: RuntimeSpec, sharded: bool) -> PodSpec:
     if sharded:
         mounts.append(VolumeMount(name=SHARD_VOLUME, mount_path=WORKSPACE))
     container = Container(
-        name="node",
+        name=NODE,
         image=spec.image,
         command=list(spec.command) if spec.command else None,
         env=envs.plain({**(spec.network.env if spec.network else {}), **spec.env}) or None,

@@ -8,11 +8,10 @@ from __future__ import annotations
 from trainspec.compiler.lower import env as envs
 from trainspec.compiler.plan import DATA_DIR, PVC_ROOT, DataPlan
 from trainspec.dsl.models import Data
+from trainspec.k8s.wellknown import SHARD_SOURCE_VOLUME as SOURCE_VOLUME
 from trainspec.k8s import (
     DatasetInitializer, Initializer, PersistentVolumeClaimVolumeSource, Volume, VolumeMount,
 )
-
-SOURCE_VOLUME = "data-source"
 
 
 def initializer(data: Data, plan: DataPlan) -> Initializer:

@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from trainspec.dsl.diagnostics import Diagnostic, Severity
+from trainspec.k8s.wellknown import KUEUE_PATCH_MANAGER as _KUEUE_MANAGER
 
 if TYPE_CHECKING:
     from trainspec.compiler.plan import JobPlan
@@ -21,8 +22,6 @@ if TYPE_CHECKING:
     from trainspec.dsl.sources import LoadedSpec
     from trainspec.k8s import TrainJob
     from trainspec.k8s.legacy import TrainJobV21
-
-_KUEUE_MANAGER = "kueue.x-k8s.io/manager"
 
 
 def runtime_problems(loaded: LoadedSpec) -> list[Diagnostic]:
@@ -131,7 +130,6 @@ def _merge_targets(overrides: list[Any]) -> list[Any]:
         else:
             merged[merged.index(same)] = replace(same, target_jobs=[*same.target_jobs, *override.target_jobs])
     return merged
-
 
 
 __all__ = ["job_problems", "runtime_problems", "trainjob_v21"]

@@ -10,6 +10,7 @@ from trainspec.compiler.lower import labels as L
 from trainspec.compiler.plan import RJOB_DATASET, JobPlan
 from trainspec.compiler.provenance import FieldSources, Origin, SpecRef
 from trainspec.dsl.models import Framework, Scope
+from trainspec.k8s.wellknown import DATA_DIR_ENV, NODE, NUM_SHARDS_ENV
 from trainspec.k8s import (
     ContainerPatch, JobSetSpecPatch, JobSetTemplatePatch, JobSpecPatch, JobTemplatePatch, MetadataPatch,
     ObjectMeta, PersistentVolumeClaim, PodSpecPatch, PodTemplatePatch, ReplicatedJobPatch, ResourceRequirements,
@@ -116,7 +117,7 @@ def _trainer_patch(plan: JobPlan, rjob: str) -> ReplicatedJobPatch | None:
         rjob,
         MetadataPatch(labels=labels or None, annotations=annotations or None) if (labels or annotations) else None,
         [volume] if volume else None,
-        [ContainerPatch(name="node", volume_mounts=[mount])] if mount else None,
+        [ContainerPatch(name=NODE, volume_mounts=[mount])] if mount else None,
     )
 
 
@@ -190,7 +191,7 @@ def job_sources(plan: JobPlan, obj: PersistentVolumeClaim | TrainJob) -> FieldSo
             sources.set(("spec", "trainer", "env", index), at("spec", "env", var.name))
         elif var.name in spec.secret_env:
             sources.set(("spec", "trainer", "env", index), at("spec", "secretEnv", var.name))
-        elif plan.data is not None and (var.name.startswith("TRAINSPEC_DATA") or var.name == "TRAINSPEC_NUM_SHARDS"):
+        elif plan.data is not None and (var.name.startswith(DATA_DIR_ENV) or var.name == NUM_SHARDS_ENV):
             sources.set(("spec", "trainer", "env", index), at("spec", "data"))
         else:
             sources.set(("spec", "trainer", "env", index), at("spec", "checkpoint"))

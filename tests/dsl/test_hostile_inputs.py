@@ -1,0 +1,206 @@
+"""Odd things on disk never hang, crash or silently vanish (issue 10, item 6: walks).
+
+FIFOs, sockets and symlink loops are skipped by directory walks with a located warning and
+refused (an error, never a hang) when named on the command line; over-long names are a
+diagnostic, not an internal error; upper-case extensions are loaded.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLES, run_cli
+from trainspec.dsl.diagnostics import CODES
+from trainspec.dsl.sources import discover, load_files, load_specs
+from trainspec.dsl.values import load_values
+from trainspec.dsl.yaml_loader import load_file
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX file types")
+
+JOB = (EXAMPLES / "ddp-cpu.yaml").read_text()
+
+
+def codes(problems: list) -> list[tuple[str, str]]:
+    return [(d.code, d.severity.value) for d in problems]
+
+
+def test_fifo_in_a_walk_is_skipped_with_a_warning_not_opened(tmp_path: Path) -> None:
+    (tmp_path / "job.yaml").write_text(JOB)
+    os.mkfifo(tmp_path / "pipe.yaml")  # opening it for reading would block until a writer comes
+    files, problems = discover([str(tmp_path)])
+    assert files == [tmp_path / "job.yaml"]
+    assert codes(problems) == [("TS118", "warning")]
+    assert problems[0].file.endswith("pipe.yaml") and "FIFO" in problems[0].message
+    assert problems[0].hint
+
+
+def test_socket_in_a_walk_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "s.yml"
+    server = socket.socket(socket.AF_UNIX)
+    try:
+        server.bind(str(path))
+    except OSError as exc:  # pragma: no cover - path too long for AF_UNIX on some systems
+        pytest.skip(str(exc))
+    try:
+        files, problems = discover([str(tmp_path)])
+    finally:
+        server.close()
+    assert files == [] and codes(problems) == [("TS118", "warning")]
+    assert "socket" in problems[0].message
+
+
+def test_fifo_given_on_the_command_line_is_an_error_not_a_hang(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.yaml")
+    specs, problems = load_specs([str(tmp_path / "pipe.yaml")])
+    assert specs == [] and codes(problems) == [("TS118", "error")]
+
+
+def test_device_given_on_the_command_line_is_an_error() -> None:
+    specs, problems = load_specs(["/dev/zero"])  # reading it would never end
+    assert specs == [] and codes(problems) == [("TS118", "error")]
+    assert "device" in problems[0].message
+
+
+def test_loader_refuses_a_fifo_even_when_asked_directly(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.yaml")
+    docs, problems = load_file(tmp_path / "pipe.yaml", "pipe.yaml")
+    assert docs == [] and codes(problems) == [("TS118", "error")]
+    specs, problems = load_files([tmp_path / "pipe.yaml"])
+    assert specs == [] and codes(problems) == [("TS118", "error")]
+
+
+def test_python_fifo_is_refused_before_it_is_run(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "spec.py")
+    specs, problems = load_files([tmp_path / "spec.py"])
+    assert specs == [] and codes(problems) == [("TS118", "error")]
+
+
+def test_values_file_that_is_a_fifo_is_an_error(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "values.yaml")
+    values, problems = load_values([str(tmp_path / "values.yaml")])
+    assert "TS118" in [d.code for d in problems]
+
+
+def test_ignore_file_that_is_a_fifo_does_not_hang_the_walk(tmp_path: Path) -> None:
+    (tmp_path / "job.yaml").write_text(JOB)
+    os.mkfifo(tmp_path / ".trainspecignore")
+    files, _ = discover([str(tmp_path)])
+    assert files == [tmp_path / "job.yaml"]
+
+
+def test_self_looping_symlink_in_a_walk_is_a_warning(tmp_path: Path) -> None:
+    (tmp_path / "loop.yaml").symlink_to("loop.yaml")
+    files, problems = discover([str(tmp_path)])
+    assert files == [] and codes(problems) == [("TS118", "warning")]
+    assert "symbolic link" in problems[0].message and "loop" in problems[0].message
+
+
+def test_self_looping_symlink_on_the_command_line_says_so(tmp_path: Path) -> None:
+    (tmp_path / "loop.yaml").symlink_to("loop.yaml")
+    _, problems = discover([str(tmp_path / "loop.yaml")])
+    assert codes(problems) == [("TS118", "error")]
+    assert "no such file" not in problems[0].message and "loop" in problems[0].message
+
+
+def test_broken_symlink_says_where_it_points(tmp_path: Path) -> None:
+    (tmp_path / "job.yaml").symlink_to("moved/job.yaml")
+    _, problems = discover([str(tmp_path / "job.yaml")])
+    assert codes(problems) == [("TS100", "error")]
+    assert "moved/job.yaml" in problems[0].message
+
+
+def test_symlinked_directory_is_not_followed_but_mentioned(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "job.yaml").write_text(JOB)
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "shared").symlink_to(tmp_path / "real")
+    files, problems = discover([str(tmp_path / "specs")])
+    assert files == [] and codes(problems) == [("TS118", "warning")]
+    assert "not followed" in problems[0].message
+
+
+def test_ignored_entries_are_not_warned_about(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.yaml")
+    (tmp_path / ".trainspecignore").write_text("pipe.yaml\n")
+    assert discover([str(tmp_path)]) == ([], [])
+
+
+def test_over_long_name_on_the_command_line_is_a_diagnostic(tmp_path: Path) -> None:
+    name = str(tmp_path / ("a" * 300 + ".yaml"))
+    specs, problems = load_specs([name])
+    assert specs == [] and codes(problems) == [("TS119", "error")]
+    assert problems[0].hint
+
+
+def test_over_long_path_in_a_walk_is_a_diagnostic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    limit = os.pathconf(tmp_path, "PC_PATH_MAX")
+    deep = tmp_path
+    monkeypatch.chdir(tmp_path)  # build the chain relative to the last directory: absolute paths exceed PATH_MAX
+    part = "d" * 200
+    while len(str(deep)) <= limit + 300:
+        os.mkdir(part)
+        os.chdir(part)
+        deep = deep / part
+    Path("job.yaml").write_text(JOB)
+    os.chdir(tmp_path)
+    files, problems = discover([str(tmp_path)])
+    assert files == []
+    assert [d.code for d in problems] == ["TS119"] and problems[0].is_error
+
+
+def test_nul_byte_in_a_path_is_a_diagnostic() -> None:
+    _, problems = discover(["a\x00b.yaml"])
+    assert [d.code for d in problems] == ["TS100"]
+
+
+def test_upper_case_extensions_are_loaded(tmp_path: Path) -> None:
+    (tmp_path / "a.YAML").write_text(JOB)
+    (tmp_path / "b.Yml").write_text(JOB.replace("ddp-cpu", "ddp-two"))
+    files, problems = discover([str(tmp_path)])
+    assert [f.name for f in files] == ["a.YAML", "b.Yml"] and problems == []
+    specs, problems = load_files(files)
+    assert sorted(s.name for s in specs) == ["ddp-cpu", "ddp-two"]
+
+
+def test_upper_case_python_extension_is_a_python_spec(tmp_path: Path) -> None:
+    (tmp_path / "spec.PY").write_text((EXAMPLES / "python" / "ddp_cpu.py").read_text())
+    files, _ = discover([str(tmp_path)])
+    specs, problems = load_files(files)
+    assert [s.name for s in specs] == ["ddp-cpu"] and not [d for d in problems if d.is_error]
+
+
+def test_unreadable_directory_is_reported(tmp_path: Path) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root reads directories without read permission")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / "job.yaml").write_text(JOB)
+    locked.chmod(0)
+    try:
+        _, problems = discover([str(tmp_path)])
+    finally:
+        locked.chmod(0o755)
+    assert [d.code for d in problems] == ["TS100"]
+
+
+def test_same_file_through_two_names_is_loaded_once(tmp_path: Path) -> None:
+    (tmp_path / "job.yaml").write_text(JOB)
+    (tmp_path / "alias.yaml").symlink_to("job.yaml")
+    files, problems = discover([str(tmp_path), str(tmp_path / "job.yaml")])
+    assert len(files) == 1 and problems == []
+
+
+def test_every_new_walk_code_is_registered() -> None:
+    assert {"TS118", "TS119"} <= set(CODES)
+
+
+def test_cli_validate_on_a_fifo_exits_1_without_hanging(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.yaml")
+    proc = run_cli("validate", str(tmp_path / "pipe.yaml"))
+    assert proc.returncode == 1, proc.stderr
+    assert "error[TS118]" in proc.stdout and "Traceback" not in proc.stderr

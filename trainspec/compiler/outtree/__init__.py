@@ -1,0 +1,18 @@
+"""The output tree of ``trainspec compile -o DIR``: planned, checked, and replaced as a whole.
+
+* :mod:`.marker` reads ``.trainspec-managed.json`` as untrusted input (TS409).
+* :mod:`.plan` compares the compile's files with the directory (never following symlinks):
+  added, changed, removed, files in the way (TS407), hand edits (TS411), vanishing
+  PersistentVolumeClaims (TS410, :mod:`.claims`).
+* :mod:`.safety` refuses ``-o`` values whose replacement could lose work (TS412).
+* :mod:`.swap` builds the new generation beside the directory and swaps it in atomically,
+  recovering what an interrupted run left (TS413).
+* :mod:`.apply` ties them together for the command line: :func:`emit_directory`.
+"""
+
+from __future__ import annotations
+
+from trainspec.compiler.outtree.apply import OutputReport, emit_directory, file_mode
+from trainspec.compiler.outtree.marker import MARKER
+
+__all__ = ["MARKER", "OutputReport", "emit_directory", "file_mode"]

@@ -1,0 +1,153 @@
+"""Kubernetes facts the compiler, checker, Kueue pre-flight and KFP launcher share, defined once.
+
+Label and annotation keys (ours and those of Kubeflow Trainer, JobSet, Kueue, Volcano, Argo CD),
+the names Trainer gives containers and replicated jobs, volume names, runtimePatches and
+server-side-apply managers, name budgets. The facts the spec language itself needs (number
+bounds, name rules, reserved env names) live in :mod:`trainspec.dsl.wellknown` and are
+re-exported here, so lowering code imports one module.
+
+``tests/k8s/test_wellknown.py`` fails when one of these strings is written out anywhere else.
+"""
+
+from __future__ import annotations
+
+from trainspec.dsl.wellknown import (
+    CHECKPOINT_DIR_ENV, CHECKPOINT_KEEP_ENV, DATA_DIR_ENV, DATA_FORMAT_ENV, DNS1035_LABEL_PATTERN, DNS1123_LABEL_MAX,
+    DNS1123_LABEL_PATTERN, DNS1123_SUBDOMAIN_MAX, DNS1123_SUBDOMAIN_PATTERN, ENV_NAME_PATTERN, INT32_MAX, INT64_MAX,
+    LABEL_VALUE_MAX, LABEL_VALUE_PATTERN, MAX_EXEC_TIME_SECONDS, NUM_SHARDS_ENV, PVC_ROOT_ENV,
+    QUALIFIED_NAME_PATTERN, RESERVED_ENV_PREFIXES, SHARD_ASSIGNMENT_ENV, SHARD_BY_ENV, SHARD_SEED_ENV, TRAINSPEC_ENV,
+)
+
+__all__ = [
+    # re-exported from trainspec.dsl.wellknown
+    "CHECKPOINT_DIR_ENV", "CHECKPOINT_KEEP_ENV", "DATA_DIR_ENV", "DATA_FORMAT_ENV", "DNS1035_LABEL_PATTERN",
+    "DNS1123_LABEL_MAX", "DNS1123_LABEL_PATTERN", "DNS1123_SUBDOMAIN_MAX", "DNS1123_SUBDOMAIN_PATTERN",
+    "ENV_NAME_PATTERN", "INT32_MAX", "INT64_MAX", "LABEL_VALUE_MAX", "LABEL_VALUE_PATTERN", "MAX_EXEC_TIME_SECONDS",
+    "NUM_SHARDS_ENV", "PVC_ROOT_ENV", "QUALIFIED_NAME_PATTERN", "RESERVED_ENV_PREFIXES", "SHARD_ASSIGNMENT_ENV",
+    "SHARD_BY_ENV", "SHARD_SEED_ENV", "TRAINSPEC_ENV",
+    # defined here
+    "ANCESTOR_DATASET", "ANCESTOR_LABEL", "ANCESTOR_MODEL", "ANCESTOR_TRAINER", "CHECKPOINT_VOLUME",
+    "COMPILER_PATCH_MANAGER", "COMPLETION_INDEX_LABEL", "COMPONENT_LABEL", "COSCHEDULING_SCHEDULER",
+    "DATASET_INITIALIZER", "ELASTIC_JOB_ANNOTATION", "FIELD_MANAGER", "FRAMEWORK_LABEL", "JOBSET_NAME_LABEL",
+    "JOB_LABEL", "JOB_MIN_PARALLELISM_ANNOTATION", "KFP_PATCH_MANAGER", "KFP_RUN_ID_LABEL", "KUEUE_GROUP",
+    "KUEUE_PATCH_MANAGER", "KUEUE_VERSIONS", "LAUNCHER", "MANAGED_BY_LABEL", "MANAGED_BY_VALUE", "MAX_EXEC_TIME_LABEL",
+    "METADATA_NAME_LABEL", "MODEL_INITIALIZER", "NAME_MAX", "NODE", "NODE_ALLOCATABLE", "OWNER_FIELD_MANAGER",
+    "POD_RANDOM_SUFFIX", "PODSET_SLICE_SIZE_ANNOTATION", "PRIORITY_CLASS_LABEL", "QUEUE_NAME_LABEL",
+    "REPLICATED_JOB_LABEL", "SHARD_SOURCE_VOLUME", "SHARD_VOLUME", "SHM_VOLUME", "SYNC_WAVE_ANNOTATION",
+    "TOPOLOGY_ANNOTATIONS", "TOPOLOGY_PREFERRED", "TOPOLOGY_REQUIRED", "TOPOLOGY_SLICE_REQUIRED",
+    "TOPOLOGY_SLICE_REQUIRED_CONSTRAINTS", "TOPOLOGY_UNCONSTRAINED", "TRAINER_API_VERSION", "TRAINER_GROUP",
+    "TRAINER_RESERVED_ENV", "TRAINER_VERSION", "VOLCANO_QUEUE_LABEL", "VOLCANO_SCHEDULER",
+    "WEBHOOK_VALIDATION_LABEL",
+]
+
+# -- trainspec's own keys and managers ----------------------------------------------------------
+
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+COMPONENT_LABEL = "app.kubernetes.io/component"
+#: The value of MANAGED_BY_LABEL on everything trainspec emits.
+MANAGED_BY_VALUE = "trainspec"
+#: Label on the checkpoint PVC: the job it belongs to.
+JOB_LABEL = "trainspec.dev/job"
+#: ResourceFlavor annotation declaring one node's allocatable resources (``cpu=192,memory=2Ti``).
+NODE_ALLOCATABLE = "trainspec.dev/node-allocatable"
+#: Label on a TrainJob the KFP launcher creates: the KFP run that owns it.
+KFP_RUN_ID_LABEL = "trainspec.dev/kfp-run-id"
+#: The ``runtimePatches`` entries trainspec owns: the compiler's (checkpoint volume, pod
+#: settings) and the KFP launcher's. Kueue owns KUEUE_PATCH_MANAGER.
+COMPILER_PATCH_MANAGER = "trainspec.dev/compiler"
+KFP_PATCH_MANAGER = "trainspec.dev/kfp"
+#: Server-side apply field managers of the KFP launcher: the TrainJob body, and the owner
+#: reference added on re-attach (a separate manager, so applying it never drops fields).
+FIELD_MANAGER = MANAGED_BY_VALUE
+OWNER_FIELD_MANAGER = "trainspec-kfp-owner"
+
+# -- Kubernetes and Argo CD -------------------------------------------------------------------
+
+#: The label every Namespace carries automatically (selectors match namespaces by it).
+METADATA_NAME_LABEL = "kubernetes.io/metadata.name"
+#: The Job controller's label and annotation of an Indexed Job's pod.
+COMPLETION_INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
+#: Argo CD applies lower waves first: runtimes, then claims, then jobs.
+SYNC_WAVE_ANNOTATION = "argocd.argoproj.io/sync-wave"
+#: Longest object name in a name budget: RFC 1035/1123 labels, which pod names must be.
+NAME_MAX = DNS1123_LABEL_MAX
+#: What a controller appends to a generated pod name: '-' and 5 random characters.
+POD_RANDOM_SUFFIX = "-abcde"
+
+# -- Kubeflow Trainer ---------------------------------------------------------------------------
+
+TRAINER_GROUP = "trainer.kubeflow.org"
+TRAINER_VERSION = "v1alpha1"
+TRAINER_API_VERSION = f"{TRAINER_GROUP}/{TRAINER_VERSION}"
+FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
+WEBHOOK_VALIDATION_LABEL = "trainer.kubeflow.org/webhook-validation"
+#: Label of a runtime's replicatedJob template: which step of the TrainJob it runs.
+ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
+#: Containers and replicatedJobs Trainer finds by name: the trainer nodes (``node``), the MPI
+#: launcher, and the initializers (which are also ancestor label values).
+NODE = "node"
+LAUNCHER = "launcher"
+DATASET_INITIALIZER = "dataset-initializer"
+MODEL_INITIALIZER = "model-initializer"
+#: Values of ANCESTOR_LABEL.
+ANCESTOR_TRAINER = "trainer"
+ANCESTOR_DATASET = DATASET_INITIALIZER
+ANCESTOR_MODEL = MODEL_INITIALIZER
+#: Environment names Trainer sets itself, by framework (its webhook rejects a TrainJob setting them).
+TRAINER_RESERVED_ENV: dict[str, tuple[str, ...]] = {
+    "Torch": ("PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT"),
+    "MPI": (
+        "OMPI_MCA_orte_default_hostfile",
+        "OMPI_MCA_plm_rsh_args",
+        "OMPI_MCA_orte_keep_fqdn_hostnames",
+        "OMPI_MCA_orte_set_default_slots",
+    ),
+    "XGBoost": ("DMLC_TRACKER_URI", "DMLC_TRACKER_PORT", "DMLC_TASK_ID", "DMLC_NUM_WORKER"),
+}
+
+# -- volumes trainspec puts into pods ----------------------------------------------------------
+
+#: ``/dev/shm`` as a memory-backed emptyDir.
+SHM_VOLUME = "dshm"
+#: The checkpoint claim's volume in trainer pods.
+CHECKPOINT_VOLUME = "checkpoints"
+#: The shard volume: the name Trainer's webhook requires on initializer containers.
+SHARD_VOLUME = "initializer"
+#: A ``pvc://`` data source mounted into the sharding stage.
+SHARD_SOURCE_VOLUME = "data-source"
+
+# -- JobSet ------------------------------------------------------------------------------------
+
+JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
+REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
+
+# -- Kueue -------------------------------------------------------------------------------------
+
+KUEUE_GROUP = "kueue.x-k8s.io"
+KUEUE_VERSIONS = ("v1beta2", "v1beta1")
+QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
+#: Seconds as a decimal int32 > 0 (Kueue ignores anything else): see MAX_EXEC_TIME_SECONDS.
+MAX_EXEC_TIME_LABEL = "kueue.x-k8s.io/max-exec-time-seconds"
+#: Kueue's own runtimePatches entry on a TrainJob.
+KUEUE_PATCH_MANAGER = "kueue.x-k8s.io/manager"
+ELASTIC_JOB_ANNOTATION = "kueue.x-k8s.io/elastic-job"
+JOB_MIN_PARALLELISM_ANNOTATION = "kueue.x-k8s.io/job-min-parallelism"
+PODSET_SLICE_SIZE_ANNOTATION = "kueue.x-k8s.io/podset-slice-size"
+#: Topology-aware scheduling annotations of a PodSet's pod template.
+TOPOLOGY_REQUIRED = "kueue.x-k8s.io/podset-required-topology"
+TOPOLOGY_PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
+TOPOLOGY_UNCONSTRAINED = "kueue.x-k8s.io/podset-unconstrained-topology"
+TOPOLOGY_SLICE_REQUIRED = "kueue.x-k8s.io/podset-slice-required-topology"
+TOPOLOGY_SLICE_REQUIRED_CONSTRAINTS = "kueue.x-k8s.io/podset-slice-required-topology-constraints"
+#: Any of these on a pod template asks Kueue for topology-aware placement.
+TOPOLOGY_ANNOTATIONS = (
+    TOPOLOGY_REQUIRED, TOPOLOGY_PREFERRED, TOPOLOGY_UNCONSTRAINED, TOPOLOGY_SLICE_REQUIRED,
+    TOPOLOGY_SLICE_REQUIRED_CONSTRAINTS,
+)
+
+# -- gang schedulers ---------------------------------------------------------------------------
+
+COSCHEDULING_SCHEDULER = "scheduler-plugins-scheduler"
+VOLCANO_SCHEDULER = "volcano"
+VOLCANO_QUEUE_LABEL = "scheduling.volcano.sh/queue-name"
