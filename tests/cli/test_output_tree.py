@@ -363,14 +363,19 @@ def test_without_syncfs_the_files_are_still_made_durable(tmp_path: Path, monkeyp
     assert len(synced) >= len(files)
 
 
-def test_a_second_compile_into_a_locked_directory_does_not_wait(tmp_path: Path, specs: Path) -> None:
+def test_a_second_compile_into_a_locked_directory_does_not_wait_forever(tmp_path: Path, monkeypatch) -> None:
+    from trainspec.compiler.outtree import emit_directory, swap
+
     fcntl = pytest.importorskip("fcntl")
+    monkeypatch.setattr(swap, "LOCK_WAIT_SECONDS", 0.0)
     out = tmp_path / "deploy"
     fd = os.open(tmp_path, os.O_RDONLY)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        proc = compile_(specs, out)
+        fcntl.flock(fd, fcntl.LOCK_EX)  # another compile writing beside it
+        report = emit_directory(str(out), {"kustomization.yaml": "resources: []\n"})
     finally:
         os.close(fd)
-    assert proc.returncode == 1 and "TS407" in proc.stderr and "another trainspec compile" in proc.stderr
+    assert report.exit_code == 1 and report.diagnostics[0].code == "TS407"
+    assert "another trainspec compile" in report.diagnostics[0].message
     assert not out.exists()
+    assert emit_directory(str(out), {"kustomization.yaml": "resources: []\n"}).exit_code == 0  # lock released

@@ -275,3 +275,21 @@ def test_an_input_runtime_replaces_the_upstream_entry() -> None:
     (plan,) = result.plans
     assert plan.resolved.image.value == "registry.example.com/vision/torch:2.13"
     assert plan.resolved.runtime.loaded.file == "t.yaml"
+
+
+def test_namespaced_runtime_named_like_upstream_would_shadow_it() -> None:
+    runtime = TEAM_RUNTIME.replace("{name: vision-h100}", "{name: jax-distributed, namespace: team-a}").replace(
+        "  external: true\n", "  scope: namespace\n")
+    _, problems = load(runtime)
+    (diag,) = problems
+    assert diag.code == "TS414" and "shadow the cluster's own in namespace team-a" in diag.message
+
+
+def test_every_modeled_catalog_entry_is_an_external_runtime() -> None:
+    for entry in CATALOG:
+        loaded = upstream_runtime(entry.name)
+        if entry.modeled is None:
+            assert loaded is None and entry.framework in ("mlx", "xgboost")
+            continue
+        assert loaded is not None and loaded.name == entry.name and loaded.spec.spec.external
+        assert loaded.spec.spec.image == entry.image and loaded.spec.spec.framework is entry.modeled

@@ -179,3 +179,33 @@ def test_no_project_environment_leaks(tmp_path: Path, monkeypatch: pytest.Monkey
     result = trainspec.compile(str(ROOT / "examples/ddp-cpu.yaml"))
     assert result.project_spec is None and result.ok
     assert os.getcwd() == str(tmp_path)
+
+
+CREDENTIAL = "AKIAIOSFODNN7EXAMPLE"
+
+
+def test_python_spec_modules_get_the_single_spec_checks(tmp_path: Path) -> None:
+    """A credential in a Python spec's env validated clean: only YAML specs ran TS302-TS304."""
+    module = tmp_path / "leak.py"
+    module.write_text("from trainspec import TrainingJob\n"
+                      "job = TrainingJob(name='leak', namespace='ml', runtime='trainspec-torch',\n"
+                      f"                  env={{'AWS_ACCESS_KEY_ID': '{CREDENTIAL}'}})\n")
+    status, out, _ = _cli("validate", str(module), "--no-project", "--format", "json")
+    assert status == 1 and "TS304" in {d["code"] for d in _json_diagnostics(out)}
+
+
+def test_objects_handed_to_the_library_get_the_single_spec_checks() -> None:
+    job = trainspec.TrainingJob(name="leak", namespace="ml", runtime="trainspec-torch",
+                                env={"AWS_ACCESS_KEY_ID": CREDENTIAL})
+    assert "TS304" in {d.code for d in trainspec.validate(job, project=None)}
+    assert not trainspec.compile(job, project=None).ok
+
+
+def test_trainer_21_refuses_a_job_on_the_clusters_jax_runtime(tmp_path: Path) -> None:
+    """Kubeflow Trainer's own jax-distributed needs 2.2+ too; only trainspec's built-ins were flagged."""
+    (tmp_path / "job.yaml").write_text(
+        "apiVersion: trainspec.dev/v1alpha1\nkind: TrainingJob\nmetadata: {name: jx, namespace: ml}\n"
+        "spec: {runtime: jax-distributed, command: [python, t.py], queue: ml}\n")
+    status, out, _ = _cli("validate", str(tmp_path), "--no-project", "--target", "trainer=2.1,kueue=0.16",
+                          "--format", "json")
+    assert status == 1 and "TS521" in {d["code"] for d in _json_diagnostics(out)}

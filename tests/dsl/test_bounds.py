@@ -129,3 +129,30 @@ def test_the_cli_reports_huge_quantities_and_exits_1(tmp_path, value: str, comma
     output = proc.stdout + proc.stderr
     assert "job.yaml:6:" in output and "error[TS203]" in output and "spec.resourcesPerNode.memory" in output
     assert "Traceback" not in output
+
+
+@pytest.mark.parametrize("arguments", ["nodes=10**5000", "resources_per_node=Resources(memory=10**5000)",
+                                       "resources_per_node=Resources(cpu=10**30)"])
+def test_a_python_spec_with_a_huge_int_gets_a_range_error(tmp_path, arguments: str) -> None:
+    """An int too long to print (more than 4300 digits) is described, never printed."""
+    spec = tmp_path / "job.py"
+    spec.write_text("from trainspec import Resources, TrainingJob\n"
+                    f"job = TrainingJob(name='x', runtime='trainspec-torch', {arguments})\n")
+    proc = run_cli("validate", str(spec), "--no-project")
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout.count("error[TS203]") == 1 and "TS112" not in proc.stdout, proc.stdout
+    assert len(proc.stdout) < 1000
+
+
+def test_the_largest_auto_sized_checkpoint_is_a_quantity() -> None:
+    """100T parameters, fp32 weights, 64 bytes of optimizer state each, keep 1000, +20%: the
+    volume still fits 2^63-1 bytes, so the compiler can always write it as a quantity."""
+    from trainspec.compiler.sizing import GI, checkpoint_size
+    from trainspec.dsl.models import ModelSize
+    from trainspec.dsl.quantity import Quantity
+
+    fields = models.ModelSize.model_fields
+    model = ModelSize(parameters="100T", dtype="fp32", optimizer_bytes_per_param=fields["optimizer_bytes_per_param"].le)
+    size = checkpoint_size(model, keep=models.Checkpoint.model_fields["keep"].le)
+    assert size.volume_gi * GI <= INT64_MAX
+    assert Quantity.parse(f"{size.volume_gi}Gi").value == size.volume_gi * GI

@@ -203,7 +203,9 @@ def _crd_findings(manifests: list[Manifest], crd_dirs: list[str], target: Any) -
         return engines[0]
 
     out: list[Diagnostic] = list(registry.problems)
-    trainjob_crd = registry.lookup("trainer.kubeflow.org/v1alpha1", "TrainJob")
+    from trainspec.k8s.wellknown import TRAINER_API_VERSION
+
+    trainjob_crd = registry.lookup(TRAINER_API_VERSION, "TrainJob")
     skip_trainjobs = False
     if trainjob_crd is not None:
         fields = ((trainjob_crd.schema.get("properties") or {}).get("spec") or {}).get("properties") or {}

@@ -22,13 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from trainspec.cli import report
     from trainspec.cli.common import compile_args, report_foreign
-    from trainspec.compiler import emit
     from trainspec.compiler.pipeline import Stop
-    from trainspec.dsl.diagnostics import Diagnostic
 
     to_dir = args.output != "-"
     result = compile_args(args, Stop.EMIT if to_dir else Stop.LOWER, gitops=args.gitops,
@@ -43,11 +39,11 @@ def run(args: argparse.Namespace) -> int:
         if args.check:
             print("trainspec compile: --check needs an output directory", file=sys.stderr)
             return 2
-        sys.stdout.write(emit.render_stream(result.outputs, gitops=args.gitops))
+        sys.stdout.write(result.to_yaml(gitops=args.gitops))
         return 0
     from trainspec.compiler.outtree import emit_directory
 
-    project = getattr(result, "project_spec", None)
+    project = result.project_spec
     inputs = [*args.paths, *(args.values or ()), *(s.file for s in result.specs),
               *([project.file] if project is not None else [])]
     outcome = emit_directory(args.output, result.files_text, inputs=inputs, check=args.check, force=args.force,

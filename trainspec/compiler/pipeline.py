@@ -161,7 +161,7 @@ class Compilation:
 
 def load_pass(c: Compilation) -> None:
     """Values files, spec files (YAML and Python), the project file and spec objects given in code."""
-    from trainspec.dsl.sources import DEFAULT_PYTHON_TIMEOUT, LoadedSpec, discover, load_files
+    from trainspec.dsl.sources import DEFAULT_PYTHON_TIMEOUT, LoadedSpec, discover, load_files, spec_problems
     from trainspec.dsl.values import load_values
 
     values, problems = load_values(c.options.values_files)
@@ -179,6 +179,8 @@ def load_pass(c: Compilation) -> None:
     specs, problems = load_files([*files, *extra], values=values, foreign=c.result.foreign,
                                  python_timeout=timeout or None)
     c.diagnostics.extend(problems)
+    for given in c.objects:  # specs built in Python and handed over: the same single-spec checks
+        c.diagnostics.extend(spec_problems(given))
     c.result.specs = [*specs, *c.objects]
     if project_obj is not None:
         c.result.specs.append(LoadedSpec(spec=project_obj, file="<python>"))
@@ -243,13 +245,14 @@ def rules_pass(c: Compilation) -> None:
     assert c.dialect is not None
     policy = c.result.project.spec.policy
     for loaded in c.result.runtimes:
-        c.diagnostics.extend(c.dialect.runtime_rules(loaded))
+        if not loaded.spec.spec.external:  # a cluster's runtime: its jobs carry the target's findings
+            c.diagnostics.extend(c.dialect.runtime_rules(loaded))
     for plan in c.result.plans:
         c.diagnostics.extend(check_plan(plan))
         c.diagnostics.extend(check_policy(plan, policy))
         c.diagnostics.extend(c.dialect.job_rules(plan))
         entry = plan.resolved.runtime
-        if entry.builtin and not _external(entry):
+        if entry.builtin and not entry.external:
             c.used_builtins.setdefault(plan.runtime_name, (entry, plan.resolved.loaded))
 
 
@@ -262,7 +265,7 @@ def lower_pass(c: Compilation) -> None:
     outputs: list[Output] = []
     try:
         for loaded in c.result.runtimes:
-            if _external_spec(loaded):
+            if loaded.spec.spec.external:
                 continue  # exists in the cluster: resolved against, never emitted (not ours)
             for lowered in c.dialect.lower_runtime(loaded):
                 outputs.append(_output(_runtime_path(loaded.spec, lowered.obj.metadata.name), [lowered],
@@ -286,12 +289,7 @@ def emit_pass(c: Compilation) -> None:
     """The files of an output directory (path -> text), byte-identical for the same inputs."""
     from trainspec.compiler import emit
 
-    kwargs: dict[str, Any] = {"gitops": c.options.gitops}
-    import inspect
-
-    if "root" in inspect.signature(emit.render_tree).parameters and c.options.output is not None:
-        kwargs["root"] = c.options.output
-    c.result.files_text = emit.render_tree(c.result.outputs, **kwargs)
+    c.result.files_text = emit.render_tree(c.result.outputs, gitops=c.options.gitops, root=c.options.output)
 
 
 @dataclass(frozen=True)
@@ -376,14 +374,6 @@ def _project_choice(options: Options) -> tuple[str | None, Project | None]:
         found = find_project_file(Path(options.cwd or os.getcwd()))
         return (str(found) if found else None), None
     return os.fspath(choice), None
-
-
-def _external(entry: RuntimeEntry) -> bool:
-    return bool(getattr(entry, "external", False))
-
-
-def _external_spec(loaded: LoadedSpec) -> bool:
-    return bool(getattr(loaded.spec.spec, "external", False))
 
 
 def _output(path: str, lowered: list[Any], sources: tuple[str, ...], wave: int) -> Output:

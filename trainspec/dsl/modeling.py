@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from typing import Any, Callable
 
 __all__ = ["MISSING", "REJECTED", "STRICT", "FieldInfo", "Invalid", "Model", "ValidationError", "error_dict", "field",
-           "to_camel", "validator_of_model"]
+           "short_repr", "to_camel", "validator_of_model"]
 
 
 class _Missing:
@@ -73,6 +73,15 @@ def error_dict(kind: str, loc: Loc, msg: str, value: Any, ctx: dict | None = Non
     return err
 
 
+def short_repr(value: Any, limit: int = 100) -> str:
+    """``repr(value)`` cut to ``limit`` characters; an int too long to print is described instead
+    (printing one of more than 4300 digits raises, and takes quadratic time before that)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 4 * limit:
+        return f"<an integer of {value.bit_length()} bits>"
+    shown = repr(value)
+    return shown if len(shown) <= limit else f"{shown[:limit // 2 - 2]}...{shown[-(limit // 2 - 2):]}"
+
+
 class ValidationError(ValueError):
     """Every problem found in one input: ``errors()`` lists them as ``{type, loc, msg, input[, ctx]}``."""
 
@@ -83,8 +92,7 @@ class ValidationError(ValueError):
         for err in errors:
             if err["loc"]:
                 lines.append(".".join(map(str, err["loc"])))
-            shown = repr(err["input"])
-            shown = shown if len(shown) <= 100 else f"{shown[:48]}...{shown[-48:]}"
+            shown = short_repr(err["input"])
             lines.append(f"  {err['msg']} [type={err['type']}, input_value={shown}]")
         super().__init__("\n".join(lines))
 

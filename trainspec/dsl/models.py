@@ -148,7 +148,9 @@ class Metadata(_Model):
 class Resources(_Model):
     """Resources of one node (one trainer pod). Requests and limits are set equal."""
 
-    gpu: Optional[Count] = field(default=None, ge=0, le=MAX_GPUS_PER_NODE, description="GPUs per node (the runtime's gpuResource).")
+    gpu: Optional[Count] = field(
+        default=None, ge=0, le=MAX_GPUS_PER_NODE, description="GPUs per node (the runtime's gpuResource)."
+    )
     cpu: Optional[CpuQuantity] = field(default=None, description="CPU cores per node, e.g. 96 or 500m.")
     memory: Optional[ResourceQuantity] = field(default=None, description="Memory per node, e.g. 1600Gi.")
     ephemeral_storage: Optional[ResourceQuantity] = field(default=None, description="Local ephemeral storage per node.")

@@ -12,6 +12,7 @@ from typing import Literal, Optional
 from trainspec.dsl.modeling import field
 from trainspec.dsl.models import API_VERSION, Gang, Metadata, _Model
 from trainspec.dsl.types import Count, LabelKey, NamespaceName, ObjectName
+from trainspec.dsl.wellknown import INT32_MAX
 
 PROJECT_FILE = "trainspec.yaml"
 
@@ -45,7 +46,10 @@ class Policy(_Model):
 
     require_queue: bool = field(default=False, description="Every job must name a Kueue queue.")
     require_max_run_time: bool = field(default=False, description="Every job must set maxRunTime.")
-    max_gpus_per_job: Optional[Count] = field(default=None, ge=1, description="GPU ceiling per job (nodes x GPUs per node).")
+    # A job's GPUs (nodes x GPUs per node) always fit an int32, so a larger ceiling never binds.
+    max_gpus_per_job: Optional[Count] = field(
+        default=None, ge=1, le=INT32_MAX, description="GPU ceiling per job (nodes x GPUs per node)."
+    )
     required_labels: list[LabelKey] = field(default_factory=list, description="Labels every job must carry, e.g. team.")
     images: Optional[ImagePolicy] = field(default=None, description="Image rules.")
 

@@ -18,7 +18,7 @@ from typing import Any
 from trainspec.dsl.diagnostics import Diagnostic, Related, Severity, format_path
 from trainspec.dsl.modeling import ValidationError
 from trainspec.dsl.models import Runtime, TrainingJob
-from trainspec.dsl.sources import DEFAULT_PYTHON_TIMEOUT, LoadedSpec, runtime_problems
+from trainspec.dsl.sources import DEFAULT_PYTHON_TIMEOUT, LoadedSpec, spec_problems
 from trainspec.dsl.validation import _CODE_BY_ERROR, _clean_loc, _message
 from trainspec.dsl.yaml_loader import Mark
 
@@ -70,7 +70,7 @@ def load_python(path: Path, display: str, *,
             file=display, line=1, column=1,
             hint="assign them to module-level names (job = TrainingJob(...)) or put them in a module-level list, "
                  "tuple or dict; names starting with '_' and code under if __name__ == '__main__' are not read"))
-    problems.extend(d for s in specs if isinstance(s.spec, Runtime) for d in runtime_problems(s))
+    problems.extend(d for s in specs for d in spec_problems(s))
     return specs, problems
 
 

@@ -76,10 +76,10 @@ def shown(text: str) -> str:
     return f"{text[:_SHOWN]!r}... ({len(text)} characters)"
 
 
-def _out_of_range(text: str) -> QuantityError:
+def _out_of_range(text: str, *, quoted: bool = True) -> QuantityError:
     return QuantityError(
-        f"{shown(text)} is out of range: a quantity is at most 2^63-1 ({MAX_QUANTITY}) base units, "
-        "the int64 every Kubernetes component reads it as", "range")
+        f"{shown(text) if quoted else text} is out of range: a quantity is at most 2^63-1 ({MAX_QUANTITY}) "
+        "base units, the int64 every Kubernetes component reads it as", "range")
 
 
 def parse_quantity(text: str) -> Quantity:
@@ -200,7 +200,8 @@ class Quantity:
             raise QuantityError("a boolean is not a quantity")
         if isinstance(raw, int):
             if abs(raw) > MAX_QUANTITY:  # compares without printing: fine for any size
-                raise _out_of_range(str(raw) if raw.bit_length() < 4096 else f"an integer of {raw.bit_length()} bits")
+                text = str(raw) if raw.bit_length() < 4096 else f"an integer of {raw.bit_length()} bits"
+                raise _out_of_range(text if len(text) <= 60 else f"an integer of {len(text)} digits", quoted=False)
             return cls(Fraction(raw))
         if isinstance(raw, float):
             if raw != raw or raw in (float("inf"), float("-inf")):

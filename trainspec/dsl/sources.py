@@ -24,6 +24,7 @@ __all__ = [
     "DEFAULT_PYTHON_TIMEOUT", "IGNORE_FILE", "PROJECT_FILE", "SPEC_SUFFIXES", "ForeignDoc", "LoadedSpec",
     "discover", "display_name", "is_spec_module", "load_files", "load_path", "load_specs", "load_string",
     "runtime_problems",
+    "spec_problems",
 ]
 
 #: Seconds a Python spec module may run before it is stopped (TS115); None or 0: no limit.
@@ -102,7 +103,22 @@ class LoadedSpec:
 
 def runtime_problems(loaded: LoadedSpec) -> list[Diagnostic]:
     """Single-spec problems of a loaded Runtime (a name Kubeflow Trainer installs: TS414)."""
-    return [loaded.diagnostic(code, path, message, hint=hint) for code, path, message, hint in check_runtime(loaded.spec)]
+    return [loaded.diagnostic(code, path, message, hint=hint)
+            for code, path, message, hint in check_runtime(loaded.spec)]
+
+
+def spec_problems(loaded: LoadedSpec) -> list[Diagnostic]:
+    """The checks one spec needs on its own (env clashes, reserved names, credentials, names).
+
+    Every spec gets them however it was written: YAML, a Python spec module, or an object
+    handed to the library.
+    """
+    if isinstance(loaded.spec, TrainingJob):
+        return [loaded.diagnostic(code, path, message, hint=hint, at_key=code in _NAME_CODES)
+                for code, path, message, hint in check_job(loaded.spec)]
+    if isinstance(loaded.spec, Runtime):
+        return runtime_problems(loaded)
+    return []
 
 
 def _python_name(model: Any, wire: Any) -> str:
@@ -217,11 +233,7 @@ def _load_doc(doc: SourceDoc, values: dict[str, Any] | None) -> tuple[LoadedSpec
     if spec is None:
         return None, problems
     loaded = LoadedSpec(spec=spec, file=doc.file, doc=doc, origin=doc.start)
-    if isinstance(spec, TrainingJob):
-        problems.extend(loaded.diagnostic(code, path, message, hint=hint, at_key=code in _NAME_CODES)
-                        for code, path, message, hint in check_job(spec))
-    elif isinstance(spec, Runtime):
-        problems.extend(runtime_problems(loaded))
+    problems.extend(spec_problems(loaded))
     return loaded, problems
 
 

@@ -44,7 +44,8 @@ def check_runtime(runtime: Runtime) -> list[Finding]:
     if runtime.spec.external or not is_upstream_name(name):
         return []
     if runtime.metadata.namespace:  # a TrainingRuntime wins over the ClusterTrainingRuntime in the SDK
-        harm = f"a TrainingRuntime of that name would shadow the cluster's own in namespace {runtime.metadata.namespace}"
+        namespace = runtime.metadata.namespace
+        harm = f"a TrainingRuntime of that name would shadow the cluster's own in namespace {namespace}"
     else:
         harm = "trainspec would overwrite the cluster's own ClusterTrainingRuntime, which other teams use"
     return [(

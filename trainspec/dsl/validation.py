@@ -9,7 +9,7 @@ import typing
 from typing import Any
 
 from trainspec.dsl.diagnostics import Diagnostic, Related, Severity, format_path
-from trainspec.dsl.modeling import Model, ValidationError
+from trainspec.dsl.modeling import Model, ValidationError, short_repr
 from trainspec.dsl.models import API_GROUP, API_VERSION, KINDS, Spec
 from trainspec.dsl.project import Project
 from trainspec.dsl.yaml_loader import Mark, SourceDoc
@@ -164,7 +164,7 @@ def _describe(value: Any) -> str:
         return str(value).lower()
     if isinstance(value, (dict, list)):
         return "a mapping" if isinstance(value, dict) else "a list"
-    return repr(value)
+    return short_repr(value)
 
 
 def _message(kind: str, err: dict[str, Any], value: Any) -> str:

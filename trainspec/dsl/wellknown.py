@@ -56,6 +56,23 @@ ENV_NAME_MAX = 256
 #: Prefixes Kubeflow Trainer sets itself (torchrun, Open MPI, JAX, XGBoost); its webhook rejects
 #: a TrainJob that sets such names.
 RESERVED_ENV_PREFIXES = ("PET_", "OMPI_MCA_", "JAX_", "DMLC_")
+#: What Trainer's torch plugin sets in every trainer container (torchrun's env fallbacks).
+PET_NNODES_ENV = "PET_NNODES"
+PET_NPROC_PER_NODE_ENV = "PET_NPROC_PER_NODE"
+PET_NODE_RANK_ENV = "PET_NODE_RANK"
+PET_MASTER_ADDR_ENV = "PET_MASTER_ADDR"
+PET_MASTER_PORT_ENV = "PET_MASTER_PORT"
+#: Environment names Trainer sets itself, by framework (its webhook rejects a TrainJob setting them).
+TRAINER_RESERVED_ENV: dict[str, tuple[str, ...]] = {
+    "Torch": (PET_NNODES_ENV, PET_NPROC_PER_NODE_ENV, PET_NODE_RANK_ENV, PET_MASTER_ADDR_ENV, PET_MASTER_PORT_ENV),
+    "MPI": (
+        "OMPI_MCA_orte_default_hostfile",
+        "OMPI_MCA_plm_rsh_args",
+        "OMPI_MCA_orte_keep_fqdn_hostnames",
+        "OMPI_MCA_orte_set_default_slots",
+    ),
+    "XGBoost": ("DMLC_TRACKER_URI", "DMLC_TRACKER_PORT", "DMLC_TASK_ID", "DMLC_NUM_WORKER"),
+}
 
 #: The in-pod contract: what trainspec sets in trainer and sharding pods.
 CHECKPOINT_DIR_ENV = "TRAINSPEC_CHECKPOINT_DIR"

@@ -20,6 +20,7 @@ from trainspec.k8s.core import (
 )
 from trainspec.k8s.jobset import JobSetSpec
 from trainspec.k8s.meta import ObjectMeta
+from trainspec.k8s.wellknown import TRAINER_API_VERSION  # re-exported; defined once, with the group
 
 __all__ = [
     "TRAINER_API_VERSION",
@@ -58,9 +59,6 @@ __all__ = [
     "VolcanoPodGroupPolicySource",
     "XGBoostMLPolicySource",
 ]
-
-TRAINER_API_VERSION = "trainer.kubeflow.org/v1alpha1"
-
 
 # --- TrainJob -----------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from typing import ClassVar
 
 from trainspec.k8s.base import Model, Resource
 from trainspec.k8s.meta import ObjectMeta
-from trainspec.k8s.wellknown import COMPONENT_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE
+from trainspec.k8s.wellknown import COMPONENT_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, TRAINER_GROUP
 
 RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
 RBAC_GROUP = "rbac.authorization.k8s.io"
@@ -99,15 +99,15 @@ class ClusterRoleBinding(Resource):
 
 
 NAMESPACED_RULES = (
-    PolicyRule(api_groups=["trainer.kubeflow.org"], resources=["trainjobs"],
+    PolicyRule(api_groups=[TRAINER_GROUP], resources=["trainjobs"],
                verbs=["get", "list", "watch", "create", "patch", "delete"]),
-    PolicyRule(api_groups=["trainer.kubeflow.org"], resources=["trainingruntimes"], verbs=["get"]),
+    PolicyRule(api_groups=[TRAINER_GROUP], resources=["trainingruntimes"], verbs=["get"]),
     PolicyRule(api_groups=[""], resources=["pods"], verbs=["get", "list", "watch"]),
     PolicyRule(api_groups=[""], resources=["pods/log"], verbs=["get"]),
     PolicyRule(api_groups=[""], resources=["events"], verbs=["list"]),
 )
 CLUSTER_RULES = (
-    PolicyRule(api_groups=["trainer.kubeflow.org"], resources=["clustertrainingruntimes"], verbs=["get"]),
+    PolicyRule(api_groups=[TRAINER_GROUP], resources=["clustertrainingruntimes"], verbs=["get"]),
 )
 
 

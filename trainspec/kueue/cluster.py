@@ -20,7 +20,7 @@ from typing import Any
 
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.dsl.quantity import quantity_value
-from trainspec.k8s.wellknown import KUEUE_GROUP, KUEUE_VERSIONS, METADATA_NAME_LABEL, NODE_ALLOCATABLE
+from trainspec.k8s.wellknown import KUEUE_GROUP, KUEUE_VERSION, KUEUE_VERSIONS, METADATA_NAME_LABEL, NODE_ALLOCATABLE
 from trainspec.kueue.located import Located, read_objects, yaml_files
 
 
@@ -166,7 +166,7 @@ def _add_kueue(cluster: Cluster, obj: Located, version: str) -> None:
     spec = _map(obj.data.get("spec"))
     name = obj.name
     if obj.kind == "ClusterQueue":
-        cohort_field = "cohortName" if version == "v1beta2" else "cohort"
+        cohort_field = "cohortName" if version == KUEUE_VERSION else "cohort"
         cluster.cluster_queues.setdefault(name, ClusterQueue(
             name=name, cohort=_str(spec.get(cohort_field)), cohort_path=("spec", cohort_field),
             namespace_selector=spec["namespaceSelector"] if isinstance(spec.get("namespaceSelector"), dict) else None,

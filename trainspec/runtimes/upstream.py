@@ -17,6 +17,7 @@ from functools import lru_cache
 
 from trainspec.dsl.models import Framework, Mpi, Resources, Runtime
 from trainspec.dsl.sources import LoadedSpec
+from trainspec.k8s.wellknown import DATASET_INITIALIZER, MODEL_INITIALIZER
 
 #: The ``file`` of a catalog entry's LoadedSpec (there is no file: the runtime is the cluster's).
 UPSTREAM_FILE_PREFIX = "<kubeflow-trainer>/"
@@ -64,7 +65,7 @@ class UpstreamRuntime:
 _TORCH_IMAGE = "pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime"
 _TORCHTUNE_IMAGE = "ghcr.io/kubeflow/trainer/torchtune-trainer"
 _MPI_SSH = "/home/mpiuser/.ssh"
-_INITIALIZERS = ("dataset-initializer", "model-initializer")
+_INITIALIZERS = (DATASET_INITIALIZER, MODEL_INITIALIZER)
 _PLACEHOLDER = "upstream-runtime"
 
 CATALOG: tuple[UpstreamRuntime, ...] = (
@@ -75,7 +76,7 @@ CATALOG: tuple[UpstreamRuntime, ...] = (
                     procs_per_node=1, ssh_auth_mount_path=_MPI_SSH, launcher_as_node=True),
     UpstreamRuntime("torch-distributed", "torch", "torch", _TORCH_IMAGE),
     UpstreamRuntime("torch-distributed-with-cache", "torch", "torch", _TORCH_IMAGE,
-                    initializers=("dataset-initializer",)),
+                    initializers=(DATASET_INITIALIZER,)),
     UpstreamRuntime("torchtune-llama3.2-1b", "torchtune", "torch", _TORCHTUNE_IMAGE, gpus=2,
                     initializers=_INITIALIZERS),
     UpstreamRuntime("torchtune-llama3.2-3b", "torchtune", "torch", _TORCHTUNE_IMAGE, gpus=2,

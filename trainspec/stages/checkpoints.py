@@ -29,6 +29,8 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+# The in-pod contract's names, shared with the compiler (a standard-library module).
+from trainspec.dsl.wellknown import CHECKPOINT_DIR_ENV, CHECKPOINT_KEEP_ENV
 from trainspec.stages.errors import CheckpointError
 
 MARKER = "COMPLETE"
@@ -39,7 +41,7 @@ _DEFAULT_KEEP = 3
 def checkpoint_dir(env: Mapping[str, str] | None = None) -> Path:
     """The checkpoint root from ``TRAINSPEC_CHECKPOINT_DIR``; raises :class:`CheckpointError` if unset."""
     env = os.environ if env is None else env
-    value = env.get("TRAINSPEC_CHECKPOINT_DIR", "").strip()
+    value = env.get(CHECKPOINT_DIR_ENV, "").strip()
     if not value:
         raise CheckpointError("TRAINSPEC_CHECKPOINT_DIR is not set; the spec has no checkpoint section")
     return Path(value)
@@ -112,7 +114,7 @@ def _write_marker(final: Path, step: int) -> None:
 def _keep(keep: int | None, env: Mapping[str, str]) -> int:
     if keep is not None:
         return keep
-    value = env.get("TRAINSPEC_CHECKPOINT_KEEP", "").strip()
+    value = env.get(CHECKPOINT_KEEP_ENV, "").strip()
     try:
         return int(value) if value else _DEFAULT_KEEP
     except ValueError:

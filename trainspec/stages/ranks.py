@@ -23,6 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+# Names of the in-pod contract and of Trainer's torch env, shared with the compiler (stdlib only).
+from trainspec.dsl.wellknown import (
+    DATA_DIR_ENV, NUM_SHARDS_ENV, PET_NNODES_ENV, PET_NODE_RANK_ENV, PET_NPROC_PER_NODE_ENV,
+)
 from trainspec.stages.errors import ShardAssignmentError
 from trainspec.stages.manifest import load_manifest
 
@@ -58,9 +62,9 @@ def _first(*values: int | None) -> int | None:
 def process_info(env: Mapping[str, str] | None = None) -> ProcessInfo:
     """Read rank, world size, node rank, etc. from the launcher's environment variables."""
     env = os.environ if env is None else env
-    node = _get(env, "PET_NODE_RANK")
-    nproc = _get(env, "PET_NPROC_PER_NODE", numeric_only=True)
-    nnodes = _get(env, "PET_NNODES", numeric_only=True)
+    node = _get(env, PET_NODE_RANK_ENV)
+    nproc = _get(env, PET_NPROC_PER_NODE_ENV, numeric_only=True)
+    nnodes = _get(env, PET_NNODES_ENV, numeric_only=True)
     local = _first(_get(env, "LOCAL_RANK"), _get(env, "OMPI_COMM_WORLD_LOCAL_RANK")) or 0
     pet_rank = node * nproc + local if node is not None and nproc is not None else None
     rank = _first(
@@ -92,7 +96,7 @@ def my_shard_index(manifest: Mapping[str, Any], env: Mapping[str, str] | None = 
     info = process_info(env)
     settings = manifest["settings"]
     shards = int(settings["num_shards"])
-    expected = env.get("TRAINSPEC_NUM_SHARDS", "").strip()
+    expected = env.get(NUM_SHARDS_ENV, "").strip()
     if expected and expected != str(shards):
         raise ShardAssignmentError(
             f"TRAINSPEC_NUM_SHARDS is {expected} but the manifest has {shards} shards; "
@@ -123,7 +127,7 @@ def my_shards(
     Raises :class:`ShardAssignmentError` if the shard count does not match the job.
     """
     env = os.environ if env is None else env
-    root = Path(data_dir if data_dir is not None else env.get("TRAINSPEC_DATA_DIR") or "/workspace/dataset")
+    root = Path(data_dir if data_dir is not None else env.get(DATA_DIR_ENV) or "/workspace/dataset")
     manifest = load_manifest(root)
     shard = manifest["shards"][my_shard_index(manifest, env)]
     base = root / shard["path"]

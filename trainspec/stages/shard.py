@@ -16,6 +16,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+# The in-pod contract's names, shared with the compiler (a standard-library module).
+from trainspec.dsl.wellknown import (
+    DATA_DIR_ENV, DATA_FORMAT_ENV, INT64_MAX, NUM_SHARDS_ENV, SEED_MAX, SHARD_ASSIGNMENT_ENV, SHARD_BY_ENV,
+    SHARD_SEED_ENV,
+)
 from trainspec.stages.config import (
     ASSIGNMENTS,
     FORMATS,
@@ -32,12 +37,12 @@ DEFAULT_OUTPUT = "/workspace/dataset"
 #: flag destination -> (environment variable, default); flags win over the environment.
 ENV_VARS: dict[str, tuple[str, str | None]] = {
     "source": ("STORAGE_URI", None),
-    "format": ("TRAINSPEC_DATA_FORMAT", None),
-    "num_shards": ("TRAINSPEC_NUM_SHARDS", None),
-    "shard_by": ("TRAINSPEC_SHARD_BY", "rank"),
-    "assignment": ("TRAINSPEC_SHARD_ASSIGNMENT", "contiguous"),
-    "seed": ("TRAINSPEC_SHARD_SEED", "0"),
-    "output": ("TRAINSPEC_DATA_DIR", DEFAULT_OUTPUT),
+    "format": (DATA_FORMAT_ENV, None),
+    "num_shards": (NUM_SHARDS_ENV, None),
+    "shard_by": (SHARD_BY_ENV, "rank"),
+    "assignment": (SHARD_ASSIGNMENT_ENV, "contiguous"),
+    "seed": (SHARD_SEED_ENV, "0"),
+    "output": (DATA_DIR_ENV, DEFAULT_OUTPUT),
 }
 
 
@@ -152,7 +157,7 @@ def parse_config(argv: Sequence[str] | None, env: Mapping[str, str]) -> Config:
         assignment=str(raw["assignment"][0]),
         seed=_int("seed", raw["seed"][1], str(raw["seed"][0])),
     )
-    if not -(2**63) <= settings.seed < 2**64:
+    if not -INT64_MAX - 1 <= settings.seed <= SEED_MAX:
         raise UsageError(f"seed must fit in 64 bits, got {settings.seed}")
     return Config(
         source=str(raw["source"][0]),

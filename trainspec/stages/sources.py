@@ -23,6 +23,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol
 
+from trainspec.dsl.wellknown import PVC_ROOT_ENV  # the in-pod contract, shared with the compiler
 from trainspec.stages.errors import StageError, UsageError
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://(.*)$")
@@ -180,7 +181,7 @@ def _pvc_path(rest: str, env: Mapping[str, str]) -> str:
         raise UsageError("pvc:// source needs a claim name: pvc://<claim>/<path>")
     if ".." in sub.split("/") or claim in (".", ".."):
         raise UsageError(f"pvc:// path may not contain '..': pvc://{rest}")
-    root = env.get("TRAINSPEC_PVC_ROOT") or "/mnt/pvc"
+    root = env.get(PVC_ROOT_ENV) or "/mnt/pvc"
     return os.path.join(root, claim, sub) if sub else os.path.join(root, claim)
 
 

@@ -22,6 +22,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
 from trainspec.dsl.diagnostics import Diagnostic, Severity
+from trainspec.dsl.wellknown import INT64_MAX
 
 from ._paths import render_path
 from .defaults import apply_defaults
@@ -131,6 +132,11 @@ class CelPyEngine:
         if isinstance(value, bool):
             return types.BoolType(value)
         if isinstance(value, int):
+            if not -INT64_MAX - 1 <= value <= INT64_MAX:
+                # Beyond int64 the API server decodes a JSON number as a double (and the
+                # structural schema reports an int field); CEL has no wider integer.
+                return types.DoubleType(float(value)) if value.bit_length() <= 1023 else types.DoubleType(
+                    float("inf") if value > 0 else float("-inf"))
             return types.IntType(value)
         if isinstance(value, float):
             return types.DoubleType(value)

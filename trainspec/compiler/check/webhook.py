@@ -259,7 +259,7 @@ class _TrainJobCheck:
                         if field == "containers" and cname in _NO_PATCH_ENV and "env" in _dict(container):
                             self.error(
                                 f"runtime patches must not set env on container {cname!r}; use "
-                                f"{'spec.trainer.env' if cname == 'node' else 'spec.initializer.*.env'}",
+                                f"{'spec.trainer.env' if cname == NODE else 'spec.initializer.*.env'}",
                                 join_path(cpath, "env"),
                             )
 

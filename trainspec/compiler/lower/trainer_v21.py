@@ -44,7 +44,8 @@ def job_problems(plan: JobPlan, target: Target) -> list[Diagnostic]:
 
     out: list[Diagnostic] = []
     job = plan.resolved.loaded
-    if plan.resolved.runtime.builtin and plan.resolved.framework is Framework.JAX:
+    # An input runtime says so itself (runtime_problems); a built-in or a cluster's runtime cannot.
+    if (plan.resolved.runtime.builtin or plan.resolved.runtime.external) and plan.resolved.framework is Framework.JAX:
         out.append(job.diagnostic("TS521", ("spec", "runtime"), f"runtime {plan.runtime_name} is a JAX runtime "
                                   "(mlPolicy.jax), which needs Trainer 2.2+"))
     if plan.data is not None:

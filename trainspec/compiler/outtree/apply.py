@@ -74,8 +74,8 @@ def emit_directory(output: str, files: Mapping[str, str], *, inputs: Iterable[st
     except TreeTooLarge:
         return _cannot(where, f"holds more than {MAX_ENTRIES} entries: it is not an output directory")
     except swap.Busy:
-        return _cannot(where, "is being written by another trainspec compile (its parent directory is locked)",
-                       hint="run the compiles one after the other")
+        return _cannot(where, f"is being written by another trainspec compile (its parent directory stayed locked "
+                              f"for {swap.LOCK_WAIT_SECONDS:g} s)", hint="run the compiles one after the other")
     except swap.Unrecoverable as exc:
         return _cannot(where, f"is missing and several earlier generations are left beside it ({exc})",
                        hint="rename the one to keep to the output directory's name, then compile again")
@@ -94,7 +94,8 @@ def _check(root: Path, files: Mapping[str, str], where: _Where, allow_volume_rem
     report.diagnostics.extend(problems)
     plan = plan_tree(root, files, marker, expected_mode=None)
     report.plan = plan
-    report.diagnostics.extend(_problems(plan, where, force=False, allow_volume_removal=allow_volume_removal))
+    if not problems:  # without a usable marker every file would look like someone else's
+        report.diagnostics.extend(_problems(plan, where, force=False, allow_volume_removal=allow_volume_removal))
     for label, names in (("missing", plan.added), ("stale", plan.changed), ("no longer produced", plan.removed)):
         report.messages.extend(f"{where.file(name)}: {label}" for name in names)
     if plan.stale or has_errors(report.diagnostics):
@@ -168,7 +169,7 @@ def _problems(plan: TreePlan, where: _Where, *, force: bool, allow_volume_remova
 
 def _leftover(where: _Where, note: str) -> Diagnostic:
     return Diagnostic(code="TS413", severity=Severity.WARNING, file=where.output, message=note,
-                      hint="nothing to do: the output directory itself is whole")
+                      hint="trainspec cleans these up itself; nothing else was touched")
 
 
 def _cannot(where: _Where, why: str, *, hint: str | None = None) -> OutputReport:

@@ -28,6 +28,7 @@ import os
 import re
 import secrets
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,8 @@ from trainspec.compiler.outtree.marker import MARKER
 from trainspec.compiler.outtree.plan import Entry, TreePlan
 
 BUILD, OLD = "build", "old"
+#: How long a compile waits for another one writing beside the same directory.
+LOCK_WAIT_SECONDS = 10.0
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 _UNSUPPORTED = {errno.ENOSYS, errno.EINVAL, getattr(errno, "ENOTSUP", -1), getattr(errno, "EOPNOTSUPP", -1)}
@@ -79,7 +82,7 @@ def locked(parent: Path) -> Iterator[int | None]:
     """Hold an exclusive lock on ``parent`` (flock of the directory itself: no lock file to leave).
 
     Yields the directory's descriptor (None where directories cannot be opened). Raises
-    :class:`Busy` at once instead of waiting, so a second compile never hangs.
+    :class:`Busy` after :data:`LOCK_WAIT_SECONDS`, so a second compile never hangs.
     """
     try:
         fd = os.open(parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
@@ -92,13 +95,24 @@ def locked(parent: Path) -> Iterator[int | None]:
         except ImportError:  # no flock on this platform: run unlocked
             fcntl = None  # type: ignore[assignment]
         if fcntl is not None:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise Busy(str(parent)) from None
+            _flock(fcntl, fd, parent)
         yield fd
     finally:
         os.close(fd)
+
+
+def _flock(fcntl: Any, fd: int, parent: Path) -> None:
+    # Compiles into sibling directories share the lock, and each holds it only while writing:
+    # wait a bounded time for the other one, never forever.
+    deadline = time.monotonic() + LOCK_WAIT_SECONDS
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise Busy(str(parent)) from None
+            time.sleep(0.05)
 
 
 def recover(root: Path) -> list[str]:
