@@ -27,7 +27,7 @@ from _common import ENV, ROOT, trainspec_command
 
 def _default_crds() -> str:
     sys.path.insert(0, str(ROOT))
-    from trainspec.compiler.check import default_crd_dirs
+    from trainspec.check import default_crd_dirs
 
     dirs = default_crd_dirs()
     if not dirs:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from trainspec.compiler.check import check_manifests, default_crd_dirs
+from trainspec.check import check_manifests, default_crd_dirs
 from trainspec.dsl.diagnostics import Diagnostic
 
 ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"

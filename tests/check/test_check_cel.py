@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from trainspec.compiler.check import (
+from trainspec.check import (
     CelCompileError,
     check_cel,
     check_manifest,
@@ -12,7 +12,7 @@ from trainspec.compiler.check import (
     iter_rules,
     load_crds,
 )
-from trainspec.compiler.check.cel import cel_value, escape_property
+from trainspec.check.cel import cel_value, escape_property
 from trainspec.dsl.diagnostics import Severity
 
 pytest.importorskip("celpy", reason="cel-python is needed for the CEL checks")
@@ -259,7 +259,7 @@ def test_custom_engine_failures_are_reported(check, runtime):
 
 
 def test_missing_cel_python_is_one_warning(monkeypatch):
-    from trainspec.compiler.check import cel
+    from trainspec.check import cel
 
     def unavailable():
         raise ImportError("No module named 'celpy'")

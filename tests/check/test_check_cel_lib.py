@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from trainspec.compiler.check import CelEvalError, default_engine
+from trainspec.check import CelEvalError, default_engine
 from trainspec.dsl.quantity import QuantityError, is_quantity
 from trainspec.dsl.quantity import parse_quantity as parse
 

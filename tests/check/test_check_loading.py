@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from trainspec.compiler.check import check_manifests, default_crd_dirs, load_crds
+from trainspec.check import check_manifests, default_crd_dirs, load_crds
 
 _CRD = textwrap.dedent(
     """\
@@ -93,10 +93,10 @@ def test_default_crd_dirs(monkeypatch, tmp_path: Path):
 
 def test_import_is_cheap_and_self_contained():
     code = (
-        "import sys, trainspec.compiler.check\n"
+        "import sys, trainspec.check\n"
         "heavy = [m for m in ('jsonschema', 'yaml', 'celpy', 'lark') if m in sys.modules]\n"
         "ours = sorted(m for m in sys.modules if m.startswith('trainspec.') and not m.startswith("
-        "'trainspec.compiler'))\n"
+        "'trainspec.check'))\n"
         "print(heavy, ours)\n"
     )
     out = subprocess.run(

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from trainspec.compiler.check import check_manifests
+from trainspec.check import check_manifests
 
 UPSTREAM = Path(__file__).resolve().parents[2].parent / "shared" / "upstream" / "trainer-runtimes"
 

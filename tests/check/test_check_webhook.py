@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trainspec.compiler.check import check_webhooks
+from trainspec.check import check_webhooks
 from trainspec.dsl.diagnostics import Severity
 
 ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import EXAMPLES, ROOT
-from trainspec.compiler.check import default_crd_dirs
+from trainspec.check import default_crd_dirs
 
 CLUSTER = EXAMPLES / "cluster"
 KUEUE = CLUSTER / "kueue"

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from tests.conftest import SHARED
-from trainspec.compiler.check import check_manifests
+from trainspec.check import check_manifests
 from trainspec.dsl.wellknown import INT32_MAX, INT64_MAX
 from trainspec.k8s.wellknown import MAX_EXEC_TIME_LABEL, PODSET_SLICE_SIZE_ANNOTATION
 from trainspec.kueue.cluster import load_cluster

@@ -11,8 +11,8 @@ import pytest
 
 from tests.checkcmd.conftest import check
 from tests.checkcmd.test_checkcmd_crds import V21_TRAINJOB
-from trainspec.compiler.check import CelPyEngine, CrdRegistry, iter_rules
-from trainspec.compiler.check.cache import CachedCelEngine, CachedCrdRegistry, DiskCache, crd_files
+from trainspec.check import CelPyEngine, CrdRegistry, iter_rules
+from trainspec.check.cache import CachedCelEngine, CachedCrdRegistry, DiskCache, crd_files
 
 # Objects only: cel-python degrades badly on macros over mistyped values, which the checker
 # never produces (values are typed by the schema first).
@@ -57,7 +57,7 @@ def test_cached_registry_matches_the_plain_one(crds: Path, tmp_path: Path, monke
     plain = {(v.api_version, v.kind): v for v in CrdRegistry(files)}
     cold = {(v.api_version, v.kind): v for v in CachedCrdRegistry(files, DiskCache(tmp_path))}
     assert any(name.startswith("crd-") for name in os.listdir(tmp_path))
-    from trainspec.compiler.check import crds as crds_module
+    from trainspec.check import crds as crds_module
 
     monkeypatch.setattr(crds_module, "_load_yaml_documents", lambda text: pytest.fail("parsed YAML on a warm cache"))
     warm = {(v.api_version, v.kind): v for v in CachedCrdRegistry(files, DiskCache(tmp_path))}
@@ -81,7 +81,7 @@ def test_verdicts_are_reused_and_keyed_by_content(write, crds: Path, tmp_path: P
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     manifest = write("tj.yaml", V21_TRAINJOB)
     first = check(str(manifest), "--crds", str(crds))
-    from trainspec.compiler import check as check_package
+    import trainspec.check as check_package
 
     monkeypatch.setattr(check_package, "check_manifest", lambda *a, **k: pytest.fail("verdict not reused"))
     assert check(str(manifest), "--crds", str(crds)) == first

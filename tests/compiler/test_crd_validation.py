@@ -8,7 +8,7 @@ import yaml
 
 from tests.conftest import ROOT
 from tests.compiler.test_golden import CASES, compiled
-from trainspec.compiler.check import check_manifests, default_crd_dirs
+from trainspec.check import check_manifests, default_crd_dirs
 
 CRDS = default_crd_dirs()
 pytestmark = pytest.mark.skipif(not CRDS, reason="../shared/crds not found (set TRAINSPEC_CRDS_DIR to the CRD folder)")

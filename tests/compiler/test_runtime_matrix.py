@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from trainspec.compiler.check import check_manifests, default_crd_dirs
+from trainspec.check import check_manifests, default_crd_dirs
 from trainspec.compiler.emit import manifest_dicts
 from trainspec.compiler.pipeline import compile_specs
 from trainspec.dsl.sources import load_string

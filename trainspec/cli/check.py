@@ -185,9 +185,9 @@ def _related(related: Any, by_key: dict[str, Manifest]) -> Any:
 
 
 def _crd_findings(manifests: list[Manifest], crd_dirs: list[str], target: Any) -> list[Any]:
-    from trainspec.compiler.check import check_manifest
+    from trainspec.check import check_manifest
     from trainspec.dsl.diagnostics import Diagnostic, Severity
-    from trainspec.compiler.check.cache import CachedCelEngine, CachedCrdRegistry, VerdictCache, crd_files, default_cache
+    from trainspec.check.cache import CachedCelEngine, CachedCrdRegistry, VerdictCache, crd_files, default_cache
 
     cache = default_cache()
     registry = CachedCrdRegistry(crd_files(crd_dirs), cache)
@@ -233,8 +233,8 @@ def _crd_findings(manifests: list[Manifest], crd_dirs: list[str], target: Any) -
 
 
 def _webhook_findings(manifests: list[Manifest], cluster: Any, plans: Iterable[Any] = ()) -> list[Any]:
-    from trainspec.compiler.check import check_webhooks
-    from trainspec.compiler.check.runtime_rules import check_runtime
+    from trainspec.check import check_webhooks
+    from trainspec.check.runtime_rules import check_runtime
     from trainspec.compiler.external import external_runtime_names
 
     known: list[Any] = [o.data for o in cluster.objects if o.kind in _RUNTIME_KINDS] if cluster else []
@@ -251,7 +251,7 @@ def _webhook_findings(manifests: list[Manifest], cluster: Any, plans: Iterable[A
 
 def _preflight_findings(manifests: list[Manifest], cluster: Any, target: Any) -> list[Any]:
     """Kueue's label rules for every TrainJob; with ``--cluster``, the whole pre-flight."""
-    from trainspec.compiler.check._paths import render_path
+    from trainspec.check._paths import render_path
     from trainspec.dsl.diagnostics import Diagnostic
     from trainspec.kueue.preflight import kueue_label_problems, preflight
 

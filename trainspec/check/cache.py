@@ -27,8 +27,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from trainspec.compiler.check.cel import _MACROS, CelCompileError, CelPyEngine
-from trainspec.compiler.check.crds import CrdRegistry, CrdVersion, expand_crd_paths
+from trainspec.check.cel import _MACROS, CelCompileError, CelPyEngine
+from trainspec.check.crds import CrdRegistry, CrdVersion, expand_crd_paths
 
 ENV_NO_CACHE = "TRAINSPEC_NO_CACHE"
 _FORMAT = 1  # bump when an entry's layout changes
@@ -182,7 +182,7 @@ class CachedCelEngine(CelPyEngine):
         # Not CelPyEngine.__init__: it builds the parser (~0.2 s) that a warm cache avoids.
         import celpy
 
-        from trainspec.compiler.check import cel_lib
+        from trainspec.check import cel_lib
 
         self._celpy = celpy
         self._functions = cel_lib.FUNCTIONS
@@ -239,10 +239,10 @@ def _fingerprint() -> str:
     code (hashed by content) and the libraries it runs on (their files' sizes and times)."""
     import importlib.util
 
-    from trainspec.compiler import check
+    import trainspec.check as check
 
     digest = hashlib.sha256(f"format {_FORMAT}".encode())
-    package = Path(check.__file__).parents[2]
+    package = Path(check.__file__).parents[1]
     # The checker's own modules, and those outside it that decide verdicts: the one quantity
     # parser (CEL quantity(), quantity patterns) and the Kubernetes facts (bounds, names).
     shared = [package / "dsl" / "quantity.py", package / "dsl" / "wellknown.py", package / "k8s" / "wellknown.py"]
@@ -278,7 +278,7 @@ class VerdictCache:
         api_version, kind = manifest.get("apiVersion"), manifest.get("kind")
         if not isinstance(api_version, str) or not isinstance(kind, str):
             return None
-        from trainspec.compiler.check.core import CORE_KINDS
+        from trainspec.check.core import CORE_KINDS
 
         crd = self._registry.lookup(api_version, kind)
         if crd is not None:
