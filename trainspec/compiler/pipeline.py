@@ -22,7 +22,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from trainspec.compiler.resolve import DEFAULT_NAMESPACE
 from trainspec.dsl.diagnostics import Diagnostic, has_errors
@@ -136,20 +136,20 @@ class CompileResult:
         return render_stream(self.outputs, gitops=gitops)
 
 
-@dataclass
 class Compilation:
     """The state the passes share while one run goes through them."""
 
-    options: Options
-    paths: list[str]
-    objects: list[LoadedSpec]
-    result: CompileResult
-    values: dict[str, Any] | None = None
-    jobs: list[tuple[LoadedSpec, frozenset[str]]] = field(default_factory=list)
-    index: RuntimeIndex | None = None
-    resolved: list[ResolvedJob] = field(default_factory=list)
-    used_builtins: dict[str, tuple[RuntimeEntry, LoadedSpec]] = field(default_factory=dict)
-    dialect: TrainerDialect | None = None
+    def __init__(self, options: Options, paths: list[str], objects: list[LoadedSpec], result: CompileResult) -> None:
+        self.options = options
+        self.paths = paths
+        self.objects = objects
+        self.result = result
+        self.values: dict[str, Any] | None = None
+        self.jobs: list[tuple[LoadedSpec, frozenset[str]]] = []
+        self.index: RuntimeIndex | None = None
+        self.resolved: list[ResolvedJob] = []
+        self.used_builtins: dict[str, tuple[RuntimeEntry, LoadedSpec]] = {}
+        self.dialect: TrainerDialect | None = None
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -292,8 +292,7 @@ def emit_pass(c: Compilation) -> None:
     c.result.files_text = emit.render_tree(c.result.outputs, gitops=c.options.gitops, root=c.options.output)
 
 
-@dataclass(frozen=True)
-class Pass:
+class Pass(NamedTuple):
     """One compiler pass: a name, the function, and whether it runs after an error."""
 
     name: str

@@ -15,8 +15,7 @@ One vocabulary serves every pass and command:
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 if TYPE_CHECKING:
     from trainspec.dsl.diagnostics import Related
@@ -35,8 +34,7 @@ class Origin(str, enum.Enum):
     COMPUTED = "computed"
 
 
-@dataclass(frozen=True)
-class Location:
+class Location(NamedTuple):
     """A printable place: ``file:line:col`` and the field path there."""
 
     file: str | None
@@ -49,8 +47,7 @@ class Location:
         return f"{where} ({self.path})" if self.path else where
 
 
-@dataclass(frozen=True)
-class SpecRef:
+class SpecRef(NamedTuple):
     """A field of a loaded spec (``path`` ``()`` is the whole document)."""
 
     loaded: LoadedSpec
@@ -74,18 +71,33 @@ class SpecRef:
         return self.loaded.has(self.path) if self.path else True
 
 
-@dataclass(frozen=True)
 class Sourced(Generic[T]):
     """A resolved value, who set it and where.
 
     ``path`` is the field path in the spec that set it (the job's, or its runtime's);
-    ``spec`` is that spec (None for built-in defaults and computed values).
+    ``spec`` is that spec (None for built-in defaults and computed values). Two values are equal
+    when value, origin and path are (the spec object is where, not what).
     """
 
-    value: T
-    origin: Origin
-    path: tuple = ()
-    spec: LoadedSpec | None = field(default=None, compare=False, repr=False)
+    # A plain slotted class, not a dataclass: it sits on validate's start-up path.
+    __slots__ = ("value", "origin", "path", "spec")
+
+    def __init__(self, value: T, origin: Origin, path: tuple = (), spec: LoadedSpec | None = None) -> None:
+        self.value = value
+        self.origin = origin
+        self.path = path
+        self.spec = spec
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sourced):
+            return NotImplemented
+        return (self.value, self.origin, self.path) == (other.value, other.origin, other.path)
+
+    def __hash__(self) -> int:
+        return hash((self.origin, self.path))
+
+    def __repr__(self) -> str:
+        return f"Sourced(value={self.value!r}, origin={self.origin!r}, path={self.path!r})"
 
     @property
     def ref(self) -> SpecRef | None:
@@ -99,7 +111,6 @@ class Sourced(Generic[T]):
         return f"{what}={self.value} from the {self.origin.value}"
 
 
-@dataclass
 class FieldSources:
     """For one emitted object: manifest field path -> the spec field that decided it.
 
@@ -108,8 +119,14 @@ class FieldSources:
     recording ``spec.trainer.env`` covers every env entry below it.
     """
 
-    default: SpecRef | None = None
-    fields: dict[tuple, SpecRef] = field(default_factory=dict)
+    __slots__ = ("default", "fields")
+
+    def __init__(self, default: SpecRef | None = None, fields: dict[tuple, SpecRef] | None = None) -> None:
+        self.default = default
+        self.fields: dict[tuple, SpecRef] = dict(fields or {})
+
+    def __repr__(self) -> str:
+        return f"FieldSources(default={self.default!r}, fields={len(self.fields)})"
 
     def set(self, path: tuple, ref: SpecRef | Sourced[Any] | None) -> None:
         """Record that manifest field ``path`` came from ``ref`` (ignored when unknown)."""

@@ -21,8 +21,7 @@ Which lowering a target selects is :func:`trainspec.compiler.lower.dialect_for`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 
@@ -37,15 +36,14 @@ DEFAULT_KUEUE: Version = (0, 19)
 MATRIX = ("Kueue 0.14 speaks the Trainer v2.0 API (podSpecOverrides), 0.15-0.16 the v2.1 API "
           "(podTemplateOverrides), 0.17 and later v2.2+ (runtimePatches)")
 OPTION = "--target"
-_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?$")
+_VERSION = r"^v?(\d+)\.(\d+)(?:\.\d+)?$"
 
 
 def _fmt(version: Version | None) -> str:
     return "none" if version is None else f"{version[0]}.{version[1]}"
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(NamedTuple):
     """The Trainer and Kueue minor versions to emit for (``kueue`` None: no Kueue)."""
 
     trainer: Version = DEFAULT_TRAINER
@@ -63,7 +61,7 @@ class Target:
 def _version(text: str, *, allow_none: bool) -> Version | None:
     if allow_none and text.strip().lower() in ("none", "null", ""):
         return None
-    match = _VERSION.match(text.strip())
+    match = re.match(_VERSION, text.strip())
     if match is None:
         raise ValueError(f"{text!r} is not a version like 2.3")
     return int(match.group(1)), int(match.group(2))

@@ -22,9 +22,8 @@ Everything else is foreign and is returned as such (``--verbose`` lists it).
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from trainspec.dsl.diagnostics import Diagnostic, Severity, format_path
 from trainspec.dsl.models import API_GROUP, API_VERSION
@@ -44,8 +43,7 @@ _FIELDS_WITHOUT_API_VERSION = 2
 _FIELDS_WHATEVER_THE_HEADER = 3
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
     """``spec``: read it as a spec; else ``problem`` (an error) or neither (a foreign document)."""
 
     spec: bool = False

@@ -48,7 +48,7 @@ def load_python(path: Path, display: str, *,
         problems.append(Diagnostic(code="TS115", message=f"the spec module ran longer than {timeout:g}s{where}",
                                    file=display, line=line, column=1 if line else None,
                                    hint="a spec module should only build objects: look for an endless loop or a "
-                                        "blocking call here (the limit is the python_timeout setting)"))
+                                        "blocking call here (raise the limit with --python-timeout SECONDS, or python_timeout= in the library)"))
         return [], problems
     if isinstance(exc, ValidationError):
         line = _line_in(exc, resolved)

@@ -15,8 +15,7 @@ Every lowered object carries its :class:`~trainspec.compiler.provenance.FieldSou
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from trainspec.compiler.provenance import FieldSources, SpecRef
 
@@ -27,8 +26,7 @@ if TYPE_CHECKING:
     from trainspec.dsl.sources import LoadedSpec
 
 
-@dataclass(frozen=True)
-class Lowered:
+class Lowered(NamedTuple):
     """One emitted object and where each of its fields came from."""
 
     obj: Any  # a trainspec.k8s resource

@@ -1,0 +1,248 @@
+"""Derive the CRD data shipped in the package from the real CRDs (the project's own generator).
+
+    python -m trainspec.check.vendor --from ../shared/crds [--out DIR] [--check]
+
+For each bundle of :data:`BUNDLES` (Trainer, the JobSet that Trainer installs, Kueue), every
+CRD file of its folder becomes one compact JSON file in ``trainspec/check/data/``: a CRD
+document that keeps what the checker decides verdicts with (structure, types, formats, enums,
+required fields, defaults, list and map types, CEL rules with their messages, reasons and
+field paths, subresources) and drops all upstream prose (every ``description``, titles,
+examples, printer columns, deprecation warnings, annotations). ``index.json`` says which
+versions are shipped and for which target. Output is deterministic (sorted keys, no
+timestamps), so a test regenerates it and compares byte for byte.
+
+A schema keyword the generator does not know is an error rather than silently shipped or
+dropped: a new keyword may be prose or may decide verdicts, and someone has to decide which.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+DATA_DIR = Path(__file__).with_name("data")
+INDEX = "index.json"
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """The CRDs of one project at one version, and the target they serve."""
+
+    name: str  # also the folder under --from
+    product: str  # what users call it
+    version: str  # minor version, as in --target
+    target: tuple[str, str]  # (target field, version): used when the target has this version
+    source: str  # where the CRD files come from (for the docs and the index)
+
+
+#: What is shipped. JobSet follows the Trainer version: Trainer's controller installs and pins it.
+BUNDLES: tuple[Bundle, ...] = (
+    Bundle("trainer", "Kubeflow Trainer", "2.3", ("trainer", "2.3"),
+           "kubeflow/trainer manifests/base/crds at 8c0f5059 (v2.3.0 schemas plus three stricter minimums)"),
+    Bundle("jobset", "JobSet", "0.12", ("trainer", "2.3"),
+           "kubernetes-sigs/jobset config/components/crd/bases at 08dfbdfd (v0.12.0 plus one minimum), "
+           "the JobSet Trainer 2.3 pins"),
+    Bundle("kueue", "Kueue", "0.19", ("kueue", "0.19"),
+           "kubernetes-sigs/kueue config/components/crd/bases at ff69552e (v0.19.2 schemas, close variants)"),
+)
+
+# JSON Schema keywords of a CRD (apiextensions v1 JSONSchemaProps), split by what happens to them.
+_PROSE = frozenset({"description", "title", "example", "externalDocs", "$schema", "id"})
+_VALUE = frozenset({
+    "type", "format", "default", "enum", "required", "pattern", "nullable",
+    "maximum", "minimum", "exclusiveMaximum", "exclusiveMinimum", "multipleOf",
+    "maxLength", "minLength", "maxItems", "minItems", "uniqueItems", "maxProperties", "minProperties",
+    "x-kubernetes-preserve-unknown-fields", "x-kubernetes-embedded-resource", "x-kubernetes-int-or-string",
+    "x-kubernetes-list-map-keys", "x-kubernetes-list-type", "x-kubernetes-map-type",
+})
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "definitions"})
+_SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf"})
+_SCHEMA_ONE = frozenset({"not"})
+_SCHEMA_OR_BOOL = frozenset({"additionalProperties", "additionalItems"})
+_RULE_KEYS = frozenset({"rule", "message", "messageExpression", "reason", "fieldPath", "optionalOldSelf"})
+_VERSION_KEYS = ("name", "served", "storage", "deprecated", "subresources")
+_NAMES_KEYS = ("kind", "listKind", "plural", "singular", "shortNames", "categories")
+
+
+class VendorError(Exception):
+    """The source CRDs cannot be turned into shipped data (unknown keyword, bad file)."""
+
+
+def strip_schema(node: Any, where: str = "") -> Any:
+    """``node`` (an openAPIV3Schema) without prose; raises :class:`VendorError` on unknown keywords."""
+    if not isinstance(node, Mapping):
+        raise VendorError(f"{where or 'schema'}: a schema must be a mapping, got {type(node).__name__}")
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        at = f"{where}.{key}" if where else key
+        if key in _PROSE:
+            continue
+        if key in _VALUE:
+            out[key] = value  # data, not schemas: a default may hold a key named "description"
+        elif key in _SCHEMA_MAPS:
+            out[key] = {name: strip_schema(sub, f"{at}.{name}") for name, sub in value.items()}
+        elif key in _SCHEMA_LISTS:
+            out[key] = [strip_schema(sub, f"{at}[{i}]") for i, sub in enumerate(value)]
+        elif key in _SCHEMA_ONE:
+            out[key] = strip_schema(value, at)
+        elif key in _SCHEMA_OR_BOOL:
+            out[key] = value if isinstance(value, bool) else strip_schema(value, at)
+        elif key == "items":
+            out[key] = ([strip_schema(sub, f"{at}[{i}]") for i, sub in enumerate(value)]
+                        if isinstance(value, list) else strip_schema(value, at))
+        elif key == "dependencies":
+            out[key] = {name: sub if isinstance(sub, list) else strip_schema(sub, f"{at}.{name}")
+                        for name, sub in value.items()}
+        elif key == "x-kubernetes-validations":
+            out[key] = [_strip_rule(rule, f"{at}[{i}]") for i, rule in enumerate(value)]
+        else:
+            raise VendorError(f"{at}: unknown schema keyword {key!r}: decide in trainspec.check.vendor "
+                              "whether it is prose (dropped) or decides verdicts (kept)")
+    return out
+
+
+def _strip_rule(rule: Any, where: str) -> dict[str, Any]:
+    if not isinstance(rule, Mapping) or not isinstance(rule.get("rule"), str):
+        raise VendorError(f"{where}: a validation rule must be a mapping with a 'rule'")
+    unknown = sorted(set(rule) - _RULE_KEYS)
+    if unknown:
+        raise VendorError(f"{where}: unknown validation rule field(s) {', '.join(unknown)}")
+    return dict(rule)
+
+
+def vendored_crd(crd: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """The shipped form of one CRD document."""
+    spec = crd.get("spec") or {}
+    names = spec.get("names") or {}
+    if not isinstance(spec.get("group"), str) or not isinstance(names.get("kind"), str):
+        raise VendorError(f"{where}: not a CustomResourceDefinition with spec.group and spec.names.kind")
+    versions = []
+    for entry in spec.get("versions") or ():
+        version = {key: entry[key] for key in _VERSION_KEYS if key in entry}
+        schema = (entry.get("schema") or {}).get("openAPIV3Schema")
+        if schema is not None:
+            version["schema"] = {"openAPIV3Schema": strip_schema(schema, f"{where}: {entry.get('name')}")}
+        versions.append(version)
+    out_spec: dict[str, Any] = {
+        "group": spec["group"],
+        "names": {key: names[key] for key in _NAMES_KEYS if key in names},
+        "scope": spec.get("scope", "Namespaced"),
+        "versions": versions,
+    }
+    if "preserveUnknownFields" in spec:
+        out_spec["preserveUnknownFields"] = spec["preserveUnknownFields"]
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": str((crd.get("metadata") or {}).get("name", ""))}, "spec": out_spec}
+
+
+def dumps(data: Any) -> str:
+    """The one serialisation of shipped data: compact, sorted keys, ASCII, final newline."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True) + "\n"
+
+
+def _crd_documents(path: Path) -> list[Mapping[str, Any]]:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        docs = list(yaml.load_all(path.read_text(encoding="utf-8"), Loader=loader))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise VendorError(f"{path}: cannot be read: {exc}") from exc
+    crds = [d for d in docs if isinstance(d, Mapping) and d.get("kind") == "CustomResourceDefinition"]
+    if len(crds) != 1:
+        raise VendorError(f"{path}: expected exactly one CustomResourceDefinition, found {len(crds)}")
+    return crds
+
+
+def generate(source: Path, bundles: Sequence[Bundle] = BUNDLES) -> dict[str, str]:
+    """File name -> content of the shipped data derived from the CRD folders under ``source``."""
+    files: dict[str, str] = {}
+    index: list[dict[str, Any]] = []
+    for bundle in bundles:
+        folder = source / bundle.name
+        paths = sorted(p for p in folder.glob("*.y*ml") if p.is_file()) if folder.is_dir() else []
+        if not paths:
+            raise VendorError(f"{folder}: no CRD files for {bundle.product} {bundle.version}")
+        crds = []
+        for path in paths:
+            (crd,) = _crd_documents(path)
+            name = f"{path.stem}.json"
+            if name in files:
+                raise VendorError(f"{path}: {name} is produced twice")
+            data = vendored_crd(crd, str(path))
+            files[name] = dumps(data)
+            crds.append({"file": name, "group": data["spec"]["group"], "kind": data["spec"]["names"]["kind"],
+                         "from": f"{bundle.name}/{path.name}",
+                         "sha256": hashlib.sha256(path.read_bytes()).hexdigest()})
+        index.append({"name": bundle.name, "product": bundle.product, "version": bundle.version,
+                      "target": {bundle.target[0]: bundle.target[1]}, "source": bundle.source, "crds": crds})
+    files[INDEX] = dumps({"format": FORMAT, "generator": "python -m trainspec.check.vendor", "bundles": index})
+    return files
+
+
+def write(files: Mapping[str, str], out: Path) -> list[str]:
+    """Write ``files`` into ``out``; remove shipped files of an older index that are gone. Returns
+    the names that changed."""
+    out.mkdir(parents=True, exist_ok=True)
+    old = _listed(out / INDEX)
+    changed = []
+    for name, text in sorted(files.items()):
+        path = out / name
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            tmp = path.with_name(f".{name}.tmp")
+            tmp.write_text(text, encoding="utf-8")
+            tmp.replace(path)
+            changed.append(name)
+    for name in sorted(old - set(files)):  # only what the generator itself wrote before
+        (out / name).unlink(missing_ok=True)
+        changed.append(name)
+    return changed
+
+
+def stale(files: Mapping[str, str], out: Path) -> list[str]:
+    """Names whose content under ``out`` differs from ``files`` (or is missing, or extra)."""
+    differ = [name for name, text in sorted(files.items())
+              if not (out / name).is_file() or (out / name).read_text(encoding="utf-8") != text]
+    return differ + sorted(_listed(out / INDEX) - set(files))
+
+
+def _listed(index: Path) -> set[str]:
+    try:
+        data = json.loads(index.read_text(encoding="utf-8"))
+        return {crd["file"] for bundle in data["bundles"] for crd in bundle["crds"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return set()
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    """Regenerate (or, with ``--check``, verify) the shipped CRD data; exit 1 when stale."""
+    parser = argparse.ArgumentParser(prog="python -m trainspec.check.vendor", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--from", dest="source", required=True, metavar="DIR",
+                        help="folder with one sub-folder per bundle (trainer/, jobset/, kueue/)")
+    parser.add_argument("--out", default=str(DATA_DIR), metavar="DIR", help="where the data goes (default: the package)")
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when the data is stale")
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    try:
+        files = generate(Path(args.source))
+    except VendorError as exc:
+        print(f"trainspec.check.vendor: {exc}", file=sys.stderr)
+        return 2
+    if args.check:
+        differ = stale(files, Path(args.out))
+        for name in differ:
+            print(f"stale: {Path(args.out) / name}")
+        return 1 if differ else 0
+    for name in write(files, Path(args.out)):
+        print(f"wrote {Path(args.out) / name}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
