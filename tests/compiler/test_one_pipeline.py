@@ -209,3 +209,30 @@ def test_trainer_21_refuses_a_job_on_the_clusters_jax_runtime(tmp_path: Path) ->
     status, out, _ = _cli("validate", str(tmp_path), "--no-project", "--target", "trainer=2.1,kueue=0.16",
                           "--format", "json")
     assert status == 1 and "TS521" in {d["code"] for d in _json_diagnostics(out)}
+
+
+@pytest.mark.parametrize("key", ["apiVesion", None, "trainspec.dv/v1alpha1", "trainer.kubeflow.org/v1alpha1"])
+def test_a_misspelled_api_version_never_deletes_the_job_or_its_checkpoints(tmp_path: Path, key: str | None) -> None:
+    """The observed data loss, end to end: a typo made the job vanish and compile prune its PVC."""
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    job = (EXAMPLES / "llama-sft" / "job.yaml").read_text()
+    (specs / "runtime.yaml").write_text((EXAMPLES / "llama-sft" / "runtime.yaml").read_text())
+    (specs / "job.yaml").write_text(job)
+    out = tmp_path / "deploy"
+    assert _cli("compile", str(specs), "--no-project", "-o", str(out))[0] == 0
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert any(b"kind: PersistentVolumeClaim" in data for data in before.values())
+    first = "apiVersion: trainspec.dev/v1alpha1\n"
+    assert first in job
+    broken = {"apiVesion": job.replace(first, "apiVesion: trainspec.dev/v1alpha1\n"), None: job.replace(first, ""),
+              }.get(key, job.replace(first, f"apiVersion: {key}\n"))
+    (specs / "job.yaml").write_text(broken)
+    for command in (["validate"], ["compile", "-o", str(out)], ["compile", "-o", "-"], ["check"], ["explain"],
+                    ["compile", "-o", str(out), "--check"]):
+        status, stdout, stderr = _cli(*command, str(specs), "--no-project")
+        assert status == 1, (command, stdout, stderr)
+        assert "TS11" in stdout + stderr, (command, stdout, stderr)  # TS110/TS111/TS114: located, did-you-mean
+    status, stdout, stderr = _cli("kfp", str(specs), "--no-project", "-o", str(tmp_path / "p.yaml"))
+    assert status == 1 and "TS11" in stdout + stderr
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 
+from .vendored import load_json_documents, scan_json_header
+
 if TYPE_CHECKING:
     from .schema import StructuralValidator
 
@@ -147,7 +149,8 @@ class CrdRegistry:
             except (OSError, UnicodeDecodeError) as exc:
                 self._problem("TS100", path, f"CRD file cannot be read: {exc}")
                 continue
-            entry = _File(path, _scan_header(text))
+            # Shipped data (.vendored) is compact JSON: its own header scan, same lazy parsing.
+            entry = _File(path, scan_json_header(text) if path.suffix == ".json" else _scan_header(text))
             self._files.append(entry)
             if entry.header is None:
                 self._parse(entry, text)
@@ -166,7 +169,7 @@ class CrdRegistry:
         try:
             if text is None:
                 text = entry.path.read_text(encoding="utf-8")
-            docs = _load_yaml_documents(text)
+            docs = (load_json_documents(text) if entry.path.suffix == ".json" else None) or _load_yaml_documents(text)
         except Exception as exc:  # yaml.YAMLError, OSError: report, keep the other CRDs
             self._problem("TS103", entry.path, f"CRD file cannot be parsed: {exc}")
             return

@@ -26,14 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-DATA_DIR = Path(__file__).with_name("data")
-INDEX = "index.json"
-FORMAT = 1
+from .vendored import DATA_DIR, FORMAT, INDEX
 
 
 @dataclass(frozen=True)
-class Bundle:
-    """The CRDs of one project at one version, and the target they serve."""
+class Source:
+    """Where the CRDs of one project at one version come from, and the target they serve."""
 
     name: str  # also the folder under --from
     product: str  # what users call it
@@ -43,13 +41,13 @@ class Bundle:
 
 
 #: What is shipped. JobSet follows the Trainer version: Trainer's controller installs and pins it.
-BUNDLES: tuple[Bundle, ...] = (
-    Bundle("trainer", "Kubeflow Trainer", "2.3", ("trainer", "2.3"),
+BUNDLES: tuple[Source, ...] = (
+    Source("trainer", "Kubeflow Trainer", "2.3", ("trainer", "2.3"),
            "kubeflow/trainer manifests/base/crds at 8c0f5059 (v2.3.0 schemas plus three stricter minimums)"),
-    Bundle("jobset", "JobSet", "0.12", ("trainer", "2.3"),
+    Source("jobset", "JobSet", "0.12", ("trainer", "2.3"),
            "kubernetes-sigs/jobset config/components/crd/bases at 08dfbdfd (v0.12.0 plus one minimum), "
            "the JobSet Trainer 2.3 pins"),
-    Bundle("kueue", "Kueue", "0.19", ("kueue", "0.19"),
+    Source("kueue", "Kueue", "0.19", ("kueue", "0.19"),
            "kubernetes-sigs/kueue config/components/crd/bases at ff69552e (v0.19.2 schemas, close variants)"),
 )
 
@@ -161,7 +159,7 @@ def _crd_documents(path: Path) -> list[Mapping[str, Any]]:
     return crds
 
 
-def generate(source: Path, bundles: Sequence[Bundle] = BUNDLES) -> dict[str, str]:
+def generate(source: Path, bundles: Sequence[Source] = BUNDLES) -> dict[str, str]:
     """File name -> content of the shipped data derived from the CRD folders under ``source``."""
     files: dict[str, str] = {}
     index: list[dict[str, Any]] = []

@@ -149,7 +149,26 @@ class Compilation:
         self.index: RuntimeIndex | None = None
         self.resolved: list[ResolvedJob] = []
         self.used_builtins: dict[str, tuple[RuntimeEntry, LoadedSpec]] = {}
-        self.dialect: TrainerDialect | None = None
+        self._dialects: dict[str, TrainerDialect] = {}
+
+    def engine_of(self, runtime: LoadedSpec) -> str:
+        """A runtime's engine: ``--target`` over the runtime's ``spec.engine`` over the project's."""
+        target = self.result.target
+        assert target is not None
+        chosen = (self.options.target or {}).get("engine")
+        if chosen is None and getattr(runtime.spec.spec, "engine", None) is not None:
+            chosen = runtime.spec.spec.engine.value
+        return chosen or target.engine
+
+    def dialect_of(self, runtime: LoadedSpec) -> TrainerDialect:
+        """The lowering dialect for the jobs of ``runtime`` (one instance per engine)."""
+        from trainspec.compiler.lower.dialects import dialect_for
+
+        engine = self.engine_of(runtime)
+        if engine not in self._dialects:
+            assert self.result.target is not None
+            self._dialects[engine] = dialect_for(self.result.target, engine)
+        return self._dialects[engine]
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -189,7 +208,6 @@ def load_pass(c: Compilation) -> None:
 def project_pass(c: Compilation) -> None:
     """The project file: one at most, its target, and its defaults filled into specs."""
     from trainspec.compiler.defaults import apply_to_job, apply_to_runtime
-    from trainspec.compiler.lower.dialects import dialect_for
     from trainspec.compiler.resolve import related_at
     from trainspec.compiler.targets import resolve_target
 
@@ -203,7 +221,6 @@ def project_pass(c: Compilation) -> None:
     target, problems = resolve_target(c.result.project_spec, c.options.target)
     c.diagnostics.extend(problems)
     c.result.target = target
-    c.dialect = dialect_for(target)
     defaults = c.result.project.spec.defaults
     c.result.runtimes = [apply_to_runtime(s, defaults) for s in c.result.specs if isinstance(s.spec, Runtime)]
     c.jobs = [apply_to_job(s, defaults) for s in c.result.specs if isinstance(s.spec, TrainingJob)]
@@ -242,17 +259,20 @@ def rules_pass(c: Compilation) -> None:
     from trainspec.compiler.policy import check_policy
     from trainspec.compiler.rules import check_plan
 
-    assert c.dialect is not None
     policy = c.result.project.spec.policy
     for loaded in c.result.runtimes:
-        if not loaded.spec.spec.external:  # a cluster's runtime: its jobs carry the target's findings
-            c.diagnostics.extend(c.dialect.runtime_rules(loaded))
+        dialect = c.dialect_of(loaded)
+        # A cluster's runtime is not emitted, nor is one whose engine folds it into each job:
+        # its jobs carry the target's findings.
+        if not loaded.spec.spec.external and dialect.emits_runtimes:
+            c.diagnostics.extend(dialect.runtime_rules(loaded))
     for plan in c.result.plans:
+        dialect = c.dialect_of(plan.resolved.runtime.loaded)
         c.diagnostics.extend(check_plan(plan))
         c.diagnostics.extend(check_policy(plan, policy))
-        c.diagnostics.extend(c.dialect.job_rules(plan))
+        c.diagnostics.extend(dialect.job_rules(plan))
         entry = plan.resolved.runtime
-        if entry.builtin and not entry.external:
+        if entry.builtin and not entry.external and dialect.emits_runtimes:
             c.used_builtins.setdefault(plan.runtime_name, (entry, plan.resolved.loaded))
 
 
@@ -261,23 +281,24 @@ def lower_pass(c: Compilation) -> None:
     from trainspec.compiler.lower.dialects import LoweringError
     from trainspec.compiler.provenance import SpecRef
 
-    assert c.dialect is not None
     outputs: list[Output] = []
     try:
         for loaded in c.result.runtimes:
-            if loaded.spec.spec.external:
-                continue  # exists in the cluster: resolved against, never emitted (not ours)
-            for lowered in c.dialect.lower_runtime(loaded):
+            dialect = c.dialect_of(loaded)
+            if loaded.spec.spec.external or not dialect.emits_runtimes:
+                continue  # exists in the cluster, or folded into each job: never an object of its own
+            for lowered in dialect.lower_runtime(loaded):
                 outputs.append(_output(_runtime_path(loaded.spec, lowered.obj.metadata.name), [lowered],
                                        (loaded.file,), 0))
         for name, (entry, first_user) in sorted(c.used_builtins.items()):
             used_by = SpecRef(first_user, ("spec", "runtime"))
-            for lowered in c.dialect.lower_runtime(entry.loaded, used_by=used_by):
+            for lowered in c.dialect_of(entry.loaded).lower_runtime(entry.loaded, used_by=used_by):
                 if lowered.obj.metadata.name == name:
                     outputs.append(_output(_runtime_path(entry.spec, name), [lowered], ("<built-in>",), 0))
         for plan in c.result.plans:
             resolved = plan.resolved
-            outputs.append(_output(f"{resolved.namespace}/{resolved.name}.yaml", c.dialect.lower_job(plan),
+            lowered_job = c.dialect_of(resolved.runtime.loaded).lower_job(plan)
+            outputs.append(_output(f"{resolved.namespace}/{resolved.name}.yaml", lowered_job,
                                    (resolved.loaded.file,), 1))
     except LoweringError as exc:
         c.diagnostics.append(exc.diagnostic)

@@ -21,7 +21,7 @@ Which lowering a target selects is :func:`trainspec.compiler.lower.dialect_for`.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 
@@ -44,13 +44,19 @@ def _fmt(version: Version | None) -> str:
 
 
 class Target(NamedTuple):
-    """The Trainer and Kueue minor versions to emit for (``kueue`` None: no Kueue)."""
+    """The engine and versions to emit for (``kueue`` None: no Kueue).
+
+    ``engine`` is the default engine of jobs (``trainer``, ``ray``, ``training-operator``);
+    a runtime's ``spec.engine`` overrides it unless the command line chose one.
+    """
 
     trainer: Version = DEFAULT_TRAINER
     kueue: Version | None = DEFAULT_KUEUE
+    engine: str = "trainer"
 
     def __str__(self) -> str:
-        return f"trainer={_fmt(self.trainer)},kueue={_fmt(self.kueue)}"
+        engine = f"engine={self.engine}," if self.engine != "trainer" else ""
+        return f"{engine}trainer={_fmt(self.trainer)},kueue={_fmt(self.kueue)}"
 
     @property
     def runtime_patches(self) -> bool:
@@ -67,14 +73,32 @@ def _version(text: str, *, allow_none: bool) -> Version | None:
     return int(match.group(1)), int(match.group(2))
 
 
-def parse_target_option(text: str) -> dict[str, Version | None]:
-    """``trainer=2.1,kueue=0.16`` -> the fields it sets; raise ValueError (argparse: exit 2)."""
-    fields: dict[str, Version | None] = {}
+#: Engines a target may name, and the one version of each that trainspec emits for.
+ENGINES: dict[str, Version | None] = {"trainer": None, "ray": (1, 7), "training-operator": (1, 9)}
+
+
+def parse_target_option(text: str) -> dict[str, Any]:
+    """``trainer=2.1,kueue=0.16``, ``ray``, ``engine=training-operator,kueue=0.19`` -> the fields it sets.
+
+    Raise ValueError (argparse: exit 2).
+    """
+    fields: dict[str, Any] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, eq, value = item.partition("=")
         name = name.strip().lower()
+        if name in ENGINES and name != "trainer" and (not eq or _version(value, allow_none=False) == ENGINES[name]):
+            fields["engine"] = name  # `ray`, `ray=1.7`, `training-operator`, `training-operator=1.9`
+            continue
+        if name in ENGINES and name != "trainer":
+            raise ValueError(f"trainspec emits for {name} {_fmt(ENGINES[name])} only, got {item!r}")
+        if name == "engine" and eq:
+            if value.strip() not in ENGINES:
+                raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {value.strip()!r}")
+            fields["engine"] = value.strip()
+            continue
         if not eq or name not in ("trainer", "kueue"):
-            raise ValueError(f"expected trainer=X.Y and/or kueue=X.Y (or kueue=none), got {item!r}")
+            raise ValueError("expected trainer=X.Y, kueue=X.Y (or kueue=none), ray, training-operator or "
+                             f"engine=NAME, got {item!r}")
         fields[name] = _version(value, allow_none=name == "kueue")
     if "trainer" in fields and fields["trainer"] is None:
         raise ValueError("trainer needs a version")
@@ -105,10 +129,16 @@ def resolve_target(project: LoadedSpec | None, option: dict[str, Version | None]
             except ValueError as exc:
                 problems.append(Diagnostic(code="TS523", message=str(exc), file=project.file, line=mark.line,
                                            column=mark.column, path=f"spec.target.{name}"))
+    engine = "trainer"
+    if project is not None and project.spec.spec.target.engine is not None:
+        engine = project.spec.spec.target.engine.value
     for name, value in (option or {}).items():
+        if name == "engine":
+            engine = value
+            continue
         chosen[name] = value
         where[name] = (OPTION, None, None)
-    target = Target(trainer=chosen["trainer"] or DEFAULT_TRAINER, kueue=chosen["kueue"])
+    target = Target(trainer=chosen["trainer"] or DEFAULT_TRAINER, kueue=chosen["kueue"], engine=engine)
     for code, severity, field, message in matrix_problems(target):
         file, line, column = where[field]
         problems.append(Diagnostic(code=code, severity=severity, message=message, file=file, line=line,
@@ -154,6 +184,6 @@ def matrix_problems(target: Target) -> list[tuple[str, Severity, str, str]]:
 
 
 __all__ = [
-    "DEFAULT_KUEUE", "DEFAULT_TRAINER", "MATRIX", "OPTION", "SUPPORTED_TRAINER", "Target", "Version",
+    "DEFAULT_KUEUE", "DEFAULT_TRAINER", "ENGINES", "MATRIX", "OPTION", "SUPPORTED_TRAINER", "Target", "Version",
     "matrix_problems", "parse_target_option", "resolve_target",
 ]

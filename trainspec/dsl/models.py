@@ -55,6 +55,14 @@ class Framework(str, enum.Enum):
     JAX = "jax"
 
 
+class Engine(str, enum.Enum):
+    """The engine that runs a job on the cluster (the compile target's lowering dialect)."""
+
+    TRAINER = "trainer"  # Kubeflow Trainer v2: TrainJob on a (Cluster)TrainingRuntime
+    RAY = "ray"  # KubeRay RayJob (Ray Train)
+    TRAINING_OPERATOR = "training-operator"  # Kubeflow Training Operator v1 PyTorchJob / mpi-operator MPIJob
+
+
 class Scope(str, enum.Enum):
     CLUSTER = "cluster"
     NAMESPACE = "namespace"
@@ -320,6 +328,12 @@ class RuntimeSpec(_Model):
         default=None, description="Allows the data-sharding stage on this runtime."
     )
     mpi: Optional[Mpi] = field(default=None, description="MPI settings (deepspeed and mpi only).")
+    engine: Optional[Engine] = field(
+        default=None,
+        description="The engine this runtime's jobs run on: trainer (Kubeflow Trainer v2, the default), ray "
+                    "(KubeRay RayJob) or training-operator (PyTorchJob / MPIJob). --target engine=... overrides it; "
+                    "it overrides the project file's spec.target.engine.",
+    )
     external: StrictBool = field(
         default=False,
         description="Exists in the cluster already (another team's runtime, or one Kubeflow Trainer installs): "

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Literal, Optional
 
 from trainspec.dsl.modeling import field
-from trainspec.dsl.models import API_VERSION, Gang, Metadata, _Model
+from trainspec.dsl.models import API_VERSION, Engine, Gang, Metadata, _Model
 from trainspec.dsl.types import Count, LabelKey, NamespaceName, ObjectName
 from trainspec.dsl.wellknown import INT32_MAX
 
@@ -22,6 +22,9 @@ class Target(_Model):
 
     trainer: str = field(default="2.3", pattern=r"^\d+\.\d+$", description="Kubeflow Trainer minor version: 2.1, 2.2 or 2.3.")
     kueue: Optional[str] = field(default="0.19", pattern=r"^\d+\.\d+$", description="Kueue minor version, or null without Kueue.")
+    engine: Optional[Engine] = field(
+        default=None, description="Engine of every job whose runtime names none: trainer (default), ray or "
+                                  "training-operator.")
 
 
 class Defaults(_Model):

@@ -39,6 +39,9 @@ QUALIFIED_NAME_PATTERN = r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$"
 LABEL_VALUE_PATTERN = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"
 #: The environment names the spec takes: C identifiers (what shells and torchrun can read back).
 ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+#: The path part of a domain-prefixed path (``example.com/my-tool``: managedBy fields): the
+#: characters RFC 3986 allows in a URL path (validation.IsDomainPrefixedPath; no '@').
+HTTP_PATH_PATTERN = r"^[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$"
 
 #: Longest RFC 1035/1123 label (names, namespaces, label values, key name parts).
 DNS1123_LABEL_MAX = 63

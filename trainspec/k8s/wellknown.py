@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from trainspec.dsl.wellknown import (
     CHECKPOINT_DIR_ENV, CHECKPOINT_KEEP_ENV, DATA_DIR_ENV, DATA_FORMAT_ENV, DNS1035_LABEL_PATTERN, DNS1123_LABEL_MAX,
-    DNS1123_LABEL_PATTERN, DNS1123_SUBDOMAIN_MAX, DNS1123_SUBDOMAIN_PATTERN, ENV_NAME_PATTERN, INT32_MAX, INT64_MAX,
+    DNS1123_LABEL_PATTERN, DNS1123_SUBDOMAIN_MAX, DNS1123_SUBDOMAIN_PATTERN, ENV_NAME_PATTERN, HTTP_PATH_PATTERN,
+    INT32_MAX, INT64_MAX,
     LABEL_VALUE_MAX, LABEL_VALUE_PATTERN, MAX_EXEC_TIME_SECONDS, NUM_SHARDS_ENV, PVC_ROOT_ENV,
     QUALIFIED_NAME_PATTERN, RESERVED_ENV_PREFIXES, SHARD_ASSIGNMENT_ENV, SHARD_BY_ENV, SHARD_SEED_ENV,
     TRAINER_RESERVED_ENV, TRAINSPEC_ENV,
@@ -23,13 +24,15 @@ __all__ = [
     # re-exported from trainspec.dsl.wellknown
     "CHECKPOINT_DIR_ENV", "CHECKPOINT_KEEP_ENV", "DATA_DIR_ENV", "DATA_FORMAT_ENV", "DNS1035_LABEL_PATTERN",
     "DNS1123_LABEL_MAX", "DNS1123_LABEL_PATTERN", "DNS1123_SUBDOMAIN_MAX", "DNS1123_SUBDOMAIN_PATTERN",
-    "ENV_NAME_PATTERN", "INT32_MAX", "INT64_MAX", "LABEL_VALUE_MAX", "LABEL_VALUE_PATTERN", "MAX_EXEC_TIME_SECONDS",
+    "ENV_NAME_PATTERN", "HTTP_PATH_PATTERN", "INT32_MAX", "INT64_MAX", "LABEL_VALUE_MAX", "LABEL_VALUE_PATTERN", "MAX_EXEC_TIME_SECONDS",
     "NUM_SHARDS_ENV", "PVC_ROOT_ENV", "QUALIFIED_NAME_PATTERN", "RESERVED_ENV_PREFIXES", "SHARD_ASSIGNMENT_ENV",
     "SHARD_BY_ENV", "SHARD_SEED_ENV", "TRAINER_RESERVED_ENV", "TRAINSPEC_ENV",
     # defined here
     "ANCESTOR_DATASET", "ANCESTOR_LABEL", "ANCESTOR_MODEL", "ANCESTOR_TRAINER", "CHECKPOINT_VOLUME",
     "COMPILER_PATCH_MANAGER", "COMPLETION_INDEX_LABEL", "COMPONENT_LABEL", "COSCHEDULING_SCHEDULER",
-    "DATASET_INITIALIZER", "ELASTIC_JOB_ANNOTATION", "FIELD_MANAGER", "FRAMEWORK_LABEL", "JOBSET_NAME_LABEL",
+    "DATASET_INITIALIZER", "ELASTIC_JOB_ANNOTATION", "GENERATED_NAME_PREFIX_MAX", "GENERATED_NAME_RANDOM",
+    "JOBSET_CLAIM_NAME_MAX", "JOBSET_COORDINATOR_LABEL", "JOBSET_GROUP", "JOBSET_MANAGED_BY_MAX",
+    "JOBSET_RULE_NAME_MAX", "JOBSET_RULE_NAME_PATTERN", "FIELD_MANAGER", "FRAMEWORK_LABEL", "JOBSET_NAME_LABEL",
     "JOB_LABEL", "JOB_MIN_PARALLELISM_ANNOTATION", "KFP_PATCH_MANAGER", "KFP_RUN_ID_LABEL", "KUEUE_GROUP",
     "KUEUE_LEGACY_VERSION", "KUEUE_PATCH_MANAGER", "KUEUE_VERSION", "KUEUE_VERSIONS", "LAUNCHER", "MANAGED_BY_LABEL",
     "MANAGED_BY_VALUE", "MAX_EXEC_TIME_LABEL",
@@ -75,6 +78,11 @@ SYNC_WAVE_ANNOTATION = "argocd.argoproj.io/sync-wave"
 NAME_MAX = DNS1123_LABEL_MAX
 #: What a controller appends to a generated pod name: '-' and 5 random characters.
 POD_RANDOM_SUFFIX = "-abcde"
+#: ``metadata.generateName``: the API server keeps at most this many characters of the prefix
+#: and appends GENERATED_NAME_RANDOM random ones (names.SimpleNameGenerator), so a generated
+#: name is at most NAME_MAX long.
+GENERATED_NAME_RANDOM = 5
+GENERATED_NAME_PREFIX_MAX = NAME_MAX - GENERATED_NAME_RANDOM
 
 # -- Kubeflow Trainer ---------------------------------------------------------------------------
 
@@ -109,8 +117,18 @@ SHARD_SOURCE_VOLUME = "data-source"
 
 # -- JobSet ------------------------------------------------------------------------------------
 
+JOBSET_GROUP = "jobset.x-k8s.io"
 JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
 REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
+#: Label the JobSet controller puts on every pod when ``spec.coordinator`` is set: the
+#: coordinator pod's endpoint ``<jobset>-<rjob>-<jobIndex>-<podIndex>.<subdomain>``.
+JOBSET_COORDINATOR_LABEL = "jobset.sigs.k8s.io/coordinator"
+#: Limits of the JobSet webhook (pkg/webhooks/jobset_webhook.go): ``spec.managedBy`` length,
+#: PVC names ``<template>-<jobset>`` of volumeClaimPolicies, failure policy rule names.
+JOBSET_MANAGED_BY_MAX = 63
+JOBSET_CLAIM_NAME_MAX = 63
+JOBSET_RULE_NAME_MAX = 128
+JOBSET_RULE_NAME_PATTERN = r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$"
 
 # -- Kueue -------------------------------------------------------------------------------------
 

@@ -45,6 +45,9 @@ class TrainerDialect:
     """Kubeflow Trainer 2.2 / 2.3: TrainJobs with ``runtimePatches``."""
 
     name = "trainer"
+    #: Whether runtimes become objects of their own (Trainer's (Cluster)TrainingRuntime); the
+    #: other engines fold the runtime into each job's object.
+    emits_runtimes = True
 
     def __init__(self, target: Target) -> None:
         self.target = target
@@ -105,9 +108,22 @@ class TrainerV21Dialect(TrainerDialect):
         return out
 
 
-def dialect_for(target: Target) -> TrainerDialect:
-    """The lowering dialect of ``target``."""
+#: Engines other than Trainer: ``module:class`` of their dialect, imported when a job needs it.
+OTHER_ENGINES: dict[str, str] = {
+    "ray": "trainspec.compiler.lower.ray:RayDialect",
+    "training-operator": "trainspec.compiler.lower.training_operator:TrainingOperatorDialect",
+}
+
+
+def dialect_for(target: Target, engine: str | None = None) -> TrainerDialect:
+    """The lowering dialect of ``target`` for ``engine`` (default: the target's own engine)."""
+    engine = engine or target.engine
+    if engine != "trainer":
+        import importlib
+
+        module, _, name = OTHER_ENGINES[engine].partition(":")
+        return getattr(importlib.import_module(module), name)(target)  # type: ignore[no-any-return]
     return TrainerV21Dialect(target) if target.trainer < (2, 2) else TrainerDialect(target)
 
 
-__all__ = ["Lowered", "LoweringError", "TrainerDialect", "TrainerV21Dialect", "dialect_for"]
+__all__ = ["OTHER_ENGINES", "Lowered", "LoweringError", "TrainerDialect", "TrainerV21Dialect", "dialect_for"]

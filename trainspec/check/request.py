@@ -1,0 +1,144 @@
+"""The one entry point of the checker: a :class:`CheckRequest` in, a :class:`CheckReport` out.
+
+``trainspec check`` only turns its arguments into a request and prints the report; the
+library does the same::
+
+    from trainspec.check import CheckRequest, run_check
+
+    report = run_check(CheckRequest(["specs/"], cluster=["cluster/kueue"]))
+    report.exit_code, report.diagnostics
+
+What :func:`run_check` does, in order: compile the specs among the paths for the target (the
+pipeline, stopped after lowering) and read the other YAML documents as manifests; load the
+cluster's Kueue objects; check every manifest, and every cluster object, against the CRDs
+(:mod:`.crd_source`); apply the admission-webhook rules of Trainer and JobSet; run the Kueue
+pre-flight. Findings are deduplicated and sorted.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .crd_source import CrdSource
+
+if TYPE_CHECKING:
+    from trainspec.compiler.pipeline import CompileResult, Options
+    from trainspec.dsl.diagnostics import Diagnostic
+
+PathLike = str | os.PathLike[str]
+
+
+class CheckUsageError(ValueError):
+    """The request itself is wrong (a ``--crds`` or ``--cluster`` path that does not exist):
+    the CLI reports it as a usage error (exit 2), not as a finding."""
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """What to check, and against what.
+
+    * ``paths``: spec files and folders, and/or YAML files of Kubernetes manifests;
+    * ``crds``: CRD files or folders (the cluster's own); None: ``$TRAINSPEC_CRDS_DIR``, else
+      the CRDs shipped for the target; ``()``: no CRD validation;
+    * ``cluster``: folders or files of the cluster's Kueue objects (and runtimes, Namespaces);
+    * ``target``: ``{"trainer": (2, 3), "kueue": (0, 19)}`` fields, over ``options.target``;
+    * ``options``: the pipeline options (project file, values...); the check always stops the
+      pipeline after lowering.
+    """
+
+    paths: Sequence[Any]
+    crds: Sequence[PathLike] | None = None
+    cluster: Sequence[PathLike] = ()
+    target: Mapping[str, Any] | None = None
+    options: Options | None = None
+
+    def __post_init__(self) -> None:
+        # Accept lists (and a single path) from library callers; keep the request hashable-ish.
+        for name in ("paths", "crds", "cluster"):
+            value = getattr(self, name)
+            if isinstance(value, (str, os.PathLike)):
+                value = (value,)
+            if value is not None:
+                object.__setattr__(self, name, tuple(value))
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """The outcome: every finding (sorted), how many files were read, which CRDs were used."""
+
+    diagnostics: tuple[Diagnostic, ...]
+    files: int
+    crds: CrdSource = CrdSource()
+    result: CompileResult | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        """No errors (warnings allowed)."""
+        return not any(d.is_error for d in self.diagnostics)
+
+    @property
+    def exit_code(self) -> int:
+        """0 without errors, 1 with (the CLI's exit code)."""
+        return 0 if self.ok else 1
+
+
+def missing_paths(request: CheckRequest) -> list[str]:
+    """``--crds PATH: no such file or directory`` lines for the request's paths that do not exist."""
+    out = []
+    for option, paths in (("--crds", request.crds or ()), ("--cluster", request.cluster)):
+        out += [f"{option} {p}: no such file or directory" for p in paths if not Path(p).exists()]
+    return out
+
+
+def pipeline_options(request: CheckRequest) -> Options:
+    """The pipeline options of a check: the request's, stopped after lowering, with its target."""
+    from trainspec.compiler.pipeline import Options, Stop
+
+    options = replace(request.options or Options(), stop=Stop.LOWER)
+    return options if request.target is None else replace(options, target=dict(request.target))
+
+
+def run_check(request: CheckRequest) -> CheckReport:
+    """Check everything ``request`` names; raises :class:`CheckUsageError` for missing paths."""
+    from trainspec.compiler.pipeline import run
+    from trainspec.dsl.diagnostics import Diagnostic
+
+    from .crd_source import resolve_crds
+    from .manifests import cluster_manifests, compiled_manifests, read_manifests
+    from .passes import crd_findings, preflight_findings, webhook_findings
+
+    problems = missing_paths(request)
+    if problems:
+        raise CheckUsageError("; ".join(problems))
+    result = run(list(request.paths), pipeline_options(request))
+    target = result.target
+    if target is None:  # the pipeline resolves one whenever it gets that far; else the default pair
+        from trainspec.compiler.targets import Target
+
+        target = Target()
+    diagnostics: list[Diagnostic] = list(result.diagnostics)
+    manifests = compiled_manifests(result)
+    # The load pass already told trainspec's documents from the others: read those as manifests.
+    files = sorted({Path(doc.file) for doc in result.foreign}, key=lambda p: p.as_posix())
+    read, found = read_manifests(files)
+    manifests += read
+    diagnostics += found
+
+    cluster = None
+    if request.cluster:
+        from trainspec.kueue.cluster import load_cluster
+
+        cluster = load_cluster(list(request.cluster))
+        diagnostics += cluster.problems
+    source = resolve_crds(request.crds, target)
+    if source.files:
+        diagnostics += crd_findings([*manifests, *cluster_manifests(cluster)], source, target)
+    diagnostics += webhook_findings(manifests, cluster, result.plans)
+    diagnostics += preflight_findings(manifests, cluster, target)
+    ordered = tuple(sorted(dict.fromkeys(diagnostics), key=Diagnostic.sort_key))
+    count = result.files + (len({o.file for o in cluster.objects}) if cluster else 0)
+    return CheckReport(ordered, count, source, result)
