@@ -16,6 +16,8 @@ UPSTREAM = ROOT.parent / "shared" / "upstream" / "trainer-runtimes"
 #: Examples whose jobs use a runtime the cluster owns (Kubeflow Trainer's): no runtime is emitted,
 #: and the TrainJob is checked against upstream's own definition of it.
 EXTERNAL = {"upstream-torch"}
+#: Examples on engines that fold the runtime into each job's object (no runtime object of its own).
+FOLDED = {"ray-train": "RayJob", "elastic-pytorchjob": "PyTorchJob", "mpijob": "MPIJob"}
 
 
 def manifests(name: str) -> list[dict]:
@@ -40,6 +42,8 @@ def test_example_manifests_pass_crds_cel_and_webhooks(name: str, monkeypatch) ->
     kinds = {m["kind"] for m in objs}
     if name in EXTERNAL:
         assert "TrainJob" in kinds and "ClusterTrainingRuntime" not in kinds
+    elif name in FOLDED:
+        assert FOLDED[name] in kinds and not kinds & {"TrainJob", "ClusterTrainingRuntime", "TrainingRuntime"}
     else:
         assert {"TrainJob", "ClusterTrainingRuntime"} <= kinds
 

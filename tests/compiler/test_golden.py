@@ -24,6 +24,9 @@ CASES = {
     "jax": (["examples/jax.yaml"], None),
     "upstream-torch": (["examples/upstream-torch.yaml"], None),
     "python-ddp-cpu": (["examples/python/ddp_cpu.py"], None),
+    "ray-train": (["examples/ray-train.yaml"], None),
+    "elastic-pytorchjob": (["examples/elastic-pytorchjob.yaml"], None),
+    "mpijob": (["examples/mpijob.yaml"], None),
     "templated-prod": (["examples/templated"], {"namespace": "ml-prod", "registry": "registry.example.com",
                                                   "tag": "2026.11.28", "queue": "prod-batch"}),
 }

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from trainspec.check.cel import _MACROS, CelCompileError, CelPyEngine
+from trainspec.check.cel import default_engine
 from trainspec.check.crds import CrdRegistry, CrdVersion, expand_crd_paths
 
 ENV_NO_CACHE = "TRAINSPEC_NO_CACHE"
@@ -126,109 +126,30 @@ def crd_files(paths: Iterable[Path | str]) -> list[Path]:
 # -- CEL ------------------------------------------------------------------------------------------
 
 
-def _encode(node: Any) -> Any:
-    """A parse tree as compact JSON: a token is ``"TYPE:value"``, a tree ``[data, line, column, *children]``."""
-    import lark
+class CachedCelEngine:
+    """The process's CEL engine (:func:`trainspec.check.cel.default_engine`), with ``flush()``.
 
-    if isinstance(node, lark.Token):
-        return f"{node.type}:{node}"
-    meta = node.meta
-    line, column = (None, None) if meta.empty else (meta.line, meta.column)
-    return [str(node.data), line, column, *(_encode(child) for child in node.children)]
-
-
-def _decoder() -> Any:
-    from lark import Token, Tree
-
-    def decode(data: Any) -> Any:
-        if isinstance(data, str):
-            kind, _, value = data.partition(":")
-            return Token(kind, value)
-        tree = Tree(data[0], [decode(child) for child in data[3:]])
-        if data[1] is not None:  # celpy reports the position of evaluation errors
-            tree.meta.line, tree.meta.column, tree.meta.empty = data[1], data[2], False
-        return tree
-
-    return decode
-
-
-def _grammar_digest(celpy: Any) -> str:
-    """Trees depend on celpy's grammar and lark: key the cache by both."""
-    import lark
-
-    try:
-        grammar = (Path(celpy.__file__).parent / "cel.lark").read_bytes()
-    except OSError:
-        grammar = b""
-    return hashlib.sha256(grammar + lark.__version__.encode()).hexdigest()[:16]
-
-
-class _RunnerEnvironment:
-    """What a celpy Runner reads from its Environment (package and annotations), without the
-    parser that ``celpy.Environment()`` builds eagerly."""
-
-    def __init__(self, annotations: dict[str, Any]) -> None:
-        self.package = None
-        self.annotations = annotations
-
-
-class CachedCelEngine(CelPyEngine):
-    """:class:`CelPyEngine` with parse trees from the cache; celpy's parser is built on a miss only.
-
-    Evaluation, value conversion and the Kubernetes function shims are the base class's.
+    Nothing of CEL is kept on disk any more: cel-expr-python compiles a rule in ~0.1 ms and
+    starts in ~2 ms, so a stored program would cost more to read than to build. (With the
+    cel-python fallback the ~0.25 s parser is built once per process.) The class stays so that
+    callers keep one shape for everything that may flush; ``cache`` is accepted and unused.
     """
 
-    def __init__(self, cache: DiskCache | None) -> None:
-        # Not CelPyEngine.__init__: it builds the parser (~0.2 s) that a warm cache avoids.
-        import celpy
+    def __init__(self, cache: DiskCache | None = None) -> None:
+        self._engine = default_engine()  # raises ImportError when no CEL engine is installed
 
-        from trainspec.check import cel_lib
+    def compile(self, rule: str) -> Any:
+        return self._engine.compile(rule)
 
-        self._celpy = celpy
-        self._functions = cel_lib.FUNCTIONS
-        self._known = frozenset(celpy.evaluation.base_functions) | frozenset(cel_lib.FUNCTIONS) | _MACROS
-        self._cache: dict[str, Any] = {}
-        self._lock = threading.Lock()
-        self._disk = cache
-        self._key = f"cel-trees-{_grammar_digest(celpy)}"
-        self._trees: dict[str, Any] | None = None
-        self._dirty = False
-        self._parser_env: Any = None
-        self._runner_env = _RunnerEnvironment(dict(celpy.googleapis))
+    def evaluate(self, program: Any, activation: Mapping[str, Any]) -> bool:
+        return self._engine.evaluate(program, activation)
 
-    def _tree(self, rule: str) -> Any:
-        if self._trees is None:
-            stored = self._disk.get(self._key) if self._disk is not None else None
-            self._trees = stored if isinstance(stored, dict) else {}
-        cached = self._trees.get(rule)
-        if isinstance(cached, list):
-            try:
-                return _decoder()(cached)
-            except (IndexError, TypeError, ValueError):
-                pass
-        if self._parser_env is None:
-            self._parser_env = self._celpy.Environment()
-        try:
-            tree = self._parser_env.compile(rule)
-        except Exception as exc:  # CELParseError and lark errors
-            raise CelCompileError(f"syntax error: {str(exc).splitlines()[0][:200] if str(exc) else exc}") from exc
-        self._trees[rule] = _encode(tree)
-        self._dirty = True
-        return tree
-
-    def _compile(self, rule: str) -> Any:
-        tree = self._tree(rule)
-        unknown = sorted(self._called_names(tree) - self._known)
-        if unknown:
-            raise CelCompileError(
-                f"undeclared function(s) {', '.join(unknown)} (not supported by the offline engine)")
-        return self._celpy.InterpretedRunner(self._runner_env, tree, self._functions)
+    def evaluate_message(self, program: Any, activation: Mapping[str, Any]) -> str:
+        """The engine's ``messageExpression`` evaluation."""
+        return str(getattr(self._engine, "evaluate_message")(program, activation))
 
     def flush(self) -> None:
-        """Store newly parsed rules (call once at the end of a run)."""
-        if self._dirty and self._disk is not None and self._trees is not None:
-            self._disk.put(self._key, self._trees)
-            self._dirty = False
+        """Nothing to store (kept for callers that flush every cache at the end of a run)."""
 
 
 # -- verdicts -------------------------------------------------------------------------------------
@@ -241,18 +162,20 @@ def _fingerprint() -> str:
 
     import trainspec.check as check
 
-    digest = hashlib.sha256(f"format {_FORMAT}".encode())
+    # The engine decides CEL verdicts: which one runs is part of the key.
+    engine = os.environ.get("TRAINSPEC_CEL_ENGINE", "")
+    digest = hashlib.sha256(f"format {_FORMAT} engine {engine}".encode())
     package = Path(check.__file__).parents[1]
     # The checker's own modules, and those outside it that decide verdicts: the one quantity
     # parser (CEL quantity(), quantity patterns) and the Kubernetes facts (bounds, names).
     shared = [package / "dsl" / "quantity.py", package / "dsl" / "wellknown.py", package / "k8s" / "wellknown.py"]
     for path in [*sorted(Path(check.__file__).parent.glob("*.py")), *shared]:
         digest.update(path.name.encode() + path.read_bytes())
-    for module in ("celpy", "jsonschema", "lark"):
+    for module in ("cel_expr_python", "celpy", "jsonschema", "lark"):
         spec = importlib.util.find_spec(module)  # locates without importing
         if spec is None or not spec.origin:
             continue
-        for path in sorted(Path(spec.origin).parent.glob("*.py")):
+        for path in sorted(p for p in Path(spec.origin).parent.iterdir() if p.suffix in (".py", ".so", ".pyd")):
             stat = path.stat()
             digest.update(f"{module}/{path.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
     return digest.hexdigest()[:16]

@@ -1,56 +1,76 @@
-"""CEL validation rules (``x-kubernetes-validations``), evaluated offline.
+"""CEL validation rules (``x-kubernetes-validations``), evaluated offline as kube-apiserver does.
 
-The walk follows the schema and the object together. At every schema node that carries rules
-and where the object has a value, each rule runs with ``self`` bound to that value, converted
-the way the API server does it: by the schema (``integer`` -> int, ``number`` -> double,
-unknown fields pruned, property names escaped). Schema defaults are applied first, on a copy.
+The walk follows the schema and the object together, as apiextensions-apiserver's CEL
+validator does: at every schema node that carries rules (its own, and those of its ``allOf``
+branches) and where the object has a non-null value, each rule runs with ``self`` bound to
+that value, converted by :mod:`.cel_values`. Schema defaults are applied first, on a copy.
 
-Transition rules (those that mention ``oldSelf``) only run when an old object is given and the
-node can be correlated with it (same property, same map key, same list-map key); on create the
-API server skips them too. A rule that cannot be compiled or evaluated is reported as a TS502
-warning naming the rule, never passed silently; a rule that evaluates to false is a TS501.
+Verdicts, in the server's words:
 
-The engine is behind a two-method protocol so that a faster CEL implementation can be swapped
-in; :class:`CelPyEngine` uses cel-python (``celpy``), imported lazily.
+* a rule that evaluates to false is a TS501 at the node (plus the rule's ``fieldPath``), with
+  the rule's ``message``, else its evaluated ``messageExpression``, else ``failed rule: <rule>``;
+* a rule whose evaluation fails is a rejection too (TS501): reading a field the object lacks
+  is ``no such key: <field> evaluating rule: <message or rule>``; a runtime overload mismatch
+  (int-or-string values) is ``'no such overload': call arguments did not match ...``;
+* transition rules (those that mention ``oldSelf``) need an old object: on a create, which is
+  what ``trainspec check`` answers, the server skips them and so does this (``skipped=`` lists
+  them). With ``optionalOldSelf: true`` the rule runs with ``oldSelf`` = ``optional.none()``;
+* a rule the offline engine cannot compile or evaluate faithfully is a TS502 warning naming
+  the rule, never passed silently (the server compiled it when the CRD was installed).
+
+Not modelled: the CEL cost budget (the server's estimated and runtime cost limits), ratcheting
+(updates only), and order-insensitive equality of ``x-kubernetes-list-type: set/map`` lists
+(it only matters to transition rules).
+
+Engines sit behind :class:`CelEngine` (compile, evaluate). :func:`default_engine` takes
+cel-expr-python (:mod:`.cel_expr`, the official C++ CEL), else cel-python (:mod:`.cel_celpy`);
+``$TRAINSPEC_CEL_ENGINE`` (``cel-expr``, ``celpy``) forces one.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
 from trainspec.dsl.diagnostics import Diagnostic, Severity
-from trainspec.dsl.wellknown import INT64_MAX
 
 from ._paths import render_path
+from .cel_celpy import CelPyEngine
+from .cel_errors import CelCompileError, CelEvalError, CelUnsupportedError
+from .cel_values import cel_value, escape_property, type_matches
 from .defaults import apply_defaults
 
+__all__ = [
+    "CelCompileError",
+    "CelEngine",
+    "CelEvalError",
+    "CelPyEngine",
+    "CelUnsupportedError",
+    "ENV_ENGINE",
+    "cel_value",
+    "check_cel",
+    "default_engine",
+    "escape_property",
+    "iter_rules",
+]
+
+ENV_ENGINE = "TRAINSPEC_CEL_ENGINE"
 _OLD_SELF = re.compile(r"\boldSelf\b")
-# Words CEL reserves; a property with such a name is reachable as ``__name__``.
-_CEL_RESERVED = frozenset(
-    "true false null in as break const continue else for function if import let loop package "
-    "namespace return var".split()
-)
-_MACROS = frozenset({"has", "dyn", "all", "exists", "exists_one", "map", "filter", "reduce", "min"})
-
-
-class CelCompileError(Exception):
-    """The rule text cannot be compiled by the engine."""
-
-
-class CelEvalError(Exception):
-    """The rule raised an error during evaluation (or did not yield a bool)."""
+#: The server's cap on an evaluated messageExpression (celconfig.MaxEvaluatedMessageExpressionSizeBytes).
+_MAX_MESSAGE = 5 * 1024
 
 
 class CelEngine(Protocol):
     """What the checker needs from a CEL implementation.
 
-    ``activation`` maps variable names (``self``, ``oldSelf``) to plain Python values already
-    normalised by the schema: ``bool``, ``int`` (CEL int), ``float`` (CEL double), ``str``,
-    ``list``, ``dict`` with string keys, ``None``. An engine may also offer
-    ``evaluate_message(program, activation) -> str`` for ``messageExpression``.
+    ``activation`` maps variable names (``self``, ``oldSelf``) to the plain values of
+    :func:`cel_value`. ``evaluate`` raises :class:`CelEvalError` for an error CEL defines
+    (the server rejects the object with it; ``overload=True`` for a runtime overload mismatch)
+    and :class:`CelUnsupportedError` when the engine itself cannot evaluate the rule. An engine
+    may also offer ``evaluate_message(program, activation) -> str`` for ``messageExpression``.
     """
 
     def compile(self, rule: str) -> Any:
@@ -62,199 +82,49 @@ class CelEngine(Protocol):
         ...
 
 
-def _clean_error(exc: BaseException) -> str:
-    # celpy error texts embed the whole activation; keep the first line of the reason.
-    text = str(exc.args[0]) if exc.args else str(exc)
-    text = text.split(" (in activation", 1)[0].splitlines()[0] if text else type(exc).__name__
-    return text[:200]
-
-
-class CelPyEngine:
-    """:class:`CelEngine` on cel-python 0.5, with the Kubernetes library shims of .cel_lib.
-
-    Compiled programs (and compile failures) are cached per rule text: parsing is the slow
-    part (milliseconds), evaluation is ~0.1 ms.
-    """
-
-    def __init__(self) -> None:
-        import celpy  # lazy: ~0.1 s, only when a rule is actually checked
-
-        from . import cel_lib
-
-        self._celpy = celpy
-        self._env = celpy.Environment()
-        self._functions = cel_lib.FUNCTIONS
-        self._known = frozenset(celpy.evaluation.base_functions) | frozenset(cel_lib.FUNCTIONS) | _MACROS
-        self._cache: dict[str, Any] = {}
-        self._lock = threading.Lock()
-
-    def compile(self, rule: str) -> Any:
-        with self._lock:
-            found = self._cache.get(rule)
-            if found is None:
-                try:
-                    found = self._compile(rule)
-                except CelCompileError as exc:
-                    found = exc
-                self._cache[rule] = found
-        if isinstance(found, CelCompileError):
-            raise found
-        return found
-
-    def _compile(self, rule: str) -> Any:
-        try:
-            ast = self._env.compile(rule)
-        except Exception as exc:  # CELParseError and lark errors
-            raise CelCompileError(f"syntax error: {_clean_error(exc)}") from exc
-        # celpy resolves functions only when they are called, so an unsupported library
-        # function would pass every rule whose branch does not reach it. Check names now.
-        unknown = sorted(self._called_names(ast) - self._known)
-        if unknown:
-            raise CelCompileError(
-                f"undeclared function(s) {', '.join(unknown)} (not supported by the offline engine)"
-            )
-        return self._env.program(ast, functions=self._functions)
-
-    @staticmethod
-    def _called_names(ast: Any) -> set[str]:
-        names: set[str] = set()
-        for node in ast.iter_subtrees():
-            if node.data in ("ident_arg", "dot_ident_arg") and node.children:
-                names.add(str(node.children[0]))
-            elif node.data == "member_dot_arg" and len(node.children) >= 2:
-                names.add(str(node.children[1]))
-        return names
-
-    def _to_cel(self, value: Any) -> Any:
-        types = self._celpy.celtypes
-        if value is None:
-            return None
-        if isinstance(value, bool):
-            return types.BoolType(value)
-        if isinstance(value, int):
-            if not -INT64_MAX - 1 <= value <= INT64_MAX:
-                # Beyond int64 the API server decodes a JSON number as a double (and the
-                # structural schema reports an int field); CEL has no wider integer.
-                return types.DoubleType(float(value)) if value.bit_length() <= 1023 else types.DoubleType(
-                    float("inf") if value > 0 else float("-inf"))
-            return types.IntType(value)
-        if isinstance(value, float):
-            return types.DoubleType(value)
-        if isinstance(value, str):
-            return types.StringType(value)
-        if isinstance(value, (list, tuple)):
-            return types.ListType([self._to_cel(v) for v in value])
-        if isinstance(value, Mapping):
-            return types.MapType({types.StringType(str(k)): self._to_cel(v) for k, v in value.items()})
-        return value
-
-    def _run(self, program: Any, activation: Mapping[str, Any]) -> Any:
-        context = {name: self._to_cel(value) for name, value in activation.items()}
-        try:
-            return program.evaluate(context)
-        except Exception as exc:  # CELEvalError, and any bug surfacing from a shim
-            raise CelEvalError(_clean_error(exc)) from exc
-
-    def evaluate(self, program: Any, activation: Mapping[str, Any]) -> bool:
-        result = self._run(program, activation)
-        if not isinstance(result, (bool, self._celpy.celtypes.BoolType)):
-            raise CelEvalError(f"rule evaluated to {type(result).__name__}, not bool")
-        return bool(result)
-
-    def evaluate_message(self, program: Any, activation: Mapping[str, Any]) -> str:
-        """Evaluate a ``messageExpression``; it must yield a string."""
-        result = self._run(program, activation)
-        if not isinstance(result, str):
-            raise CelEvalError("messageExpression did not evaluate to a string")
-        return str(result)
-
-
 _DEFAULT: CelEngine | None = None
 _DEFAULT_LOCK = threading.Lock()
 
 
+def make_engine(name: str = "") -> CelEngine:
+    """A new engine: ``cel-expr`` (cel-expr-python), ``celpy`` (cel-python), or the first
+    installed of the two for ``""``/``auto``. Raises ImportError when none is installed."""
+    choice = (name or "auto").strip().lower()
+    if choice in ("cel-expr", "cel-expr-python", "auto"):
+        try:
+            from .cel_expr import CelExprEngine
+
+            return CelExprEngine()
+        except ImportError:
+            if choice != "auto":
+                raise
+    if choice in ("celpy", "cel-python", "auto"):
+        return CelPyEngine()
+    raise ImportError(f"unknown CEL engine {name!r} (${ENV_ENGINE}): use cel-expr or celpy")
+
+
 def default_engine() -> CelEngine:
-    """The shared :class:`CelPyEngine` (raises ImportError when cel-python is missing)."""
+    """The shared engine of :func:`make_engine` for ``$TRAINSPEC_CEL_ENGINE`` (built once)."""
     global _DEFAULT
     with _DEFAULT_LOCK:
         if _DEFAULT is None:
-            _DEFAULT = CelPyEngine()
+            _DEFAULT = make_engine(os.environ.get(ENV_ENGINE, ""))
         return _DEFAULT
 
 
-# -- schema-driven value conversion ------------------------------------------------------------
-
-
-def escape_property(name: str) -> str:
-    """How a CEL rule spells property ``name`` (``a-b`` -> ``a__dash__b``), as in Kubernetes."""
-    if name in _CEL_RESERVED:
-        return f"__{name}__"
-    return (
-        name.replace("__", "__underscores__")
-        .replace(".", "__dot__")
-        .replace("-", "__dash__")
-        .replace("/", "__slash__")
-    )
-
-
-def _type_ok(schema: Mapping[str, Any], value: Any) -> bool:
-    """Does ``value`` have the schema's type? (Mismatches are TS500s; rules there are skipped.)"""
-    if schema.get("x-kubernetes-int-or-string"):
-        return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
-    expected = schema.get("type")
-    checks = {
-        "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-        "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-        "string": lambda v: isinstance(v, str),
-        "boolean": lambda v: isinstance(v, bool),
-        "array": lambda v: isinstance(v, list),
-        "object": lambda v: isinstance(v, dict),
-    }
-    return expected not in checks or checks[expected](value)
-
-
-def cel_value(schema: Mapping[str, Any], value: Any, *, root: bool = False) -> Any:
-    """``value`` as the API server shows it to CEL: typed, pruned and escaped by ``schema``."""
-    if value is None or schema.get("x-kubernetes-int-or-string"):
-        return value
-    kind = schema.get("type")
-    if kind == "number" and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if kind == "array" and isinstance(value, list):
-        items = schema.get("items") or {}
-        return [cel_value(items, v) for v in value]
-    if isinstance(value, dict) and (kind == "object" or "properties" in schema):
-        properties = schema.get("properties") or {}
-        extra = schema.get("additionalProperties")
-        keep_all = schema.get("x-kubernetes-preserve-unknown-fields") is True
-        embedded = root or schema.get("x-kubernetes-embedded-resource") is True
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            if embedded and key == "metadata" and isinstance(item, dict):
-                # Rules see only name and generateName of an object's metadata.
-                out[key] = {k: item[k] for k in ("name", "generateName") if isinstance(item.get(k), str)}
-            elif embedded and key in ("apiVersion", "kind"):
-                out[key] = item
-            elif key in properties:
-                out[escape_property(key)] = cel_value(properties[key], item)
-            elif isinstance(extra, Mapping):
-                out[key] = cel_value(extra, item)
-            elif keep_all or extra is True:
-                out[key] = item
-        return out
-    return value
-
-
-# -- the walk ----------------------------------------------------------------------------------
+# -- rules in a schema -------------------------------------------------------------------------
 
 
 def iter_rules(
     schema: Mapping[str, Any], path: tuple[str | int, ...] = ()
 ) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """Every ``x-kubernetes-validations`` rule in ``schema`` with its rendered path
-    (``[*]`` for list items, ``[<key>]`` for map values)."""
+    (``[*]`` for list items, ``[<key>]`` for map values), ``allOf`` branches included."""
     for rule in schema.get("x-kubernetes-validations") or ():
         yield render_path(path).replace("[-1]", "[*]"), rule
+    for branch in schema.get("allOf") or ():
+        if isinstance(branch, Mapping):
+            yield from iter_rules(branch, path)
     for name, sub in (schema.get("properties") or {}).items():
         yield from iter_rules(sub, (*path, name))
     if isinstance(schema.get("items"), Mapping):
@@ -263,33 +133,70 @@ def iter_rules(
         yield from iter_rules(schema["additionalProperties"], (*path, "<key>"))
 
 
+def _has_rules(schema: Any) -> bool:
+    """Does ``schema`` carry a rule anywhere below (memoised on the schema's identity)?"""
+    if not isinstance(schema, Mapping):
+        return False
+    key = id(schema)
+    found = _HAS_RULES.get(key)
+    if found is None or found[0] is not schema:
+        value = bool(schema.get("x-kubernetes-validations")) or any(
+            _has_rules(s) for s in (*(schema.get("properties") or {}).values(), schema.get("items"),
+                                    schema.get("additionalProperties"), *(schema.get("allOf") or ())))
+        found = (schema, value)
+        if len(_HAS_RULES) > 500_000:  # bound the memo in long-lived processes (tests, servers)
+            _HAS_RULES.clear()
+        _HAS_RULES[key] = found
+    return found[1]
+
+
+_HAS_RULES: dict[int, tuple[Any, bool]] = {}
+
+# -- the walk ----------------------------------------------------------------------------------
+
 _MISSING = object()
 
 
 class _Walker:
-    def __init__(self, engine: CelEngine) -> None:
+    def __init__(self, engine: CelEngine, skipped: list[tuple[str, str]] | None) -> None:
         self.engine = engine
         self.out: list[Diagnostic] = []
+        self.skipped = skipped
 
-    def visit(
-        self, schema: Mapping[str, Any], value: Any, old: Any, path: tuple[str | int, ...], root: bool
-    ) -> None:
-        if value is None or not _type_ok(schema, value):
+    def visit(self, node: Mapping[str, Any], rules: Mapping[str, Any], value: Any, old: Any,
+              path: tuple[str | int, ...], root: bool) -> None:
+        """``node`` types the value; ``rules`` says which rules apply (``node`` or an allOf branch)."""
+        if value is None or not type_matches(node, value) or not _has_rules(rules):
             return
-        for rule in schema.get("x-kubernetes-validations") or ():
-            self.run(rule, schema, value, old, path, root)
+        for rule in rules.get("x-kubernetes-validations") or ():
+            self.run(rule, node, value, old, path, root)
+        for branch in rules.get("allOf") or ():
+            if isinstance(branch, Mapping):
+                self.visit(node, branch, value, old, path, root)
         if isinstance(value, dict):
-            properties = schema.get("properties") or {}
-            extra = schema.get("additionalProperties")
-            for key, item in value.items():
-                sub = properties.get(key, extra if key not in properties else None)
-                if isinstance(sub, Mapping) and not (root and key == "metadata"):
-                    prior = old.get(key, _MISSING) if isinstance(old, dict) else _MISSING
-                    self.visit(sub, item, prior, (*path, key), False)
-        elif isinstance(value, list) and isinstance(schema.get("items"), Mapping):
-            olds = self._correlate(schema, value, old)
+            self._visit_object(node, rules, value, old, path, root)
+        elif isinstance(value, list) and isinstance(rules.get("items"), Mapping):
+            items = node.get("items") if isinstance(node.get("items"), Mapping) else rules["items"]
+            olds = self._correlate(node, value, old)
             for index, item in enumerate(value):
-                self.visit(schema["items"], item, olds[index], (*path, index), False)
+                self.visit(items, rules["items"], item, olds[index], (*path, index), False)
+
+    def _visit_object(self, node: Mapping[str, Any], rules: Mapping[str, Any], value: dict[str, Any], old: Any,
+                      path: tuple[str | int, ...], root: bool) -> None:
+        node_properties = node.get("properties") or {}
+        rule_properties = rules.get("properties") or {}
+        extra, rule_extra = node.get("additionalProperties"), rules.get("additionalProperties")
+        # An atomic map is replaced as a whole: its entries have no old selves.
+        correlate = isinstance(old, dict) and node.get("x-kubernetes-map-type") != "atomic"
+        for key, item in value.items():
+            if root and key == "metadata":
+                continue
+            prior = old.get(key, _MISSING) if correlate else _MISSING
+            if key in node_properties:
+                if key in rule_properties:
+                    self.visit(node_properties[key], rule_properties[key], item, prior, (*path, key), False)
+            elif isinstance(extra, Mapping) and isinstance(rule_extra, Mapping):
+                self.visit(extra, rule_extra, item, prior, (*path, key), False)
 
     @staticmethod
     def _correlate(schema: Mapping[str, Any], value: list[Any], old: Any) -> list[Any]:
@@ -303,72 +210,81 @@ class _Walker:
             for v in value
         ]
 
-    def run(
-        self,
-        rule: Mapping[str, Any],
-        schema: Mapping[str, Any],
-        value: Any,
-        old: Any,
-        path: tuple[str | int, ...],
-        root: bool,
-    ) -> None:
+    def run(self, rule: Mapping[str, Any], schema: Mapping[str, Any], value: Any, old: Any,
+            path: tuple[str | int, ...], root: bool) -> None:
         text = str(rule.get("rule", ""))
+        if not text.strip():
+            return  # an empty rule has no program on the server either
         where = render_path(path)
-        if rule.get("fieldPath"):
-            field_path = str(rule["fieldPath"])
-            where = where + field_path if where else field_path.lstrip(".")
         activation: dict[str, Any] = {"self": cel_value(schema, value, root=root)}
         if _OLD_SELF.search(text):
+            optional = rule.get("optionalOldSelf") is True
             if old is _MISSING or old is None:
-                if rule.get("optionalOldSelf"):
-                    self.warn(
-                        where,
-                        text,
-                        "optionalOldSelf rules need CEL optionals, which the offline engine lacks",
-                    )
-                return  # a transition rule on create: the API server skips it as well
-            activation["oldSelf"] = cel_value(schema, old, root=root)
+                if not optional:
+                    if self.skipped is not None:
+                        self.skipped.append((where, text))
+                    return  # a transition rule on a create: the API server skips it as well
+                text = f"cel.bind(oldSelf, optional.none(), (\n{text}\n))"
+            else:
+                activation["oldSelf"] = cel_value(schema, old, root=root)
+                if optional:
+                    text = f"cel.bind(oldSelf, optional.of(oldSelf), (\n{text}\n))"
         try:
             program = self.engine.compile(text)
         except CelCompileError as exc:
-            self.warn(where, text, f"could not be compiled: {exc}")
+            self.warn(where, rule, f"could not be compiled by the offline engine: {exc}")
             return
         try:
             ok = self.engine.evaluate(program, activation)
+        except CelUnsupportedError as exc:
+            self.warn(where, rule, f"could not be evaluated by the offline engine: {exc}")
+            return
         except CelEvalError as exc:
-            self.warn(where, text, f"could not be evaluated: {exc}")
+            self.reject(where, rule, _error_message(rule, exc))
             return
         if not ok:
-            self.out.append(
-                Diagnostic(
-                    code="TS501", message=self.message(rule, activation), path=where, hint=f"CEL rule: {text}"
-                )
-            )
+            field_path = str(rule.get("fieldPath") or "")
+            if field_path:
+                where = where + field_path if where else field_path.lstrip(".")
+            self.reject(where, rule, self.message(rule, activation))
 
     def message(self, rule: Mapping[str, Any], activation: Mapping[str, Any]) -> str:
-        if rule.get("message"):
-            return str(rule["message"])
+        """The server's detail for a false rule: messageExpression, else message, else default."""
         expression = rule.get("messageExpression")
         evaluate_message = getattr(self.engine, "evaluate_message", None)
         if expression and evaluate_message is not None:
             try:
-                return str(evaluate_message(self.engine.compile(str(expression)), activation))
+                text = str(evaluate_message(self.engine.compile(str(expression)), activation)).strip()
             except (CelCompileError, CelEvalError):
-                pass  # the API server also falls back to a generic text
-        if expression:
-            return f"failed rule (messageExpression: {expression})"
-        return f"failed rule: {rule.get('rule')}"
+                text = ""  # the server falls back to the message as well
+            if text and "\n" not in text and len(text.encode()) <= _MAX_MESSAGE:
+                return text
+        return _default_message(rule)
 
-    def warn(self, where: str, text: str, problem: str) -> None:
-        self.out.append(
-            Diagnostic(
-                code="TS502",
-                severity=Severity.WARNING,
-                path=where,
-                hint=f"CEL rule: {text}",
-                message=f"CEL rule {text!r} {problem}",
-            )
-        )
+    def reject(self, where: str, rule: Mapping[str, Any], message: str) -> None:
+        self.out.append(Diagnostic(code="TS501", message=message, path=where, hint=f"CEL rule: {rule.get('rule')}"))
+
+    def warn(self, where: str, rule: Mapping[str, Any], problem: str) -> None:
+        text = str(rule.get("rule"))
+        self.out.append(Diagnostic(code="TS502", severity=Severity.WARNING, path=where, hint=f"CEL rule: {text}",
+                                   message=f"CEL rule {text!r} {problem}"))
+
+
+def _rule_error_string(rule: Mapping[str, Any]) -> str:
+    return str(rule.get("message") or "").strip() or str(rule.get("rule", "")).strip()
+
+
+def _default_message(rule: Mapping[str, Any]) -> str:
+    message = str(rule.get("message") or "").strip()
+    return message or f"failed rule: {_rule_error_string(rule)}"
+
+
+def _error_message(rule: Mapping[str, Any], exc: CelEvalError) -> str:
+    """How apiextensions-apiserver words an evaluation error."""
+    if exc.overload:
+        return (f"'{exc}': call arguments did not match a supported operator, function or macro signature "
+                f"for rule: {_rule_error_string(rule)}")
+    return f"{exc} evaluating rule: {_rule_error_string(rule)}"
 
 
 def check_cel(
@@ -378,12 +294,15 @@ def check_cel(
     engine: CelEngine | None = None,
     old: Any = None,
     defaults: bool = True,
+    skipped: list[tuple[str, str]] | None = None,
 ) -> list[Diagnostic]:
-    """All CEL findings (TS501 violations, TS502 warnings) for ``obj`` against ``schema``.
+    """All CEL findings (TS501 rejections, TS502 warnings) for ``obj`` against ``schema``.
 
     ``schema`` is the CRD's ``openAPIV3Schema``. Pass ``old`` (the existing object) to also
-    evaluate transition rules, as for an update. When no engine is given and cel-python is not
-    installed, one TS502 warning says that the rules were not evaluated.
+    evaluate transition rules, as for an update; without it, the transition rules that were
+    skipped are appended to ``skipped`` as ``(path, rule)`` when a list is given. When no
+    engine is given and no CEL engine is installed, one TS502 warning says that the rules were
+    not evaluated.
     """
     if engine is None:
         try:
@@ -396,13 +315,16 @@ def check_cel(
                 Diagnostic(
                     code="TS502",
                     severity=Severity.WARNING,
-                    message=f"{count} CEL rule(s) not evaluated: cel-python is not installed",
+                    message=f"{count} CEL rule(s) not evaluated: no CEL engine (cel-expr-python or cel-python) "
+                            f"is installed",
                     hint="pip install 'trainspec[check]'",
                 )
             ]
+    if not _has_rules(schema):
+        return []
     if defaults:
         obj = apply_defaults(schema, obj)
         old = apply_defaults(schema, old) if old is not None else None
-    walker = _Walker(engine)
-    walker.visit(schema, obj, _MISSING if old is None else old, (), True)
+    walker = _Walker(engine, skipped)
+    walker.visit(schema, schema, obj, _MISSING if old is None else old, (), True)
     return walker.out

@@ -3,8 +3,10 @@
 * ObjectMeta: a CRD's root ``metadata`` is just ``type: object``; the API server validates it
   with its own rules (name format, label syntax, known keys). :data:`OBJECT_META` is a strict
   JSON Schema for it, with custom keywords checked in :mod:`.schema`.
-* A few core kinds the compiler may emit next to custom resources. PersistentVolumeClaim gets a
-  small strict schema; the others are accepted without checking.
+* The name and label rules those keywords use (also used by the webhook rules).
+
+The core kinds themselves (PersistentVolumeClaim's schema and built-in rules) are in
+:mod:`.core_kinds`; ``CORE_KINDS`` and ``PVC_SCHEMA`` are still importable from here.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from trainspec.dsl.quantity import QUANTITY_PATTERN
 from trainspec.dsl.wellknown import (
     DNS1123_LABEL_MAX, DNS1123_LABEL_PATTERN, DNS1123_SUBDOMAIN_MAX, DNS1123_SUBDOMAIN_PATTERN, LABEL_VALUE_MAX,
     LABEL_VALUE_PATTERN, QUALIFIED_NAME_PATTERN,
@@ -111,84 +112,11 @@ OBJECT_META: dict[str, Any] = {
     },
 }
 
-_QUANTITY = {"type": ["string", "integer", "number"], "pattern": QUANTITY_PATTERN}
-_RESOURCE_LIST = {"type": "object", "additionalProperties": _QUANTITY}
-_LABEL_SELECTOR = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        "matchLabels": _STRING_MAP,
-        "matchExpressions": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["key", "operator"],
-                "properties": {
-                    "key": _STRING,
-                    "operator": {"enum": ["In", "NotIn", "Exists", "DoesNotExist"]},
-                    "values": {"type": "array", "items": _STRING},
-                },
-            },
-        },
-    },
-}
-_TYPED_REF = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["kind", "name"],
-    "properties": {"apiGroup": _STRING, "kind": _STRING, "name": _STRING, "namespace": _STRING},
-}
 
-#: Hand-written strict schema for core/v1 PersistentVolumeClaim (what the compiler emits).
-PVC_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["apiVersion", "kind", "metadata", "spec"],
-    "properties": {
-        "apiVersion": _STRING,
-        "kind": _STRING,
-        "metadata": OBJECT_META,
-        "spec": {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["accessModes", "resources"],
-            "properties": {
-                "accessModes": {
-                    "type": "array",
-                    "minItems": 1,
-                    "uniqueItems": True,
-                    "items": {"enum": ["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"]},
-                },
-                "resources": {
-                    "type": "object",
-                    "additionalProperties": False,
-                    "required": ["requests"],
-                    "properties": {
-                        "requests": {**_RESOURCE_LIST, "required": ["storage"]},
-                        "limits": _RESOURCE_LIST,
-                    },
-                },
-                "storageClassName": _STRING,
-                "volumeMode": {"enum": ["Filesystem", "Block"]},
-                "volumeName": _STRING,
-                "volumeAttributesClassName": _STRING,
-                "selector": _LABEL_SELECTOR,
-                "dataSource": _TYPED_REF,
-                "dataSourceRef": _TYPED_REF,
-            },
-        },
-        "status": {"type": "object"},
-    },
-}
+def __getattr__(name: str) -> Any:
+    # The core kinds moved to .core_kinds (which imports this module); old imports keep working.
+    if name in ("CORE_KINDS", "PVC_SCHEMA"):
+        from . import core_kinds
 
-#: Core kinds accepted without a CRD: (apiVersion, kind) -> JSON Schema, or None = not checked.
-CORE_KINDS: dict[tuple[str, str], dict[str, Any] | None] = {
-    ("v1", "PersistentVolumeClaim"): PVC_SCHEMA,
-    ("v1", "ConfigMap"): None,
-    ("v1", "Secret"): None,
-    ("v1", "Namespace"): None,
-    ("v1", "ServiceAccount"): None,
-    ("rbac.authorization.k8s.io/v1", "Role"): None,
-    ("rbac.authorization.k8s.io/v1", "RoleBinding"): None,
-}
+        return getattr(core_kinds, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

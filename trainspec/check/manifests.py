@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from trainspec.dsl.yaml_loader import LoadLimits
 
 RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
 
@@ -52,11 +55,12 @@ def compiled_manifests(result: Any) -> list[Manifest]:
     return out
 
 
-def read_manifests(files: Iterable[Any]) -> tuple[list[Manifest], list[Any]]:
-    """Kubernetes manifests (not trainspec specs) in the input YAML files, and load problems."""
+def read_manifests(files: Iterable[Any], limits: LoadLimits | None = None) -> tuple[list[Manifest], list[Any]]:
+    """Kubernetes manifests (not trainspec specs) in the input YAML files, and load problems.
+    ``limits``: the loader's caps (the load pass's, so both read the same files alike)."""
     from trainspec.kueue.located import read_objects
 
-    objects, problems = read_objects(list(files))  # load problems repeat the compile pass's: deduplicated later
+    objects, problems = read_objects(list(files), limits)  # load problems repeat the compile pass's: deduplicated
     # A kustomization (as `trainspec compile -o DIR` writes one) configures the build; it is never applied.
     objects = [o for o in objects if not o.api_version.startswith("kustomize.config.k8s.io/")]
     return [Manifest(f"#r{i}", o.data, located=o) for i, o in enumerate(objects)], problems

@@ -125,7 +125,7 @@ def preflight_findings(manifests: list[Manifest], cluster: Any, target: Any) -> 
         findings = kueue_label_problems(manifest.data)
         if cluster is not None:
             findings += preflight(cluster, manifest.data, runtime_of(manifest.data, runtimes),
-                                  merge_resources=target.trainer >= (2, 3))
+                                  merge_resources=target.trainer >= (2, 3), kueue_version=target.kueue)
         for finding in findings:
             diagnostic = Diagnostic(code=finding.code, message=finding.message, severity=finding.severity,
                                     path=render_path(finding.path), hint=finding.hint, related=finding.related)

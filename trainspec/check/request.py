@@ -124,7 +124,7 @@ def run_check(request: CheckRequest) -> CheckReport:
     manifests = compiled_manifests(result)
     # The load pass already told trainspec's documents from the others: read those as manifests.
     files = sorted({Path(doc.file) for doc in result.foreign}, key=lambda p: p.as_posix())
-    read, found = read_manifests(files)
+    read, found = read_manifests(files, pipeline_options(request).limits)
     manifests += read
     diagnostics += found
 
@@ -135,7 +135,7 @@ def run_check(request: CheckRequest) -> CheckReport:
         cluster = load_cluster(list(request.cluster))
         diagnostics += cluster.problems
     source = resolve_crds(request.crds, target)
-    if source.files:
+    if source.files or source.other:  # other: the shipped data for another version says it was not used
         diagnostics += crd_findings([*manifests, *cluster_manifests(cluster)], source, target)
     diagnostics += webhook_findings(manifests, cluster, result.plans)
     diagnostics += preflight_findings(manifests, cluster, target)

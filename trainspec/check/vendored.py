@@ -58,7 +58,7 @@ class Bundle:
     version: str
     target: dict[str, str] = field(hash=False, compare=False)
     groups: frozenset[str] = frozenset()
-    files: tuple[Path, ...] = ()
+    files: tuple[Path, ...] = field(default=(), repr=False)
 
     def __str__(self) -> str:
         return f"{self.product} {self.version}"

@@ -5,14 +5,15 @@ TrainJob rules of the Trainer webhook, re-implemented:
 * the referenced runtime exists (``runtimeRef.kind`` ClusterTrainingRuntime by default, or a
   TrainingRuntime in the TrainJob's namespace; ``apiGroup`` trainer.kubeflow.org), either among
   the manifests or in ``known_runtimes``;
-* no framework-reserved env names in ``spec.trainer.env`` (all families are checked, whatever
-  the runtime's framework, so a runtime swap cannot turn a spec invalid);
+* the runtime plugins' rules (:mod:`.trainer_rules`): reserved env names of the runtime's
+  ``mlPolicy`` source only, envInjection targets, torchtune, the Flux installer, MPI's
+  launcher, Volcano's queue annotation;
 * ``spec.initializer.dataset``/``model`` need a replicatedJob of that name with a container of
   that name mounting a volume named ``initializer``;
 * ``runtimePatches``: domain-prefixed manager; patched replicatedJobs and containers exist in
   the runtime; no ``env`` on the containers ``node``/``dataset-initializer``/``model-initializer``;
-* MPI with ``runLauncherAsNode`` and two or more nodes needs ``launcher`` and ``node`` jobs;
-* the JobSet the TrainJob would produce keeps every pod name within 63 characters.
+* the JobSet webhook's rules on the JobSet Trainer creates for the TrainJob (its name, node
+  count and runtime patches): :mod:`.jobset_trainer`.
 
 Runtime and JobSet rules are in :mod:`.runtime_rules`. Two list limits that are also webhook
 rules upstream (one runtime patch per ``manager``, at most 5 ``dependsOn``) are already in the
@@ -22,32 +23,28 @@ CRD schemas (list-map keys, ``maxItems``) and are reported there as TS500, not t
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from trainspec.dsl.diagnostics import Diagnostic, Related
 from trainspec.k8s.wellknown import (
-    ANCESTOR_TRAINER, DATASET_INITIALIZER, LAUNCHER, MODEL_INITIALIZER, NODE, SHARD_VOLUME, TRAINER_GROUP,
-    TRAINER_RESERVED_ENV,
+    DATASET_INITIALIZER, JOBSET_GROUP, MODEL_INITIALIZER, NODE, SHARD_VOLUME, TRAINER_GROUP, TRAINER_RESERVED_ENV,
 )
 
 from ._paths import join_path
 from .core import subdomain_problem
+from .jobset_trainer import check_jobset, check_runtime_jobset, check_trainjob_jobset
 from .runtime_rules import (
-    ancestor_of,
-    check_jobset,
     check_runtime,
-    claim_name_problems,
     container_names,
-    pod_name_problems,
     rjobs_of,
 )
+from .trainer_rules import trainjob_plugin_findings
 
 RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
 #: Environment variables the Trainer controller sets itself, by framework.
 RESERVED_ENV = TRAINER_RESERVED_ENV
-_RESERVED = {name: family for family, names in RESERVED_ENV.items() for name in names}
 _NO_PATCH_ENV = (NODE, DATASET_INITIALIZER, MODEL_INITIALIZER)
 _HTTP_PATH = re.compile(r"^[A-Za-z0-9/\-._~%!$&'()*+,;=:@]+$")
 _PATCH_RJOBS = ("trainingRuntimeSpec", "template", "spec", "replicatedJobs")
@@ -62,6 +59,8 @@ class RuntimeEntry:
     namespace: str | None
     body: Mapping[str, Any] | None = None
     file: str | None = None
+    #: The runtime is among the checked manifests (not only a known runtime).
+    checked: bool = False
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -93,11 +92,12 @@ def runtime_index(
         *manifests,
         *((None, k) for k in known_runtimes if isinstance(k, Mapping)),
     ]
-    for file, manifest in sources:
+    for index, (file, manifest) in enumerate(sources):
         if isinstance(manifest, Mapping) and _is_trainer(manifest, RUNTIME_KINDS):
             meta = _dict(manifest.get("metadata"))
             namespace = meta.get("namespace") if manifest["kind"] == "TrainingRuntime" else None
-            entries.append(RuntimeEntry(manifest["kind"], str(meta.get("name")), namespace, manifest, file))
+            entries.append(RuntimeEntry(manifest["kind"], str(meta.get("name")), namespace, manifest, file,
+                                        checked=index < len(manifests)))
     for known in known_runtimes:
         if isinstance(known, str):
             namespace, slash, name = known.rpartition("/")
@@ -130,14 +130,18 @@ def _manager_problem(manager: Any) -> str | None:
 
 
 class _TrainJobCheck:
-    def __init__(self, tj: Mapping[str, Any], file: str | None, runtimes: list[RuntimeEntry]) -> None:
-        self.tj, self.file, self.runtimes = tj, file, runtimes
+    def __init__(self, tj: Mapping[str, Any], file: str | None, runtimes: list[RuntimeEntry],
+                 jobset_gates: Collection[str] = ()) -> None:
+        self.tj, self.file, self.runtimes, self.jobset_gates = tj, file, runtimes, jobset_gates
         self.meta = _dict(tj.get("metadata"))
         self.spec = _dict(tj.get("spec"))
         self.out: list[Diagnostic] = []
         self.related: tuple[Related, ...] = ()
 
     def error(self, message: str, path: str, hint: str | None = None) -> None:
+        if "webhook" not in message:
+            # Trainer's own JobSet plugin decides these (initializers, runtime patches).
+            message = f"Trainer's webhook rejects this TrainJob: {message}"
         self.out.append(
             Diagnostic(
                 code="TS503", message=message, path=path, file=self.file, hint=hint, related=self.related
@@ -145,15 +149,17 @@ class _TrainJobCheck:
         )
 
     def run(self) -> list[Diagnostic]:
-        self.check_env()
         runtime = self.resolve()
-        if runtime is not None and runtime.body is not None:
+        body = runtime.body if runtime is not None else None
+        if runtime is not None and body is not None:
             self.related = (Related(f"runtime {runtime.kind} {runtime.name!r}", file=runtime.file),)
-            body_spec = _dict(runtime.body.get("spec"))
+        self.check_plugins(runtime, body)
+        if runtime is not None and body is not None:
+            body_spec = _dict(body.get("spec"))
             rjobs = rjobs_of(_dict(_dict(body_spec.get("template")).get("spec")))
             self.check_initializers(rjobs, runtime.name)
             self.check_patches(rjobs)
-            self.check_mpi_and_names(body_spec, rjobs)
+            self.check_jobset(runtime)
         return self.out
 
     def resolve(self) -> RuntimeEntry | None:
@@ -164,8 +170,8 @@ class _TrainJobCheck:
             return None  # missing name is a schema error
         if group != TRAINER_GROUP or kind not in RUNTIME_KINDS:
             self.error(
-                f"runtimeRef {group}/{kind} is not supported; use apiGroup {TRAINER_GROUP} with kind "
-                "ClusterTrainingRuntime or TrainingRuntime",
+                f"runtimeRef {group}/{kind} is not supported: Trainer's webhook rejects it (unsupported "
+                f"runtime); use apiGroup {TRAINER_GROUP} with kind ClusterTrainingRuntime or TrainingRuntime",
                 "spec.runtimeRef",
             )
             return None
@@ -173,22 +179,28 @@ class _TrainJobCheck:
         if found is None:
             where = " in the TrainJob's namespace" if kind == "TrainingRuntime" else ""
             self.error(
-                f"referenced runtime {kind} {name!r} does not exist{where}; the webhook rejects a TrainJob "
-                "whose runtime is missing",
+                f"referenced runtime {kind} {name!r} does not exist{where}; Trainer's webhook rejects a "
+                "TrainJob whose runtime is missing",
                 "spec.runtimeRef.name",
                 hint="apply the runtime first, or pass it to the checker as a known runtime",
             )
         return found
 
-    def check_env(self) -> None:
-        for index, env in enumerate(_list(_dict(self.spec.get("trainer")).get("env"))):
-            name = _dict(env).get("name")
-            if name in _RESERVED:
-                self.error(
-                    f"environment variable {name!r} is reserved by Kubeflow Trainer ({_RESERVED[name]}); "
-                    "the controller sets it",
-                    join_path("spec.trainer.env", index, "name"),
+    def check_plugins(self, runtime: RuntimeEntry | None, body: Mapping[str, Any] | None) -> None:
+        """The runtime plugins' rules (:mod:`.trainer_rules`); reserved env names only warn
+        when the runtime's definition is unknown."""
+        ref = _dict(self.spec.get("runtimeRef"))
+        if runtime is not None:
+            label = f"{runtime.kind} {runtime.name!r}"
+        else:
+            label = f"{ref.get('kind', 'ClusterTrainingRuntime')} {ref.get('name')!r}"
+        for finding in trainjob_plugin_findings(self.tj, body, label):
+            self.out.append(
+                Diagnostic(
+                    code="TS503", message=finding.message, path=finding.path, file=self.file,
+                    hint=finding.hint, severity=finding.severity, related=self.related,
                 )
+            )
 
     def check_initializers(self, rjobs: list[dict[str, Any]], runtime_name: str) -> None:
         initializer = _dict(self.spec.get("initializer"))
@@ -263,38 +275,11 @@ class _TrainJobCheck:
                                 join_path(cpath, "env"),
                             )
 
-    def check_mpi_and_names(self, runtime_spec: Mapping[str, Any], rjobs: list[dict[str, Any]]) -> None:
-        policy = _dict(runtime_spec.get("mlPolicy"))
-        trainer = _dict(self.spec.get("trainer"))
-        nodes = trainer.get("numNodes", policy.get("numNodes", 1))
-        nodes = nodes if isinstance(nodes, int) and not isinstance(nodes, bool) else 1
-        mpi = policy.get("mpi") if isinstance(policy.get("mpi"), dict) else None
-        launcher_as_node = bool(mpi and mpi.get("runLauncherAsNode"))
-        names = {r.get("name") for r in rjobs}
-        if launcher_as_node and nodes >= 2 and not {LAUNCHER, NODE} <= names:
-            missing = sorted({LAUNCHER, NODE} - names)
-            self.error(
-                f"MPI runtime with runLauncherAsNode and numNodes {nodes} needs replicatedJobs 'launcher' "
-                f"and 'node'; missing {missing}",
-                "spec.trainer.numNodes" if "numNodes" in trainer else "spec.runtimeRef.name",
-            )
-
-        def pods_of(rjob: dict[str, Any]) -> int:
-            if mpi is not None and rjob.get("name") == LAUNCHER:
-                return 1
-            if mpi is not None and rjob.get("name") == NODE:
-                return nodes - 1 if launcher_as_node else nodes
-            if mpi is None and ancestor_of(rjob) == ANCESTOR_TRAINER:
-                return nodes
-            value = _dict(_dict(rjob.get("template")).get("spec")).get("parallelism", 1)
-            return value if isinstance(value, int) else 1
-
-        name = self.meta.get("name")
-        if isinstance(name, str):
-            for _index, _pod, message in pod_name_problems(name, rjobs, pods_of):
-                self.error(message, "metadata.name")
-            for message in claim_name_problems(name, _dict(_dict(runtime_spec.get("template")).get("spec"))):
-                self.error(message, "metadata.name")
+    def check_jobset(self, runtime: RuntimeEntry) -> None:
+        """The JobSet webhook's rules on the JobSet Trainer creates for this TrainJob."""
+        if runtime.body is not None:
+            self.out.extend(check_trainjob_jobset(self.tj, self.file, runtime.body, runtime_checked=runtime.checked,
+                                                  related=self.related, gates=self.jobset_gates))
 
 
 def check_webhooks(
@@ -302,11 +287,14 @@ def check_webhooks(
     *,
     known_runtimes: Iterable[str | Mapping[str, Any]] = (),
     policy: bool = True,
+    jobset_gates: Collection[str] = (),
 ) -> list[Diagnostic]:
     """TS503 findings for every TrainJob, runtime and JobSet among ``manifests``.
 
     ``manifests`` are ``(source file, manifest)`` pairs. ``policy=False`` drops the trainspec
     policy checks on runtimes (framework label, explicit mlPolicy, no disabled webhook).
+    ``jobset_gates``: the JobSet feature gates the cluster turned on (by default the alpha
+    gates are off, as in JobSet's release: ``InPlaceRestart``, ``RestartJob``, ``ElasticJobSet``).
     """
     entries = runtime_index(manifests, known_runtimes)
     out: list[Diagnostic] = []
@@ -314,14 +302,19 @@ def check_webhooks(
         if not isinstance(manifest, Mapping):
             continue
         if _is_trainer(manifest, ("TrainJob",)):
-            out.extend(_TrainJobCheck(manifest, file, entries).run())
+            out.extend(_TrainJobCheck(manifest, file, entries, jobset_gates).run())
         elif _is_trainer(manifest, RUNTIME_KINDS):
             out.extend(check_runtime(manifest, file, policy=policy))
+            out.extend(check_runtime_jobset(manifest, file, gates=jobset_gates))
         elif (
-            str(manifest.get("apiVersion", "")).startswith("jobset.x-k8s.io/")
+            str(manifest.get("apiVersion", "")).startswith(JOBSET_GROUP + "/")
             and manifest.get("kind") == "JobSet"
         ):
-            out.extend(check_jobset(manifest, file))
+            out.extend(check_jobset(manifest, file, gates=jobset_gates))
+        else:  # PyTorchJob, JAXJob, MPIJob: the Training Operator's and mpi-operator's rules
+            from .operator_webhooks import check_operator_job
+
+            out.extend(check_operator_job(manifest, file))
     return out
 
 

@@ -14,6 +14,7 @@ from trainspec.dsl.diagnostics import Diagnostic
 
 if TYPE_CHECKING:
     from trainspec.compiler.pipeline import CompileResult, Options, Stop
+    from trainspec.dsl.yaml_loader import LoadLimits
 
 _DEFAULT_TARGET = "trainer=2.3,kueue=0.19"
 
@@ -35,6 +36,9 @@ def add_input_options(parser: argparse.ArgumentParser, *, formats: tuple[str, ..
         add_target_option(parser)
     parser.add_argument("--python-timeout", type=_seconds, metavar="SECONDS",
                         help="how long a Python spec module may run (default 10; 0: no limit)")
+    parser.add_argument("--max-file-size", type=_file_size, metavar="SIZE",
+                        help="largest YAML file read (default 4MiB, enough for the largest object the "
+                             "API server stores; e.g. 8MiB, 10MB, 4194304)")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="also list the documents left alone as not trainspec's (Kubernetes manifests, ...)")
 
@@ -65,6 +69,25 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _file_size(text: str) -> int:
+    from trainspec.dsl.yaml_loader import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as exc:  # argparse turns this into a usage error (exit 2)
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def load_limits(args: argparse.Namespace) -> LoadLimits | None:
+    """The loader's caps the arguments ask for (``--max-file-size``), or None for the defaults."""
+    size = getattr(args, "max_file_size", None)
+    if size is None:
+        return None
+    from trainspec.dsl.yaml_loader import LoadLimits
+
+    return LoadLimits(max_bytes=size)
+
+
 def project_choice(args: argparse.Namespace) -> Any:
     """``--no-project`` -> None, ``--project FILE`` -> FILE, else discover it (as the library does)."""
     from trainspec.compiler.pipeline import DISCOVER
@@ -80,7 +103,7 @@ def pipeline_options(args: argparse.Namespace, stop: Stop, **extra: Any) -> Opti
 
     return Options(project=project_choice(args), values_files=tuple(getattr(args, "values", []) or ()),
                    target=getattr(args, "target", None), stop=stop,
-                   python_timeout=getattr(args, "python_timeout", None), **extra)
+                   python_timeout=getattr(args, "python_timeout", None), limits=load_limits(args), **extra)
 
 
 def compile_args(args: argparse.Namespace, stop: Stop, paths: list[str] | None = None, **extra: Any) -> CompileResult:

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from trainspec.compiler.resolve import ResolvedJob, RuntimeEntry, RuntimeIndex
     from trainspec.compiler.targets import Target, Version
     from trainspec.dsl.sources import ForeignDoc, LoadedSpec
+    from trainspec.dsl.yaml_loader import LoadLimits
 
 RUNTIMES_DIR = "runtimes"
 
@@ -82,6 +83,8 @@ class Options:
     output: str | None = None
     #: Seconds a Python spec module may run (None: the loader's default, 10 s; 0: no limit).
     python_timeout: float | None = None
+    #: The YAML loader's caps (file size: ``--max-file-size``); None: the loader's defaults.
+    limits: LoadLimits | None = None
 
 
 @dataclass(frozen=True)
@@ -196,7 +199,7 @@ def load_pass(c: Compilation) -> None:
     extra = [Path(project_file)] if project_file and os.path.realpath(project_file) not in seen else []
     timeout = c.options.python_timeout if c.options.python_timeout is not None else DEFAULT_PYTHON_TIMEOUT
     specs, problems = load_files([*files, *extra], values=values, foreign=c.result.foreign,
-                                 python_timeout=timeout or None)
+                                 python_timeout=timeout or None, limits=c.options.limits)
     c.diagnostics.extend(problems)
     for given in c.objects:  # specs built in Python and handed over: the same single-spec checks
         c.diagnostics.extend(spec_problems(given))
@@ -268,7 +271,7 @@ def rules_pass(c: Compilation) -> None:
             c.diagnostics.extend(dialect.runtime_rules(loaded))
     for plan in c.result.plans:
         dialect = c.dialect_of(plan.resolved.runtime.loaded)
-        c.diagnostics.extend(check_plan(plan))
+        c.diagnostics.extend(check_plan(plan, c.engine_of(plan.resolved.runtime.loaded)))
         c.diagnostics.extend(check_policy(plan, policy))
         c.diagnostics.extend(dialect.job_rules(plan))
         entry = plan.resolved.runtime

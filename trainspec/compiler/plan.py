@@ -58,6 +58,15 @@ class RJob:
 
 
 @dataclass(frozen=True)
+class ElasticPlan:
+    """An elastic job: it trains on ``min_nodes`` to ``max_nodes`` and is sized (and admitted) for the max."""
+
+    min_nodes: int
+    max_nodes: int
+    max_restarts: int
+
+
+@dataclass(frozen=True)
 class JobPlan:
     resolved: ResolvedJob
     runtime_name: str  # the runtime object the TrainJob references (may be the -sharded variant)
@@ -65,6 +74,8 @@ class JobPlan:
     trainer_rjobs: tuple[str, ...]  # rjobs whose `node` container runs training code
     checkpoint: CheckpointPlan | None
     data: DataPlan | None
+    #: The node range of an elastic job (``nodes: {min, max}``); None for a fixed node count.
+    elastic: ElasticPlan | None = None
 
 
 def runtime_variants(runtime: Runtime) -> list[tuple[str, bool]]:
@@ -93,7 +104,15 @@ def plan_job(resolved: ResolvedJob) -> JobPlan:
         trainer_rjobs=trainer_rjob_names(resolved.framework),
         checkpoint=_checkpoint(resolved),
         data=_data(resolved) if sharded else None,
+        elastic=_elastic(resolved),
     )
+
+
+def _elastic(resolved: ResolvedJob) -> ElasticPlan | None:
+    if resolved.node_range is None:
+        return None
+    span = resolved.node_range.value
+    return ElasticPlan(min_nodes=span.min, max_nodes=span.max, max_restarts=span.max_restarts)
 
 
 def _rjobs(resolved: ResolvedJob, sharded: bool) -> tuple[RJob, ...]:

@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from trainspec.compiler.provenance import Origin, Sourced
 from trainspec.dsl.diagnostics import Diagnostic, Related
-from trainspec.dsl.models import Framework, Runtime, Scope, TrainingJob
+from trainspec.dsl.models import Framework, NodeRange, Runtime, Scope, TrainingJob
 from trainspec.dsl.sources import LoadedSpec
 from trainspec.dsl.types import Quantity
 
@@ -137,6 +137,9 @@ class ResolvedJob:
     resources: dict[str, Sourced[Quantity]]
     #: Fields the project defaults filled in (``queue``, ``namespace``, ...).
     from_project: frozenset[str] = frozenset()
+    #: The job's elastic node range (``nodes: {min, max}``); ``nodes`` then holds its max, the
+    #: count everything sized by nodes (quota, volumes, names, world size) must allow for.
+    node_range: Sourced[NodeRange] | None = None
 
     def origin_of(self, field: str) -> Origin:
         """Origin of a job-level field that project defaults may fill."""
@@ -190,7 +193,12 @@ def resolve_job(loaded: LoadedSpec, index: RuntimeIndex,
     problems: list[Diagnostic] = []
     runtime = entry.spec.spec
 
-    nodes = _pick(loaded, entry.loaded, ("spec", "nodes"), job.spec.nodes, runtime.nodes)
+    node_range = None
+    if isinstance(job.spec.nodes, NodeRange):
+        node_range = Sourced(job.spec.nodes, Origin.JOB, ("spec", "nodes"), loaded)
+        nodes = Sourced(job.spec.nodes.max, Origin.JOB, ("spec", "nodes", "max"), loaded)
+    else:
+        nodes = _pick(loaded, entry.loaded, ("spec", "nodes"), job.spec.nodes, runtime.nodes)
     resources = _resources(loaded, entry)
     gpu_name = runtime.gpu_resource
     gpus = resources.get(gpu_name)
@@ -205,6 +213,7 @@ def resolve_job(loaded: LoadedSpec, index: RuntimeIndex,
     return ResolvedJob(
         loaded=loaded, runtime=entry, namespace=namespace, image=image, command=command, nodes=nodes,
         procs_per_node=procs, gpus_per_node=gpus_per_node, resources=resources, from_project=from_project,
+        node_range=node_range,
     ), problems
 
 

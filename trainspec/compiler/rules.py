@@ -12,8 +12,50 @@ from trainspec.compiler.plan import CheckpointKind, JobPlan
 from trainspec.compiler.resolve import Origin, related_at
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.dsl.models import AccessMode, Framework, Gang
+from trainspec.dsl.wellknown import TRAINER_RESERVED_ENV
 
 Rule = Callable[[JobPlan], Iterator[Diagnostic]]
+
+
+#: What Trainer's JAX plugin sets in the trainer container (plugins/jax/jax.go). Its webhook
+#: accepts a TrainJob that sets them too, and one value then silently replaces the other.
+JAX_PLUGIN_ENV = ("JAX_NUM_PROCESSES", "JAX_PROCESS_ID", "JAX_COORDINATOR_ADDRESS")
+#: framework -> (mlPolicy source, env names that source's Trainer plugin sets, webhook rejects them).
+#: Only these exact names: torchrun reads any PET_<option> and Open MPI any OMPI_MCA_<param>, and
+#: JAX_PLATFORMS and friends are JAX's own settings, so whole prefixes would refuse real jobs.
+TRAINER_ENV: dict[Framework, tuple[str, tuple[str, ...], bool]] = {
+    Framework.TORCH: ("torch", TRAINER_RESERVED_ENV["Torch"], True),
+    Framework.DEEPSPEED: ("mpi", TRAINER_RESERVED_ENV["MPI"], True),
+    Framework.MPI: ("mpi", TRAINER_RESERVED_ENV["MPI"], True),
+    Framework.JAX: ("jax", JAX_PLUGIN_ENV, False),
+}
+
+
+def _reserved_env(plan: JobPlan) -> Iterator[Diagnostic]:
+    """TS303, the framework half: env names the runtime's Trainer plugin sets (the other half,
+    trainspec's own TRAINSPEC_* names, needs no runtime: trainspec.dsl.semantics)."""
+    resolved = plan.resolved
+    entry = TRAINER_ENV.get(resolved.framework)
+    if entry is None:
+        return
+    source, names, rejected = entry
+    framework = resolved.framework.value
+    related = (related_at(resolved.runtime.loaded, ("spec", "framework"),
+                          f"runtime {resolved.runtime.name} is a {framework} runtime"),)
+    for field, values in (("env", resolved.job.spec.env), ("secretEnv", resolved.job.spec.secret_env)):
+        for name in values:
+            if name not in names:
+                continue
+            if rejected:
+                message = (f"{name} is reserved in a {framework} job: Kubeflow Trainer's {source} plugin "
+                           f"(mlPolicy.{source}) sets it, and Trainer's webhook rejects a TrainJob that sets it")
+                hint = "rename the variable; Trainer sets it from the job's nodes and processes"
+            else:
+                message = (f"{name} is set by Kubeflow Trainer's JAX plugin (mlPolicy.{source}) in every trainer "
+                           "pod; a value set here clashes with the one Trainer computes")
+                hint = "remove it; Trainer derives it from the job's nodes"
+            yield resolved.loaded.diagnostic("TS303", ("spec", field, name), message, hint=hint,
+                                             related=related, at_key=True)
 
 
 def _max_nodes(plan: JobPlan) -> Iterator[Diagnostic]:
@@ -127,8 +169,32 @@ def _names(plan: JobPlan) -> Iterator[Diagnostic]:
         )
 
 
-RULES: tuple[Rule, ...] = (_max_nodes, _procs_vs_gpus, _shared_volumes, _data_needs_sharding, _gang, _names)
+RULES: tuple[Rule, ...] = (
+    _reserved_env, _max_nodes, _procs_vs_gpus, _shared_volumes, _data_needs_sharding, _gang, _names,
+)
 
 
-def check_plan(plan: JobPlan) -> list[Diagnostic]:
-    return [d for rule in RULES for d in rule(plan)]
+#: Engines that run a job on a node range (``nodes: {min, max}``).
+ELASTIC_ENGINES = ("training-operator", "ray")
+
+
+def _elastic_engine(plan: JobPlan, engine: str) -> Iterator[Diagnostic]:
+    """TS521: an elastic node range on Kubeflow Trainer v2, which has no elastic policy (KEP-2903 is open)."""
+    resolved = plan.resolved
+    if plan.elastic is None or engine in ELASTIC_ENGINES:
+        return
+    span = plan.elastic
+    yield resolved.loaded.diagnostic(
+        "TS521", ("spec", "nodes"),
+        f"nodes {{min: {span.min_nodes}, max: {span.max_nodes}}} asks for elastic training, which is not in "
+        f"Kubeflow Trainer v2 (its TrainJobs run a fixed numNodes; elastic torchrun is KEP-2903, still open)",
+        hint=f"run it on the Training Operator (--target training-operator, or engine: training-operator in "
+             f"runtime {resolved.runtime.name}), or ask for a fixed count: nodes: {span.max_nodes}",
+        related=(related_at(resolved.runtime.loaded, ("spec",), "the runtime: spec.engine: training-operator here runs its jobs there"),),
+    )
+
+
+def check_plan(plan: JobPlan, engine: str = "trainer") -> list[Diagnostic]:
+    """Every plan rule's findings for ``plan``, in :data:`RULES` order, then the rules that depend
+    on the ``engine`` the job runs on (``trainer``, ``ray``, ``training-operator``)."""
+    return [*(d for rule in RULES for d in rule(plan)), *_elastic_engine(plan, engine)]

@@ -97,7 +97,8 @@ CODES: dict[str, str] = {
     "TS511": "the ClusterQueue's namespaceSelector does not select the job's namespace",
     "TS512": "the LocalQueue or ClusterQueue is held by its stopPolicy",
     "TS513": "no WorkloadPriorityClass of the job's priority class",
-    "TS514": "the job can never be admitted: it needs more quota than the ClusterQueue can ever reach",
+    "TS514": "the job can never be admitted: it needs more quota than the ClusterQueue can ever reach, "
+             "or Kueue's flavor assignment never reaches a fitting choice",
     "TS515": "the job requests a resource that no resource group of the ClusterQueue covers",
     "TS516": "no flavor of the ClusterQueue accepts the pods (nodeSelector, affinity, taints, TAS)",
     "TS517": "one pod is larger than a node of the flavor (or than its nominal quota)",
@@ -108,7 +109,7 @@ CODES: dict[str, str] = {
     "TS521": "not supported by the target Trainer version",
     "TS522": "maxRunTime cannot be enforced by the target Trainer version",
     "TS523": "unsupported or unknown target version",
-    "TS524": "the CRDs given do not match the target Trainer version",
+    "TS524": "the CRDs given or shipped do not match the target version (not checked against them)",
     # -- project policy (trainspec.yaml spec.policy) ------------------------------------
     "TS600": "job has no Kueue queue, and the project requires one (requireQueue)",
     "TS601": "job has no maxRunTime, and the project requires one (requireMaxRunTime)",

@@ -31,8 +31,11 @@ def validator_for(annotation: Any, info: FieldInfo | None = None, strict: bool =
         return validator_for(args[0], info, strict or STRICT in annotation.__metadata__, optional)
     if origin is typing.Union or origin is types.UnionType:
         rest = [a for a in args if a is not type(None)]
+        nullable = len(rest) < len(args)
+        if len(rest) == 2 and sum(_is_model(a) for a in rest) == 1:
+            return _scalar_or_model(rest, info, strict, nullable or optional)
         if len(rest) != 1 or len(args) != 2:
-            raise TypeError(f"unsupported union {annotation!r}: use Optional[X] or a value type")
+            raise TypeError(f"unsupported union {annotation!r}: use Optional[X], X | Model or a value type")
         return validator_for(rest[0], info, strict, optional=True)
     if origin is list:
         return _none_or(_list(validator_for(args[0]), info), optional)
@@ -52,6 +55,25 @@ def validator_for(annotation: Any, info: FieldInfo | None = None, strict: bool =
         if scalar is not None:
             return _collect(_constrained(scalar, info), optional)
     raise TypeError(f"unsupported field type {annotation!r}")
+
+
+def _is_model(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, Model)
+
+
+def _scalar_or_model(alternatives: list[Any], info: FieldInfo | None, strict: bool, optional: bool) -> Validator:
+    """``X | Model`` (``nodes: 8`` or ``nodes: {min: 4, max: 8}``): a mapping or an instance is the
+    model (its errors keep their nested locations), anything else the scalar with the field's bounds."""
+    model = next(a for a in alternatives if _is_model(a))
+    scalar = validator_for(next(a for a in alternatives if a is not model), info, strict, optional)
+    structured = validator_of_model(model)
+
+    def run(value: Any, loc: Loc, errors: list) -> Any:
+        if isinstance(value, (Mapping, model)):
+            return structured(value, loc, errors)
+        return scalar(value, loc, errors)
+
+    return run
 
 
 def _collect(check: Callable[[Any], Any], optional: bool) -> Validator:

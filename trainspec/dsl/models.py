@@ -440,6 +440,26 @@ class Checkpoint(_Model):
             raise fail("ts_checkpoint_auto", "size: auto needs checkpoint.model (parameters, dtype, optimizer)")
 
 
+class NodeRange(_Model):
+    """An elastic node range: the job runs on any node count from ``min`` to ``max``.
+
+    Only elastic engines can run it (the Training Operator's PyTorchJob ``elasticPolicy``, Ray
+    Train); counts, quotas and volumes are sized for ``max``.
+    """
+
+    min: Count = field(ge=1, le=MAX_NODES, description="Fewest nodes the job keeps training on.")
+    max: Count = field(ge=1, le=MAX_NODES, description="Most nodes; Kueue admits (and reserves quota for) this many.")
+    max_restarts: Count = field(
+        default=3, ge=0, le=MAX_RESTARTS,
+        description="How often torchrun restarts the worker group after a failure or a change of membership "
+                    "(elasticPolicy.maxRestarts).",
+    )
+
+    def _check(self) -> None:
+        if self.min > self.max:
+            raise fail("ts_value", f"nodes.min ({self.min}) is larger than nodes.max ({self.max})")
+
+
 class TrainingJobSpec(_Model):
     """What one training run needs."""
 
@@ -453,7 +473,11 @@ class TrainingJobSpec(_Model):
     secret_env: dict[EnvName, SecretRef] = field(
         default_factory=dict, description="Environment from Secrets: {HF_TOKEN: {secret: hf, key: token}}."
     )
-    nodes: Optional[Count] = field(default=None, ge=1, le=MAX_NODES, description="Node count (default: the runtime's).")
+    nodes: Optional[Union[Count, NodeRange]] = field(
+        default=None, ge=1, le=MAX_NODES,
+        description="Node count (default: the runtime's), or an elastic range {min, max, maxRestarts} "
+                    "(engine training-operator or ray only).",
+    )
     procs_per_node: Optional[Count] = field(
         default=None, ge=1, le=MAX_PROCS_PER_NODE, description="Processes per node (default: GPUs per node, else 1)."
     )

@@ -6,11 +6,12 @@ import re
 from collections.abc import Callable, Iterator
 
 from trainspec.dsl.models import TrainingJob
-# Names Kubeflow Trainer sets itself (its webhook rejects a TrainJob that sets them), and the
-# names trainspec sets in trainer pods (the in-pod contract).
-from trainspec.dsl.wellknown import RESERVED_ENV_PREFIXES, TRAINSPEC_ENV
+# The names trainspec sets in trainer pods (the in-pod contract), reserved whatever the runtime.
+# The names Kubeflow Trainer sets depend on the runtime's framework, known only after resolve:
+# that half of TS303 is a plan rule (trainspec.compiler.rules).
+from trainspec.dsl.wellknown import TRAINSPEC_ENV
 
-__all__ = ["RESERVED_ENV_PREFIXES", "TRAINSPEC_ENV", "Finding", "check_job", "looks_like_credential"]
+__all__ = ["TRAINSPEC_ENV", "Finding", "check_job", "looks_like_credential"]
 
 # Shapes of well-known credentials. A match in a plain env value is an error: it would land in
 # a manifest in a Git repository. Each pattern is specific enough to keep false alarms rare.
@@ -65,11 +66,7 @@ def _env_clash(job: TrainingJob) -> Iterator[Finding]:
 def _reserved(job: TrainingJob) -> Iterator[Finding]:
     for field, names in (("env", job.spec.env), ("secretEnv", job.spec.secret_env)):
         for name in names:
-            if name.startswith(RESERVED_ENV_PREFIXES):
-                yield ("TS303", ("spec", field, name),
-                       f"{name} is reserved: Kubeflow Trainer sets {name.split('_')[0]}_* variables itself",
-                       "rename the variable; the Trainer webhook rejects jobs that set it")
-            elif name in TRAINSPEC_ENV:
+            if name in TRAINSPEC_ENV:
                 yield ("TS303", ("spec", field, name), f"{name} is set by trainspec from the spec",
                        "use spec.checkpoint / spec.data instead of setting it by hand")
 

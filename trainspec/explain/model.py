@@ -71,6 +71,16 @@ class DataView:
 
 
 @dataclass(frozen=True)
+class ElasticView:
+    """An elastic node range and what Kueue admits: the maximum (the job's replicas), never the minimum."""
+
+    min_nodes: int
+    max_nodes: int
+    max_restarts: int
+    admitted_gpus: int  # GPUs Kueue reserves quota for: max nodes x GPUs per node
+
+
+@dataclass(frozen=True)
 class Price:
     """Price of one GPU-hour and where it came from."""
 
@@ -115,6 +125,8 @@ class Explanation:
     gpu_hours: Fraction | None
     price: Price | None
     cost: Fraction | None
+    #: The elastic node range (``nodes: {min, max}``); ``nodes`` is then its max.
+    elastic: ElasticView | None = None
 
     @property
     def gpu_memory_node(self) -> str | None:
@@ -186,6 +198,8 @@ def explain_plan(plan: JobPlan, project: Project | None = None, *, price: float 
         gpu_hours=hours,
         price=chosen,
         cost=cost(hours, chosen.amount) if hours is not None and chosen is not None else None,
+        elastic=ElasticView(plan.elastic.min_nodes, plan.elastic.max_nodes, plan.elastic.max_restarts, gpus_total)
+        if plan.elastic is not None else None,
     )
 
 

@@ -78,6 +78,11 @@ def as_dict(ex: Explanation) -> dict[str, Any]:
             "perGpuHour": _number(ex.price.amount), "currency": ex.price.currency, "source": ex.price.source,
         },
         "cost": _number(ex.cost, 2),
+        "elastic": None if ex.elastic is None else {
+            "minNodes": ex.elastic.min_nodes, "maxNodes": ex.elastic.max_nodes,
+            "maxRestarts": ex.elastic.max_restarts, "kueueAdmitsNodes": ex.elastic.max_nodes,
+            "kueueAdmitsGpus": ex.elastic.admitted_gpus,
+        },
     }
 
 

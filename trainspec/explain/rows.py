@@ -56,6 +56,7 @@ def rows(ex: Explanation) -> list[Row]:
         Row("runtime", runtime, "job"),
         Row("image", ex.image.value, ex.image.origin.value),
         Row("nodes", str(ex.nodes.value), ex.nodes.origin.value),
+        *_elastic_rows(ex),
         Row("processes per node", str(ex.procs_per_node.value), ex.procs_per_node.origin.value),
         Row("world size", f"{ex.world_size} processes ({ex.nodes.value} x {ex.procs_per_node.value})", COMPUTED),
         Row("GPUs per node", _gpu_kind(ex, ex.gpus_per_node.value), ex.gpus_per_node.origin.value),
@@ -81,6 +82,20 @@ def rows(ex: Explanation) -> list[Row]:
         out.append(Row("data shards", f"{ex.data.shards} (one per {ex.data.shard_by})", COMPUTED))
     out.extend(_cost_rows(ex))
     return out
+
+
+def _elastic_rows(ex: Explanation) -> list[Row]:
+    """The node range, and that Kueue admits an elastic job at its maximum size."""
+    span = ex.elastic
+    if span is None:
+        return []
+    gpus = f", {span.admitted_gpus} GPUs" if span.admitted_gpus else ""
+    return [
+        Row("elastic", f"{span.min_nodes} to {span.max_nodes} nodes (torchrun rendezvous, up to "
+                       f"{span.max_restarts} restarts of the worker group)", "job"),
+        Row("Kueue admission", f"at the maximum: {span.max_nodes} nodes{gpus} (the job's replicas; Kueue "
+                               f"reserves quota for all of them, never for the minimum)", COMPUTED),
+    ]
 
 
 def _gpu_kind(ex: Explanation, count: int) -> str:

@@ -133,6 +133,30 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "VolcanoPodGroupPolicySource",
         "XGBoostMLPolicySource",
     ),
+    "kubeflow_v1": (
+        "KUBEFLOW_V1_API_VERSION",
+        "ElasticPolicy",
+        "JAXJob",
+        "JAXJobSpec",
+        "PyTorchJob",
+        "PyTorchJobSpec",
+        "ReplicaSpec",
+        "RunPolicy",
+        "SchedulingPolicy",
+    ),
+    "mpi": (
+        "MPI_API_VERSION",
+        "MPIJob",
+        "MPIJobSpec",
+    ),
+    "ray": (
+        "RAY_API_VERSION",
+        "HeadGroupSpec",
+        "RayClusterSpec",
+        "RayJob",
+        "RayJobSpec",
+        "WorkerGroupSpec",
+    ),
 }
 
 _EXPORTS: dict[str, str] = {name: module for module, names in _MODULES.items() for name in names}
@@ -194,6 +218,11 @@ if TYPE_CHECKING:  # pragma: no cover
     )
     from trainspec.k8s.meta import (  # noqa: F401
         ObjectMeta as ObjectMeta, OwnerReference as OwnerReference,
+    )
+    from trainspec.k8s.ray import (  # noqa: F401
+        RAY_API_VERSION as RAY_API_VERSION, HeadGroupSpec as HeadGroupSpec,
+        RayClusterSpec as RayClusterSpec, RayJob as RayJob,
+        RayJobSpec as RayJobSpec, WorkerGroupSpec as WorkerGroupSpec,
     )
     from trainspec.k8s.serialize import (  # noqa: F401
         SerializationError as SerializationError, to_dict as to_dict, wire_name as wire_name,

@@ -43,6 +43,15 @@ __all__ = [
     "TOPOLOGY_SLICE_REQUIRED_CONSTRAINTS", "TOPOLOGY_UNCONSTRAINED", "TRAINER_API_VERSION", "TRAINER_GROUP",
     "TRAINER_VERSION", "VOLCANO_QUEUE_LABEL", "VOLCANO_SCHEDULER",
     "WEBHOOK_VALIDATION_LABEL",
+    # KubeRay (issue 13: the ray target)
+    "CPUS_PER_NODE_ENV", "GPUS_PER_NODE_ENV", "KUEUE_MAX_PODSETS", "MAX_RESTARTS_ENV", "MIN_NODES_ENV",
+    "NUM_NODES_ENV", "PROCS_PER_NODE_ENV", "RAY_API_VERSION", "RAY_CLUSTER_NAME_MAX", "RAY_DEFAULT_SUBMISSION_MODE",
+    "RAY_ENV", "RAY_GROUP", "RAY_HEAD_CONTAINER", "RAY_HEAD_PODSET", "RAY_HEAD_PORTS", "RAY_JOB_NAME_MAX",
+    "RAY_SUBMITTER_PODSET", "RAY_WORKER_CONTAINER",
+    # Training Operator v1 and mpi-operator (issue 13: the training-operator target)
+    "ELASTIC_RDZV_BACKEND", "JAX_CONTAINER", "KUBEFLOW_GROUP", "KUBEFLOW_V1_API_VERSION", "KUEUE_V1_FRAMEWORKS",
+    "KUEUE_V1_OFF_BY_DEFAULT", "KUEUE_V1_REMOVAL", "MPI_API_VERSION", "MPI_WORKER_CONTAINER", "PYTORCH_CONTAINER",
+    "REPLICA_LAUNCHER", "REPLICA_MASTER", "REPLICA_WORKER",
 ]
 
 # -- trainspec's own keys and managers ----------------------------------------------------------
@@ -163,3 +172,65 @@ TOPOLOGY_ANNOTATIONS = (
 COSCHEDULING_SCHEDULER = "scheduler-plugins-scheduler"
 VOLCANO_SCHEDULER = "volcano"
 VOLCANO_QUEUE_LABEL = "scheduling.volcano.sh/queue-name"
+
+# -- KubeRay (ray.io/v1, KubeRay 1.7) and Kueue's RayJob integration ---------------------------
+
+RAY_GROUP = "ray.io"
+RAY_API_VERSION = f"{RAY_GROUP}/v1"
+#: Container names of the Ray pods. KubeRay finds the Ray container by index (the first one),
+#: not by name; these are the names its samples and docs use.
+RAY_HEAD_CONTAINER = "ray-head"
+RAY_WORKER_CONTAINER = "ray-worker"
+#: The head's ports (KubeRay builds the head Service from them): GCS, dashboard (job
+#: submission goes through it), Ray client.
+RAY_HEAD_PORTS = {"gcs-server": 6379, "dashboard": 8265, "client": 10001}
+#: The submission mode trainspec emits (KubeRay's default): a submitter Job runs ``ray job submit``.
+RAY_DEFAULT_SUBMISSION_MODE = "K8sJobMode"
+#: KubeRay's name limits (controllers/ray/utils/constant.go): a RayJob's RayCluster is
+#: ``<rayjob>-<5 random>``, and a RayCluster name is at most 53 characters, so a RayJob's 47.
+RAY_CLUSTER_NAME_MAX = 53
+RAY_JOB_NAME_MAX = RAY_CLUSTER_NAME_MAX - 6
+#: Kueue's PodSet names for a RayJob: the head group, then one per worker group (its
+#: groupName), then in K8sJobMode the submitter Job. A worker group may not be called "head".
+RAY_HEAD_PODSET = "head"
+RAY_SUBMITTER_PODSET = "submitter"
+#: PodSets a Kueue Workload may hold, by the first Kueue version with that limit
+#: (Workload spec.podSets maxItems: 8 up to 0.17, 10 in 0.18, 18 from 0.19).
+KUEUE_MAX_PODSETS = ((0, 0, 8), (0, 18, 10), (0, 19, 18))
+
+#: The in-pod contract of the ray target (read by ``trainspec.stages.ray``): node counts,
+#: processes (Ray Train workers) per node and the resources of one node.
+NUM_NODES_ENV = "TRAINSPEC_NUM_NODES"
+MIN_NODES_ENV = "TRAINSPEC_MIN_NODES"
+PROCS_PER_NODE_ENV = "TRAINSPEC_PROCS_PER_NODE"
+GPUS_PER_NODE_ENV = "TRAINSPEC_GPUS_PER_NODE"
+CPUS_PER_NODE_ENV = "TRAINSPEC_CPUS_PER_NODE"
+MAX_RESTARTS_ENV = "TRAINSPEC_MAX_RESTARTS"
+RAY_ENV = (NUM_NODES_ENV, MIN_NODES_ENV, PROCS_PER_NODE_ENV, GPUS_PER_NODE_ENV, CPUS_PER_NODE_ENV, MAX_RESTARTS_ENV)
+
+# -- Kubeflow Training Operator v1 (kubeflow.org/v1, 1.9) and mpi-operator (kubeflow.org/v2beta1, 0.8)
+
+KUBEFLOW_GROUP = "kubeflow.org"
+#: PyTorchJob and JAXJob (Training Operator 1.9); MPIJob v2beta1 is mpi-operator's (both define
+#: the CRD mpijobs.kubeflow.org, so a cluster runs one of them; trainspec emits v2beta1).
+KUBEFLOW_V1_API_VERSION = f"{KUBEFLOW_GROUP}/v1"
+MPI_API_VERSION = f"{KUBEFLOW_GROUP}/v2beta1"
+#: Replica types, the keys of pytorchReplicaSpecs / jaxReplicaSpecs / mpiReplicaSpecs. The
+#: operators name pods and Services ``<job>-<type in lower case>-<index>``.
+REPLICA_MASTER = "Master"
+REPLICA_WORKER = "Worker"
+REPLICA_LAUNCHER = "Launcher"
+#: The containers the operators' webhooks require by name (PyTorchJob, JAXJob).
+PYTORCH_CONTAINER = "pytorch"
+JAX_CONTAINER = "jax"
+#: mpi-operator runs the first container of each pod; the launcher's is LAUNCHER, the workers' this.
+MPI_WORKER_CONTAINER = "mpi-worker"
+#: The torchrun rendezvous trainspec asks for in a PyTorchJob's elasticPolicy (no etcd to run).
+ELASTIC_RDZV_BACKEND = "c10d"
+#: Kueue's integrations of these kinds (Configuration integrations.frameworks). Those of the
+#: Training Operator v1 (PyTorchJob, JAXJob, ...) are deprecated and off by default from Kueue
+#: 0.19, to be removed (tentatively) in 0.20; MPIJob (mpi-operator) stays on.
+KUEUE_V1_FRAMEWORKS = {"PyTorchJob": "kubeflow.org/pytorchjob", "JAXJob": "kubeflow.org/jaxjob",
+                       "MPIJob": "kubeflow.org/mpijob"}
+KUEUE_V1_OFF_BY_DEFAULT = (0, 19)
+KUEUE_V1_REMOVAL = (0, 20)

@@ -4,7 +4,11 @@
 * :mod:`.cluster` picks out the Kueue objects among them (ClusterQueue, LocalQueue,
   ResourceFlavor, WorkloadPriorityClass, Cohort, Topology, Namespace; ``v1beta2``/``v1beta1``);
 * :mod:`.podsets` computes the PodSets Kueue would build from a TrainJob and its runtime;
-* :mod:`.quota` is the quota math: flavor candidates, flavor order, cohort capacity;
+* :mod:`.quota` is the quota math: flavor candidates, cohort capacity, borrowing levels;
+* :mod:`.assigner` plays Kueue's flavor assigner on an idle ClusterQueue: flavor order,
+  ``flavorFungibility`` and Kueue's retries decide which flavor each PodSet takes;
+* :mod:`.fungibility` holds the Kueue-version rules of ``flavorFungibility`` and explains a
+  job the assigner never places;
 * :mod:`.preflight` runs the checklist and reports TS51x diagnostics;
 * :mod:`.cache` is the optional on-disk cache that keeps ``trainspec check`` start-up cheap
   (CRD schemas, CEL parse trees and the verdicts of unchanged manifests).

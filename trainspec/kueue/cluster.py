@@ -62,6 +62,32 @@ class ResourceGroup:
     path: tuple
 
 
+MAY_STOP_SEARCH = "MayStopSearch"
+TRY_NEXT_FLAVOR = "TryNextFlavor"
+#: v1beta1 spellings (Kueue <= 0.14 knows only these) and the v1beta2 value they convert to.
+LEGACY_FUNGIBILITY = {"Borrow": MAY_STOP_SEARCH, "Preempt": MAY_STOP_SEARCH}
+
+
+@dataclass(frozen=True)
+class Fungibility:
+    """``spec.flavorFungibility`` of a ClusterQueue, with the CRD's defaults filled in.
+
+    ``when_can_borrow``/``when_can_preempt`` hold the v1beta2 meaning (``Borrow`` and
+    ``Preempt`` read as ``MayStopSearch``, as Kueue's conversion does); ``written`` keeps the
+    fields exactly as the file spells them, for the rules that depend on the Kueue version.
+    """
+
+    when_can_borrow: str = MAY_STOP_SEARCH
+    when_can_preempt: str = TRY_NEXT_FLAVOR
+    preference: str | None = None
+    written: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def borrow_tries_next(self) -> bool:
+        """``whenCanBorrow: TryNextFlavor``: a flavor that needs borrowing does not end the search."""
+        return self.when_can_borrow == TRY_NEXT_FLAVOR
+
+
 @dataclass(frozen=True)
 class ClusterQueue:
     name: str
@@ -72,6 +98,7 @@ class ClusterQueue:
     groups: tuple[ResourceGroup, ...]
     stop_policy: str | None
     obj: Located
+    fungibility: Fungibility = Fungibility()
 
 
 @dataclass(frozen=True)
@@ -170,7 +197,8 @@ def _add_kueue(cluster: Cluster, obj: Located, version: str) -> None:
         cluster.cluster_queues.setdefault(name, ClusterQueue(
             name=name, cohort=_str(spec.get(cohort_field)), cohort_path=("spec", cohort_field),
             namespace_selector=spec["namespaceSelector"] if isinstance(spec.get("namespaceSelector"), dict) else None,
-            groups=_groups(cluster, obj, spec), stop_policy=_str(spec.get("stopPolicy")), obj=obj))
+            groups=_groups(cluster, obj, spec), stop_policy=_str(spec.get("stopPolicy")), obj=obj,
+            fungibility=_fungibility(spec.get("flavorFungibility"))))
     elif obj.kind == "Cohort":
         cluster.cohorts.setdefault(name, Cohort(name, _str(spec.get("parentName")), _groups(cluster, obj, spec), obj))
     elif obj.kind == "LocalQueue":
@@ -188,6 +216,18 @@ def _add_kueue(cluster: Cluster, obj: Located, version: str) -> None:
     elif obj.kind == "Topology":
         levels = tuple(str(_map(level).get("nodeLabel", "")) for level in _list(spec.get("levels")))
         cluster.topologies.setdefault(name, Topology(name, levels, obj))
+
+
+def _fungibility(value: Any) -> Fungibility:
+    written = tuple((str(k), v) for k, v in _map(value).items() if isinstance(v, str))
+    fields = dict(written)
+
+    def policy(key: str, default: str) -> str:
+        spelled = fields.get(key) or default
+        return LEGACY_FUNGIBILITY.get(spelled, spelled)
+
+    return Fungibility(policy("whenCanBorrow", MAY_STOP_SEARCH), policy("whenCanPreempt", TRY_NEXT_FLAVOR),
+                       fields.get("preference"), written)
 
 
 def _str(value: Any) -> str | None:
@@ -264,17 +304,21 @@ def _node_shape(cluster: Cluster, obj: Located) -> dict[str, Fraction] | None:
 
 __all__ = [
     "KUEUE_GROUP",
+    "LEGACY_FUNGIBILITY",
+    "MAY_STOP_SEARCH",
     "NODE_ALLOCATABLE",
     "Cluster",
     "ClusterQueue",
     "Cohort",
     "FlavorQuotas",
+    "Fungibility",
     "LocalQueue",
     "Located",
     "Namespace",
     "Quota",
     "ResourceFlavor",
     "ResourceGroup",
+    "TRY_NEXT_FLAVOR",
     "Topology",
     "load_cluster",
     "quantity",

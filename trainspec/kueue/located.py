@@ -15,7 +15,7 @@ from typing import Any
 
 from trainspec.dsl.diagnostics import Diagnostic, Related
 from trainspec.dsl.validation import locate
-from trainspec.dsl.yaml_loader import Mark, SourceDoc
+from trainspec.dsl.yaml_loader import LoadLimits, Mark, SourceDoc
 
 _SUFFIXES = (".yaml", ".yml")
 
@@ -88,15 +88,16 @@ def yaml_files(paths: Iterable[str | Path]) -> tuple[list[Path], list[Diagnostic
     return sorted(set(found), key=lambda p: p.as_posix()), problems
 
 
-def read_objects(files: Iterable[Path]) -> tuple[list[Located], list[Diagnostic]]:
-    """Every document with an ``apiVersion`` and ``kind`` in ``files``, except trainspec's own specs."""
+def read_objects(files: Iterable[Path], limits: LoadLimits | None = None) -> tuple[list[Located], list[Diagnostic]]:
+    """Every document with an ``apiVersion`` and ``kind`` in ``files``, except trainspec's own specs.
+    ``limits``: a :class:`~trainspec.dsl.yaml_loader.LoadLimits` (None: the loader's defaults)."""
     from trainspec.dsl.sources import display_name
     from trainspec.dsl.yaml_loader import load_file
 
     objects: list[Located] = []
     problems: list[Diagnostic] = []
     for path in files:
-        docs, found = load_file(path, display_name(path))
+        docs, found = load_file(path, display_name(path), limits or LoadLimits())
         problems.extend(d for d in found if d.code != "TS109")  # YAML 1.1 bools: a spec-language rule
         for doc in docs:
             api_version, kind = doc.data.get("apiVersion"), doc.data.get("kind")

@@ -4,12 +4,16 @@ Each problem is a :class:`Finding` at a field of the TrainJob manifest (the call
 the job spec's line for compiled specs) with notes pointing at the Kueue objects involved:
 
 * TS510 the queue chain is broken: no LocalQueue of that name in the job's namespace, or it
-  points to a missing ClusterQueue, or the ClusterQueue names a missing ResourceFlavor;
+  points to a missing ClusterQueue, or the ClusterQueue names a missing ResourceFlavor, or
+  the targeted Kueue release refuses the ClusterQueue's ``flavorFungibility`` spelling;
 * TS511 the ClusterQueue's ``namespaceSelector`` does not select the job's namespace (a
   warning when the Namespace object is not among the cluster files);
 * TS512 the LocalQueue or ClusterQueue is held (``stopPolicy: Hold``/``HoldAndDrain``);
 * TS513 the priority class names no WorkloadPriorityClass (Kueue creates no Workload);
-* TS514 the quota math says never: ``needs N on flavor f; can reach at most M (...)``;
+* TS514 the quota math says never: ``needs N on flavor f; can reach at most M (...)``, when
+  no choice of flavors holds the job; a warning when one does but Kueue's flavor assigner,
+  with the ClusterQueue's flavor order and ``flavorFungibility``, never reaches it on an idle
+  cluster (:mod:`.assigner`);
 * TS515 a requested resource is covered by no resource group;
 * TS516 no flavor accepts the PodSet (nodeSelector, affinity, taints, TAS);
 * TS517 one pod is larger than a node of the flavor (node shape annotation), or, without a
@@ -39,9 +43,11 @@ from trainspec.k8s.wellknown import (
     ELASTIC_JOB_ANNOTATION, JOB_MIN_PARALLELISM_ANNOTATION, MAX_EXEC_TIME_LABEL, MAX_EXEC_TIME_SECONDS,
     METADATA_NAME_LABEL, NODE_ALLOCATABLE, PODSET_SLICE_SIZE_ANNOTATION, PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL,
 )
+from trainspec.kueue.assigner import Outcome, PodSetResult, assign
 from trainspec.kueue.cluster import Cluster, ClusterQueue
+from trainspec.kueue.fungibility import missed, version_problem
 from trainspec.kueue.podsets import MAX_PODSETS, PodSet, trainjob_podsets
-from trainspec.kueue.quota import TOPOLOGY_KEYS, PodSetResult, assign, fmt
+from trainspec.kueue.quota import TOPOLOGY_KEYS, fmt
 
 QUEUE_LABEL = QUEUE_NAME_LABEL
 PRIORITY_LABEL = PRIORITY_CLASS_LABEL
@@ -102,8 +108,9 @@ def selector_matches(selector: Mapping[str, Any], labels: Mapping[str, str]) -> 
 
 
 class _Preflight:
-    def __init__(self, cluster: Cluster, trainjob: Mapping[str, Any]) -> None:
+    def __init__(self, cluster: Cluster, trainjob: Mapping[str, Any], kueue: tuple[int, int] | None = None) -> None:
         self.cluster = cluster
+        self.kueue = kueue
         meta = _map(trainjob.get("metadata"))
         self.labels = {str(k): str(v) for k, v in _map(meta.get("labels")).items()}
         self.namespace = str(meta.get("namespace") or "default")
@@ -142,6 +149,12 @@ class _Preflight:
             self.add("TS510", f"LocalQueue {self.namespace}/{queue} points to ClusterQueue {lq.cluster_queue!r}, "
                      "which does not exist", queue_path,
                      related=(lq.obj.related("clusterQueue set here", ("spec", "clusterQueue")),))
+            return None
+        refused = version_problem(cq, self.kueue)
+        if refused is not None:
+            self.add("TS510", refused[0], queue_path,
+                     related=(cq.obj.related("flavorFungibility set here", refused[1]),),
+                     hint="write the policy in the words of the targeted Kueue release (--target kueue=X.Y)")
             return None
         if cq.stop_policy in _HELD:
             self.add("TS512", f"ClusterQueue {cq.name} is held (stopPolicy: {cq.stop_policy}): it admits nothing",
@@ -189,24 +202,44 @@ class _Preflight:
     # -- PodSets and quota --------------------------------------------------------------------
 
     def check_quota(self, cq: ClusterQueue, podsets: list[PodSet]) -> None:
-        for result in assign(self.cluster, cq, podsets):
+        outcome = assign(self.cluster, cq, podsets)
+        never = outcome.admitted is None and outcome.feasible is False  # no choice of flavors holds it
+        for result in outcome.results:
             podset = result.podset
             if podset.count <= 0:
                 continue  # an empty PodSet reserves nothing
             groups_at = (cq.obj.related(f"resource groups of ClusterQueue {cq.name}", ("spec", "resourceGroups")),)
-            if result.uncovered:
+            if never and result.uncovered:
                 needed = ", ".join(f"{fmt(podset.requests.get(r, Fraction(podset.count)))} {r}"
                                    for r in result.uncovered)
                 self.add("TS515", f"PodSet {podset.name} requests {needed} per pod, which no resource group of "
                          f"ClusterQueue {cq.name} covers: Kueue never admits it", podset.resources_path,
                          related=groups_at, hint="add the resource to a resource group (coveredResources), or "
                          "exclude it in the Kueue configuration (resources.excludeResourcePrefixes)")
-            for index, group in enumerate(cq.groups):
-                touched = any(r == "pods" or podset.requests.get(r, 0) > 0 for r in group.covered)
-                if touched and index not in result.flavors:
-                    self.group_failure(cq, result, index)
+            for index in result.missing if never else ():
+                self.group_failure(cq, result, index)
             self.check_pod_fit(cq, result)
             self.check_topology(result)
+        if outcome.admitted is None and not never and outcome.settled:
+            self.assigner_misses(cq, outcome)
+
+    def assigner_misses(self, cq: ClusterQueue, outcome: Outcome) -> None:
+        """TS514 (warning): the quota holds the job, Kueue's scan of the flavors never gets there."""
+        found = missed(cq, outcome)
+        if found is None:
+            return
+        result, message = found
+        written = dict(cq.fungibility.written)
+        policy_at = ("spec", "flavorFungibility", "whenCanBorrow") if "whenCanBorrow" in written else ("spec",)
+        policy = cq.obj.related(f"flavorFungibility of ClusterQueue {cq.name}: whenCanBorrow "
+                                f"{cq.fungibility.when_can_borrow}"
+                                f"{'' if written else ' (the default)'}", policy_at)
+        flavors = cq.obj.related("the flavors, in the order Kueue tries them", cq.groups[result.missing[0]].path)
+        self.add("TS514", message, result.podset.count_path, severity=Severity.WARNING, related=(policy, flavors),
+                 hint="order the flavors so that the PodSets' first fits leave room for the rest, set "
+                      "flavorFungibility.whenCanBorrow: MayStopSearch (a PodSet stopped before the last flavor moves "
+                      "on at the next try), or give the flavors room wherever the PodSets land; on a busy cluster "
+                      "other workloads' usage and preemption (not known offline) can change the order")
 
     def group_failure(self, cq: ClusterQueue, result: PodSetResult, index: int) -> None:
         podset = result.podset
@@ -322,9 +355,13 @@ def kueue_label_problems(trainjob: Mapping[str, Any]) -> list[Finding]:
 
 
 def preflight(cluster: Cluster, trainjob: Mapping[str, Any], runtime: Mapping[str, Any] | None, *,
-              merge_resources: bool = True) -> list[Finding]:
-    """Every pre-flight finding for ``trainjob`` (a manifest dict) on ``runtime`` (None: unknown)."""
-    check = _Preflight(cluster, trainjob)
+              merge_resources: bool = True, kueue_version: tuple[int, int] | None = None) -> list[Finding]:
+    """Every pre-flight finding for ``trainjob`` (a manifest dict) on ``runtime`` (None: unknown).
+
+    ``kueue_version`` is the targeted Kueue minor release (``(0, 14)``); None means the newest
+    trainspec knows. It decides which ``flavorFungibility`` spellings the API server accepts.
+    """
+    check = _Preflight(cluster, trainjob, kueue_version)
     cq = check.cluster_queue()
     managed = cq is not None or QUEUE_LABEL in check.labels or (check.namespace, "default") in cluster.local_queues
     if managed:

@@ -1,8 +1,8 @@
-"""The quota math: can these PodSets EVER be admitted by this ClusterQueue (live usage ignored)?
+"""The quota math: which flavors can take a PodSet, and how much a ClusterQueue can ever hold.
 
-Flavor assignment, per PodSet and per resource group the PodSet touches, walks the group's
-flavors in order and takes the first *candidate* whose capacity holds the PodSet (plus what
-earlier PodSets of the same job already took from that flavor). A flavor is a candidate when
+Which flavor each PodSet actually takes (flavor order, ``flavorFungibility``, Kueue's retries)
+is :mod:`.assigner`; this module answers its two questions. A flavor is a *candidate* for a
+PodSet when
 
 * the pod's nodeSelector and required node affinity, restricted to the label keys the flavor
   declares in ``nodeLabels``, match those labels;
@@ -20,13 +20,15 @@ Capacity of (flavor f, resource r) for a ClusterQueue, as Kueue computes "potent
   ClusterQueue or cohort, ``subtree - guaranteed``), or, below a parent cohort, again
   ``guaranteed + potential(parent)`` capped by the cohort's own borrowingLimit.
 
-Any requested, non-zero resource that no resource group covers makes the job inadmissible.
+On an idle cluster (no other workload) what is available is exactly this potential, so a
+PodSet fits a flavor or it does not: nothing is ever preempted. The *borrowing level* of a fit
+(:meth:`CohortTree.borrowing_level`) is what ``flavorFungibility.whenCanBorrow`` looks at.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -128,18 +130,28 @@ class Capacity:
     quota: Quota | None
 
 
-class _CohortTree:
-    """Subtree quotas and potential capacity over ClusterQueues and Cohorts."""
+Node = tuple[str, str]  # ("cq", name) or ("cohort", name)
+
+
+class CohortTree:
+    """Subtree quotas, potential capacity and borrowing levels over ClusterQueues and Cohorts.
+
+    Every value is memoised per (node, flavor, resource): a subtree's quota is read by each of
+    its ancestors, and without the memo a chain of cohorts with lending limits costs
+    ``2**depth`` evaluations.
+    """
 
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
-        self.children: dict[str, list[tuple[str, str]]] = {}
+        self.children: dict[str, list[Node]] = {}
         for cq in cluster.cluster_queues.values():
             if cq.cohort:
                 self.children.setdefault(cq.cohort, []).append(("cq", cq.name))
         for cohort in cluster.cohorts.values():
             if cohort.parent and not self._cycle(cohort.name):
                 self.children.setdefault(cohort.parent, []).append(("cohort", cohort.name))
+        self._memo: dict[tuple[str, Node, str, str], Fraction] = {}
+        self._heights: dict[str, int] = {}
 
     def _cycle(self, name: str) -> bool:
         seen = {name}
@@ -151,7 +163,7 @@ class _CohortTree:
             parent = self.cluster.cohort(parent).parent
         return False
 
-    def quota(self, node: tuple[str, str], flavor: str, resource: str) -> Quota | None:
+    def quota(self, node: Node, flavor: str, resource: str) -> Quota | None:
         kind, name = node
         groups: tuple[ResourceGroup, ...]
         if kind == "cq":
@@ -164,42 +176,86 @@ class _CohortTree:
                     return quotas.quotas[resource]
         return None
 
-    def parent(self, node: tuple[str, str]) -> str | None:
+    def parent(self, node: Node) -> str | None:
         kind, name = node
         if kind == "cq":
             return self.cluster.cluster_queues[name].cohort
         return None if self._cycle(name) else self.cluster.cohort(name).parent
 
-    def subtree(self, node: tuple[str, str], flavor: str, resource: str) -> Fraction:
-        quota = self.quota(node, flavor, resource)
-        total = quota.nominal if quota else Fraction(0)
-        if node[0] == "cohort":
-            for child in self.children.get(node[1], []):
-                total += self.subtree(child, flavor, resource) - self.guaranteed(child, flavor, resource)
-        return total
+    def subtree(self, node: Node, flavor: str, resource: str) -> Fraction:
+        key = ("subtree", node, flavor, resource)
+        if key not in self._memo:
+            quota = self.quota(node, flavor, resource)
+            total = quota.nominal if quota else Fraction(0)
+            if node[0] == "cohort":
+                for child in self.children.get(node[1], []):
+                    total += self.subtree(child, flavor, resource) - self.guaranteed(child, flavor, resource)
+            self._memo[key] = total
+        return self._memo[key]
 
-    def guaranteed(self, node: tuple[str, str], flavor: str, resource: str) -> Fraction:
+    def guaranteed(self, node: Node, flavor: str, resource: str) -> Fraction:
+        """What ``node`` keeps for its own subtree (Kueue's local quota): subtree - lendingLimit."""
         quota = self.quota(node, flavor, resource)
         if quota is None or quota.lending_limit is None:
             return Fraction(0)
         return max(Fraction(0), self.subtree(node, flavor, resource) - quota.lending_limit)
 
-    def potential(self, node: tuple[str, str], flavor: str, resource: str) -> Fraction:
-        parent = self.parent(node)
-        subtree = self.subtree(node, flavor, resource)
-        if not parent:
-            return subtree
-        value = self.guaranteed(node, flavor, resource) + self.potential(("cohort", parent), flavor, resource)
+    def potential(self, node: Node, flavor: str, resource: str) -> Fraction:
+        key = ("potential", node, flavor, resource)
+        if key not in self._memo:
+            parent = self.parent(node)
+            subtree = self.subtree(node, flavor, resource)
+            value = subtree
+            if parent:
+                value = self.guaranteed(node, flavor, resource) + self.potential(("cohort", parent), flavor, resource)
+                quota = self.quota(node, flavor, resource)
+                if quota is not None and quota.borrowing_limit is not None:
+                    value = min(value, subtree + quota.borrowing_limit)
+            self._memo[key] = value
+        return self._memo[key]
+
+    def height(self, cohort: str) -> int:
+        """Kueue's height of a cohort: 1 over ClusterQueues, one more per level of child cohorts."""
+        if cohort not in self._heights:
+            self._heights[cohort] = 0  # a guard: cycles are cut in __init__, this keeps recursion finite
+            children = self.children.get(cohort, [])
+            height = min(len(children), 1)
+            for kind, name in children:
+                if kind == "cohort":
+                    height = max(height, self.height(name) + 1)
+            self._heights[cohort] = height
+        return self._heights[cohort]
+
+    def borrowing_level(self, cq: ClusterQueue, flavor: str, resource: str, amount: Fraction) -> int:
+        """How far up the cohort tree ``amount`` of (flavor, resource) must come from, on an idle cluster.
+
+        0 when the ClusterQueue's own nominal quota holds it (or it has no cohort); else the
+        height of the lowest cohort on its path whose subtree quota holds what the nodes below
+        it do not keep for themselves: Kueue's borrowing level, which ``whenCanBorrow`` and the
+        flavor preference compare.
+        """
+        node: Node = ("cq", cq.name)
         quota = self.quota(node, flavor, resource)
-        if quota is not None and quota.borrowing_limit is not None:
-            value = min(value, subtree + quota.borrowing_limit)
-        return value
+        if not cq.cohort or amount <= (quota.nominal if quota else Fraction(0)):
+            return 0
+        remaining = amount - self.guaranteed(node, flavor, resource)
+        cohort: str | None = cq.cohort
+        last = cq.cohort
+        seen: set[str] = set()
+        while cohort and cohort not in seen:
+            seen.add(cohort)
+            last = cohort
+            if remaining <= self.subtree(("cohort", cohort), flavor, resource):
+                return self.height(cohort)
+            remaining -= self.guaranteed(("cohort", cohort), flavor, resource)
+            cohort = self.parent(("cohort", cohort))
+        return self.height(last)  # it does not fit at all; the caller has already said so
 
 
 def capacity(cluster: Cluster, cq: ClusterQueue, flavor: str, resource: str,
-             tree: _CohortTree | None = None) -> Capacity:
+             tree: CohortTree | None = None) -> Capacity:
     """The most of ``resource`` on ``flavor`` that ``cq`` can ever hold."""
-    tree = tree or _CohortTree(cluster)
+    tree = tree or CohortTree(cluster)
     quota = tree.quota(("cq", cq.name), flavor, resource)
     nominal = quota.nominal if quota else Fraction(0)
     maximum = tree.potential(("cq", cq.name), flavor, resource)
@@ -214,79 +270,10 @@ def capacity(cluster: Cluster, cq: ClusterQueue, flavor: str, resource: str,
     return Capacity(nominal, maximum, text, quota)
 
 
-# -- assignment ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Shortfall:
-    """A candidate flavor that cannot hold the PodSet: ``needs`` of ``resource`` > ``capacity``."""
-
-    flavor: str
-    resource: str
-    needs: Fraction
-    capacity: Capacity
-
-
-@dataclass
-class PodSetResult:
-    """How one PodSet fared: flavor per group, or why not."""
-
-    podset: PodSet
-    flavors: dict[int, str] = field(default_factory=dict)  # group index -> flavor taken
-    uncovered: list[str] = field(default_factory=list)
-    #: group index -> (flavor, reason, flavor field) for every flavor that is not a candidate
-    rejected: dict[int, list[tuple[str, str, tuple]]] = field(default_factory=dict)
-    #: group index -> shortfalls of the candidates, when no candidate fits
-    short: dict[int, list[Shortfall]] = field(default_factory=dict)
-
-
-def assign(cluster: Cluster, cq: ClusterQueue, podsets: list[PodSet]) -> list[PodSetResult]:
-    """Assign flavors to ``podsets`` in order, as Kueue does, ignoring live usage."""
-    covers_pods = any("pods" in group.covered for group in cq.groups)
-    flavors_of_cq = [cluster.flavors.get(fq.flavor) for group in cq.groups for fq in group.flavors]
-    all_tas = bool(flavors_of_cq) and all(f is not None and f.topology_name for f in flavors_of_cq)
-    tree = _CohortTree(cluster)
-    used: dict[tuple[str, str], Fraction] = {}
-    results: list[PodSetResult] = []
-    for podset in podsets:
-        result = PodSetResult(podset)
-        results.append(result)
-        if podset.count <= 0:
-            continue
-        needs = {name: value for name, value in podset.total().items() if value > 0 and name != "pods"}
-        if covers_pods:
-            needs["pods"] = Fraction(podset.count)
-        covered = {name for group in cq.groups for name in group.covered}
-        result.uncovered = sorted(name for name in needs if name not in covered)
-        for index, group in enumerate(cq.groups):
-            wanted = {name: needs[name] for name in group.covered if name in needs}
-            if not wanted:
-                continue
-            for quotas in group.flavors:
-                flavor = cluster.flavors.get(quotas.flavor)
-                problem = ("no such ResourceFlavor", ()) if flavor is None else flavor_problem(podset, flavor, all_tas)
-                if problem:
-                    result.rejected.setdefault(index, []).append((quotas.flavor, *problem))
-                    continue
-                short = [Shortfall(quotas.flavor, name, used.get((quotas.flavor, name), Fraction(0)) + amount,
-                                   capacity(cluster, cq, quotas.flavor, name, tree))
-                         for name, amount in wanted.items()]
-                short = [s for s in short if s.needs > s.capacity.maximum]
-                if not short:
-                    result.flavors[index] = quotas.flavor
-                    for name, amount in wanted.items():
-                        used[(quotas.flavor, name)] = used.get((quotas.flavor, name), Fraction(0)) + amount
-                    break
-                result.short.setdefault(index, []).extend(short)
-    return results
-
-
 __all__ = [
     "TOPOLOGY_KEYS",
     "Capacity",
-    "PodSetResult",
-    "Shortfall",
-    "assign",
+    "CohortTree",
     "capacity",
     "flavor_problem",
     "fmt",

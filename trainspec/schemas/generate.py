@@ -69,10 +69,14 @@ def _type_schema(annotation: Any, defs: dict[str, Any], info: FieldInfo | None =
     if origin is typing.Annotated:
         described = next((m for m in annotation.__metadata__ if hasattr(m, "__json_schema__")), None)
         return described.__json_schema__() if described is not None else _type_schema(args[0], defs, info)
-    if origin in (typing.Union, types.UnionType):  # Optional[X]: validation allows no other union
-        inner = _type_schema(next(a for a in args if a is not type(None)), defs, info)
-        alternatives = inner["anyOf"] if list(inner) == ["anyOf"] else [inner]
-        return {"anyOf": [*alternatives, {"type": "null"}]}
+    if origin in (typing.Union, types.UnionType):  # Optional[X] and X | Model: validation allows no other union
+        alternatives = []
+        for arg in (a for a in args if a is not type(None)):
+            inner = _type_schema(arg, defs, info)
+            alternatives.extend(inner["anyOf"] if list(inner) == ["anyOf"] else [inner])
+        if type(None) in args:
+            alternatives.append({"type": "null"})
+        return {"anyOf": alternatives}
     if origin is list:
         return {"items": _type_schema(args[0], defs), "type": "array", **_limits(info, "minItems", "maxItems")}
     if origin is dict:

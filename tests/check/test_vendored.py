@@ -1,0 +1,294 @@
+"""The CRD data shipped in the package: derived by the project's own generator, fresh, free of
+upstream prose, read lazily by the registry, and giving the same verdicts as the real CRDs."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import EXAMPLES, ROOT, SHARED
+from trainspec.check import check_manifest, load_crds, vendor, vendored
+from trainspec.check.crds import CrdRegistry
+from trainspec.compiler.targets import Target
+
+SHARED_CRDS = SHARED / "crds"
+VERDICTS = SHARED / "apiserver-verdicts"
+
+
+def _need_shared() -> None:
+    """The real CRDs; a skip with a reason, except under CI where their absence is a failure."""
+    if not SHARED_CRDS.is_dir():
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI=true but {SHARED_CRDS} is missing: the shipped CRD data cannot be verified")
+        pytest.skip(f"{SHARED_CRDS} not found: cannot regenerate the shipped CRD data to compare")
+
+
+def _crd(group: str, kind: str, schema: dict[str, Any], plural: str | None = None) -> str:
+    plural = plural or kind.lower() + "s"
+    return json.dumps({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                       "metadata": {"name": f"{plural}.{group}", "annotations": {"note": "prose here"}},
+                       "spec": {"group": group, "scope": "Namespaced",
+                                "names": {"kind": kind, "plural": plural, "listKind": f"{kind}List"},
+                                "versions": [{"name": "v1", "served": True, "storage": True,
+                                              "deprecationWarning": "old, says upstream",
+                                              "additionalPrinterColumns": [{"name": "Age", "type": "date",
+                                                                            "description": "prose"}],
+                                              "schema": {"openAPIV3Schema": schema}}]}})
+
+
+SCHEMA = {
+    "type": "object", "description": "Widget is upstream prose.",
+    "properties": {
+        "spec": {
+            "type": "object", "description": "Spec prose.", "required": ["size"],
+            "x-kubernetes-validations": [{"rule": "self.size <= 10", "message": "at most 10",
+                                          "fieldPath": ".size", "reason": "FieldValueInvalid"}],
+            "properties": {
+                "size": {"type": "integer", "format": "int32", "description": "Size prose.", "default": 1},
+                # a *field* called description is structure, not prose: it stays
+                "description": {"type": "string", "maxLength": 5, "description": "The field's own prose."},
+                "mode": {"type": "string", "enum": ["a", "b"], "example": "a", "title": "Mode"},
+                "extra": {"type": "object", "default": {"description": "a default value is data"},
+                          "additionalProperties": {"type": "string", "description": "prose"}},
+            },
+        },
+    },
+}
+
+
+def _source(tmp_path: Path) -> Path:
+    """A --from folder with one tiny CRD per bundle of the generator."""
+    source = tmp_path / "crds"
+    for bundle, group, kind in (("trainer", "trainer.kubeflow.org", "TrainJob"),
+                                ("jobset", "jobset.x-k8s.io", "JobSet"), ("kueue", "kueue.x-k8s.io", "Widget")):
+        (source / bundle).mkdir(parents=True)
+        (source / bundle / f"{group}_{kind.lower()}s.yaml").write_text(_crd(group, kind, SCHEMA), encoding="utf-8")
+    return source
+
+
+# -- the generator --------------------------------------------------------------------------------
+
+
+def test_generator_keeps_structure_and_rules_and_drops_prose(tmp_path: Path) -> None:
+    files = vendor.generate(_source(tmp_path))
+    crd = json.loads(files["kueue.x-k8s.io_widgets.json"])
+    assert crd["metadata"] == {"name": "widgets.kueue.x-k8s.io"}
+    (version,) = crd["spec"]["versions"]
+    assert set(version) == {"name", "served", "storage", "schema"}
+    spec = version["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    assert spec == {
+        "type": "object", "required": ["size"],
+        "x-kubernetes-validations": [{"rule": "self.size <= 10", "message": "at most 10", "fieldPath": ".size",
+                                      "reason": "FieldValueInvalid"}],
+        "properties": {
+            "size": {"type": "integer", "format": "int32", "default": 1},
+            "description": {"type": "string", "maxLength": 5},
+            "mode": {"type": "string", "enum": ["a", "b"]},
+            "extra": {"type": "object", "default": {"description": "a default value is data"},
+                      "additionalProperties": {"type": "string"}},
+        },
+    }
+    text = "".join(files.values())
+    assert "prose" not in text and "upstream" not in text
+
+
+def test_generator_output_is_deterministic_and_sorted(tmp_path: Path) -> None:
+    first = vendor.generate(_source(tmp_path))
+    assert first == vendor.generate(tmp_path / "crds")
+    for name, text in first.items():
+        assert text.endswith("\n") and text.count("\n") == 1, name
+        assert text == vendor.dumps(json.loads(text)), f"{name} is not in sorted compact form"
+
+
+def test_unknown_schema_keyword_stops_the_generator(tmp_path: Path) -> None:
+    source = _source(tmp_path)
+    odd = {**SCHEMA, "x-kubernetes-new-thing": True}
+    (source / "kueue" / "kueue.x-k8s.io_widgets.yaml").write_text(_crd("kueue.x-k8s.io", "Widget", odd))
+    with pytest.raises(vendor.VendorError, match="x-kubernetes-new-thing"):
+        vendor.generate(source)
+    assert vendor.main(["--from", str(source), "--out", str(tmp_path / "out")]) == 2
+    assert not (tmp_path / "out").exists()
+
+
+def test_check_mode_reports_stale_data_and_write_prunes_its_own_files(tmp_path: Path, capsys) -> None:
+    source, out = _source(tmp_path), tmp_path / "out"
+    assert vendor.main(["--from", str(source), "--out", str(out)]) == 0
+    assert vendor.main(["--from", str(source), "--out", str(out), "--check"]) == 0
+    (out / "jobset.x-k8s.io_jobsets.json").write_text("{}\n")
+    (out / "unrelated.json").write_text("{}\n")
+    assert vendor.main(["--from", str(source), "--out", str(out), "--check"]) == 1
+    assert "jobset.x-k8s.io_jobsets.json" in capsys.readouterr().out
+    (source / "kueue" / "kueue.x-k8s.io_widgets.yaml").unlink()
+    (source / "kueue" / "kueue.x-k8s.io_gadgets.yaml").write_text(_crd("kueue.x-k8s.io", "Gadget", SCHEMA))
+    assert vendor.main(["--from", str(source), "--out", str(out)]) == 0
+    assert not (out / "kueue.x-k8s.io_widgets.json").exists()  # listed in the old index: pruned
+    assert (out / "unrelated.json").exists()  # never written by the generator: left alone
+    assert vendor.main(["--from", str(source), "--out", str(out), "--check"]) == 0
+
+
+def test_shipped_data_is_fresh(tmp_path: Path) -> None:
+    """Regenerating from ../shared/crds gives the files in the package, byte for byte."""
+    _need_shared()
+    files = vendor.generate(SHARED_CRDS)
+    vendor.write(files, tmp_path)
+    shipped = sorted(p.name for p in vendored.DATA_DIR.glob("*.json"))
+    assert shipped == sorted(files), "run: python -m trainspec.check.vendor --from ../shared/crds"
+    for name in shipped:
+        assert (vendored.DATA_DIR / name).read_bytes() == (tmp_path / name).read_bytes(), \
+            f"{name} is stale: run python -m trainspec.check.vendor --from ../shared/crds"
+
+
+# -- the shipped data -----------------------------------------------------------------------------
+
+
+def _schemas(node: Any, at: str = "") -> Any:
+    """Every schema node under ``node`` (an openAPIV3Schema), with its path."""
+    yield at, node
+    for key in ("properties", "patternProperties", "definitions"):
+        for name, sub in (node.get(key) or {}).items():
+            yield from _schemas(sub, f"{at}.{name}")
+    for key in ("allOf", "anyOf", "oneOf"):
+        for i, sub in enumerate(node.get(key) or ()):
+            yield from _schemas(sub, f"{at}.{key}[{i}]")
+    for key in ("items", "additionalProperties", "not"):
+        if isinstance(node.get(key), dict):
+            yield from _schemas(node[key], f"{at}.{key}")
+
+
+def test_shipped_data_holds_no_prose_and_keeps_every_rule() -> None:
+    rules = 0
+    for path in sorted(vendored.DATA_DIR.glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if path.name == vendored.INDEX:
+            continue
+        assert set(data["metadata"]) == {"name"}, path.name
+        for version in data["spec"]["versions"]:
+            assert not {"deprecationWarning", "additionalPrinterColumns"} & set(version)
+            for at, node in _schemas(version["schema"]["openAPIV3Schema"]):
+                assert not {"description", "title", "example", "externalDocs"} & set(node), f"{path.name}{at}"
+                rules += len(node.get("x-kubernetes-validations") or ())
+    assert rules > 100  # the Trainer, JobSet and Kueue CRDs carry well over a hundred CEL rules
+
+
+def test_shipped_bundles_and_target_matching() -> None:
+    found = {b.name: b for b in vendored.bundles()}
+    assert {name: str(b) for name, b in found.items()} == {
+        "trainer": "Kubeflow Trainer 2.3", "jobset": "JobSet 0.12", "kueue": "Kueue 0.19"}
+    assert found["trainer"].groups == {"trainer.kubeflow.org"}
+    assert all(path.is_file() for b in found.values() for path in b.files)
+    used, other = vendored.shipped_for(Target())
+    assert [b.name for b in used] == ["trainer", "jobset", "kueue"] and other == []
+    used, other = vendored.shipped_for(Target(trainer=(2, 1), kueue=(0, 16)))
+    assert used == [] and [b.name for b in other] == ["trainer", "jobset", "kueue"]
+    used, other = vendored.shipped_for(Target(trainer=(2, 3), kueue=None))
+    assert [b.name for b in used] == ["trainer", "jobset"] and [b.name for b in other] == ["kueue"]
+
+
+def test_damaged_index_means_no_shipped_data(tmp_path: Path) -> None:
+    assert vendored.bundles(tmp_path) == []
+    (tmp_path / vendored.INDEX).write_text('{"format": 1, "bundles": [{"name": 3}]}')
+    assert vendored.bundles(tmp_path) == []
+    (tmp_path / vendored.INDEX).write_text('{"format": 99, "bundles": []}')
+    assert vendored.bundles(tmp_path) == []
+
+
+def test_registry_reads_shipped_files_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
+    files = [p for b in vendored.bundles() for p in b.files]
+    for path in files:  # the header scan knows every file without parsing it
+        header = vendored.scan_json_header(path.read_text(encoding="utf-8"))
+        assert header is not None and header[0] in path.name, path.name
+    parsed: list[int] = []
+    real = vendored.load_json_documents
+    from trainspec.check import crds as crds_module
+
+    monkeypatch.setattr(crds_module, "load_json_documents", lambda text: parsed.append(1) or real(text))
+    registry = CrdRegistry(files)
+    assert parsed == []
+    crd = registry.lookup("trainer.kubeflow.org/v1alpha1", "TrainJob")
+    assert crd is not None and crd.scope == "Namespaced" and parsed == [1]
+    assert registry.served_versions("kueue.x-k8s.io", "ClusterQueue") == ["v1beta1", "v1beta2"]
+    assert len(parsed) == 2
+
+
+def test_a_json_named_crd_file_holding_yaml_is_still_read(tmp_path: Path) -> None:
+    (tmp_path / "widget.json").write_text(
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nspec:\n  group: example.com\n"
+        "  names: {kind: Widget, plural: widgets}\n  versions:\n  - name: v1\n    served: true\n"
+        "    schema: {openAPIV3Schema: {type: object}}\n", encoding="utf-8")
+    registry = CrdRegistry([tmp_path / "widget.json"])
+    assert registry.lookup("example.com/v1", "Widget") is not None and registry.problems == []
+
+
+def _verdict_objects() -> list[tuple[str, dict[str, Any]]]:
+    import yaml
+
+    shipped = {group for b in vendored.bundles() for group in b.groups}
+    out = []
+    for path in sorted(VERDICTS.glob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
+            if isinstance(doc, dict) and str(doc.get("apiVersion", "")).rpartition("/")[0] in shipped:
+                out.append((path.name, doc))
+    from trainspec.compiler.emit import manifest_dicts
+    from trainspec.compiler.pipeline import Options, run
+
+    result = run([str(EXAMPLES)], Options(project=None))
+    out += [(f"compiled {o.path}", d) for o in result.outputs for d in manifest_dicts(o.objects)
+            if "/" not in d["apiVersion"] or d["apiVersion"].rpartition("/")[0] in shipped]
+    return out
+
+
+def test_shipped_data_gives_the_verdicts_of_the_real_crds() -> None:
+    """Every API-server verdict object and every compiled example, of a shipped group: the same
+    findings from the shipped data as from the real CRDs (stripping prose changes no verdict)."""
+    _need_shared()
+    objects = _verdict_objects()
+    assert len(objects) > 40
+    real = load_crds([SHARED_CRDS])
+    shipped = CrdRegistry([p for b in vendored.bundles() for p in b.files])
+    rejected = 0
+    for name, manifest in objects:
+        expected = check_manifest(manifest, real)
+        assert check_manifest(manifest, shipped) == expected, name
+        rejected += any(d.is_error for d in expected)
+    assert rejected > 10  # the comparison covers rejections, not only clean objects
+
+
+# -- shipped as package data ----------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_installed_package_ships_the_data_and_check_uses_it_without_shared(tmp_path: Path) -> None:
+    """Lay the package out as a wheel installs it (setuptools' build_py, which applies the
+    pyproject ``package-data`` a wheel gets; offline, no ``wheel`` package needed), then run
+    ``trainspec check`` from a folder where no ../shared can be found: CRD findings still come."""
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "trainspec", src / "trainspec", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-c", "import setuptools; setuptools.setup()", "-q", "build_py",
+                    "--build-lib", str(site)], cwd=src, check=True, capture_output=True, timeout=300)
+    installed = sorted(p.name for p in (site / "trainspec" / "check" / "data").glob("*.json"))
+    assert installed == sorted(p.name for p in vendored.DATA_DIR.glob("*.json"))
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "tj.yaml").write_text(
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: t, namespace: a}\n"
+        "spec:\n  runtimeRef: {name: torch-distributed}\n  trainer: {numNodes: 2147483648}\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in ("TRAINSPEC_CRDS_DIR", "PYTHONPATH")}
+    env.update(PYTHONPATH=str(site), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    where = subprocess.run([sys.executable, "-c", "import trainspec; print(trainspec.__file__)"], cwd=work,
+                           env=env, capture_output=True, text=True, timeout=60)
+    assert where.stdout.strip().startswith(str(site)), where.stdout + where.stderr
+    proc = subprocess.run([sys.executable, "-m", "trainspec", "check", "tj.yaml", "--format", "json"], cwd=work,
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    found = json.loads(proc.stdout)["diagnostics"]
+    assert ("TS500", "spec.trainer.numNodes") in {(d["code"], d["path"]) for d in found}

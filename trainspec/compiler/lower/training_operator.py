@@ -1,0 +1,131 @@
+"""The ``training-operator`` target: Kubeflow Training Operator 1.9 and mpi-operator 0.8 jobs.
+
+A job becomes, by its runtime's framework:
+
+* ``torch`` -> ``PyTorchJob`` (``kubeflow.org/v1``), elastic when ``nodes`` is a range;
+* ``jax`` -> ``JAXJob`` (``kubeflow.org/v1``);
+* ``deepspeed`` and ``mpi`` -> ``MPIJob`` (``kubeflow.org/v2beta1``, mpi-operator's: the v1
+  operator's own MPIJob v1 is the older API of the same CRD name).
+
+There are no runtime objects: each job's object carries its runtime (``emits_runtimes`` is
+False). A job's output file holds its checkpoint PVC (if trainspec creates one), then the job.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from trainspec.compiler.lower.dialects import Lowered, TrainerDialect
+from trainspec.compiler.provenance import FieldSources, Origin, SpecRef
+from trainspec.dsl.models import Framework
+
+if TYPE_CHECKING:
+    from trainspec.compiler.plan import JobPlan
+    from trainspec.dsl.diagnostics import Diagnostic
+    from trainspec.dsl.sources import LoadedSpec
+
+__all__ = ["TrainingOperatorDialect", "lower_object", "object_sources"]
+
+
+class TrainingOperatorDialect(TrainerDialect):
+    """PyTorchJob / JAXJob (Training Operator 1.9) and MPIJob (mpi-operator 0.8); runtimes fold into jobs."""
+
+    name = "training-operator"
+    emits_runtimes = False
+
+    def runtime_rules(self, loaded: LoadedSpec) -> list[Diagnostic]:
+        return []  # a runtime is checked through the jobs that use it
+
+    def job_rules(self, plan: JobPlan) -> list[Diagnostic]:
+        from trainspec.compiler.lower.operator_rules import job_problems
+
+        return job_problems(plan, self.target)
+
+    def lower_runtime(self, loaded: LoadedSpec, used_by: SpecRef | None = None) -> list[Lowered]:
+        return []
+
+    def lower_job(self, plan: JobPlan) -> list[Lowered]:
+        """The job's objects in apply order: its checkpoint PVC (if trainspec creates one), its job object."""
+        from trainspec.compiler.lower import checkpoint
+        from trainspec.compiler.lower.trainjob import job_sources
+
+        resolved = plan.resolved
+        out: list[Lowered] = []
+        if plan.checkpoint is not None:
+            pvc = checkpoint.claim(plan.checkpoint, resolved.name, resolved.namespace)
+            if pvc is not None:
+                out.append(Lowered(pvc, job_sources(plan, pvc)))
+        obj = lower_object(plan)
+        out.append(Lowered(obj, object_sources(plan, obj)))
+        return out
+
+
+def lower_object(plan: JobPlan) -> Any:
+    """The PyTorchJob, JAXJob or MPIJob of one job."""
+    framework = plan.resolved.framework
+    if framework in (Framework.DEEPSPEED, Framework.MPI):
+        from trainspec.compiler.lower.mpijob import mpijob
+
+        return mpijob(plan)
+    from trainspec.compiler.lower.pytorchjob import jaxjob, pytorchjob
+
+    return jaxjob(plan) if framework is Framework.JAX else pytorchjob(plan)
+
+
+def object_sources(plan: JobPlan, obj: Any) -> FieldSources:
+    """What lowering set in the job object, field by field, and from which spec field."""
+    from trainspec.compiler.lower import labels as L
+
+    resolved = plan.resolved
+    job, runtime = resolved.loaded, resolved.runtime.loaded
+
+    def at(*path: str) -> SpecRef:
+        return SpecRef(job, path)
+
+    sources = FieldSources(default=SpecRef(job, ()))
+    for path, ref in (
+        (("metadata",), at("metadata", "name")),
+        (("metadata", "namespace"), at("metadata", "namespace")),
+        (("metadata", "labels"), at("metadata", "labels")),
+        (("metadata", "annotations"), at("metadata", "annotations")),
+        (("metadata", "labels", L.QUEUE_NAME), at("spec", "queue")),
+        (("metadata", "labels", L.PRIORITY_CLASS), at("spec", "priority")),
+        (("metadata", "labels", L.MAX_EXEC_TIME), at("spec", "maxRunTime")),
+        (("spec", "runPolicy"), SpecRef(runtime, ("spec", "restarts"))),
+        (("spec", "runPolicy", "suspend"), at("spec", "queue")),
+        (("spec", "runPolicy", "activeDeadlineSeconds"), at("spec", "maxRunTime")),
+        (("spec", "runPolicy", "schedulingPolicy"), SpecRef(runtime, ("spec", "gang"))),
+        (("spec", "elasticPolicy"), at("spec", "nodes")),
+        (("spec", "slotsPerWorker"), resolved.procs_per_node.ref),
+        (("spec", "sshAuthMountPath"), SpecRef(runtime, ("spec", "mpi", "sshAuthMountPath"))),
+        (("spec", "runLauncherAsWorker"), SpecRef(runtime, ("spec", "mpi", "runLauncherAsNode"))),
+    ):
+        sources.set(path, ref)
+    sources.set(("spec", "nprocPerNode"), resolved.procs_per_node)
+    field, replicas = {
+        "PyTorchJob": lambda: ("pytorchReplicaSpecs", obj.spec.pytorch_replica_specs),
+        "JAXJob": lambda: ("jaxReplicaSpecs", obj.spec.jax_replica_specs),
+        "MPIJob": lambda: ("mpiReplicaSpecs", obj.spec.mpi_replica_specs),
+    }[obj.kind]()
+    for rtype in replicas:
+        _record_replica(sources, ("spec", field, rtype), plan, at)
+    return sources
+
+
+def _record_replica(sources: FieldSources, base: tuple, plan: JobPlan, at: Any) -> None:
+    resolved = plan.resolved
+    pod = (*base, "template")
+    container = (*pod, "spec", "containers", 0)
+    sources.set(base, at("spec", "runtime"))
+    sources.set((*base, "replicas"), resolved.nodes)
+    sources.set((*pod, "metadata", "labels"), at("spec", "podLabels"))
+    sources.set((*pod, "metadata", "annotations"), at("spec", "podAnnotations"))
+    sources.set((*pod, "spec", "volumes"), at("spec", "checkpoint"))
+    sources.set((*container, "image"), resolved.image)
+    sources.set((*container, "command"), resolved.command)
+    sources.set((*container, "args"), at("spec", "args"))
+    sources.set((*container, "env"), at("spec", "env"))
+    sources.set((*container, "volumeMounts"), at("spec", "checkpoint"))
+    job_resources = [v for v in resolved.resources.values() if v.origin is Origin.JOB]
+    sources.set((*container, "resources"), job_resources[0] if job_resources else
+                SpecRef(resolved.runtime.loaded, ("spec", "resourcesPerNode")))
