@@ -8,6 +8,7 @@ boundaries are the webhook's own (63, 128, int32, 1024, 58 + 5 for generateName)
 from __future__ import annotations
 
 import copy
+import random
 from typing import Any
 
 import pytest
@@ -368,7 +369,8 @@ def node(**job: Any) -> dict[str, Any]:
 
 
 def test_runtime_template_rules_are_reported_at_the_runtime():
-    rt = runtime(node(), network={"subdomain": "Bad"}, failurePolicy={"rules": [{"name": "1x", "action": "FailJobSet"}]})
+    rt = runtime(node(), network={"subdomain": "Bad"},
+                 failurePolicy={"rules": [{"name": "1x", "action": "FailJobSet"}]})
     assert errors(rt, policy=False) == [("m0.yaml", "spec.template.spec.network.subdomain"),
                                         ("m0.yaml", "spec.template.spec.failurePolicy.rules[0].name")]
     assert "JobSet Trainer builds from this runtime" in run(rt, policy=False)[0].message
@@ -503,11 +505,10 @@ def _replace(value: Any, path: tuple, new: Any) -> Any:
 
 
 def test_malformed_jobsets_runtimes_and_trainjobs_give_diagnostics_never_exceptions():
-    import random
-
     rng = random.Random(11)
+    rules = {"rules": [{"name": "r", "action": "RestartJob"}]}
     rt = runtime(node(mounts=("scratch",)), coordinator={"replicatedJob": "node"},
-                 volumeClaimPolicies=_claims("scratch"), failurePolicy={"rules": [{"name": "r", "action": "RestartJob"}]})
+                 volumeClaimPolicies=_claims("scratch"), failurePolicy=rules)
     patch = {"manager": "example.com/tool", "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [
         {"name": "node", "template": {"spec": {"template": {"spec": {
             "volumes": [{"name": "v", "emptyDir": {}}],

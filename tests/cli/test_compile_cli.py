@@ -48,7 +48,8 @@ def test_layout_and_apply_order(tmp_path: Path) -> None:
 def test_stream_orders_runtimes_then_claims_then_jobs() -> None:
     proc = run_cli("compile", "examples/", "-o", "-")
     kinds = [d["kind"] for d in yaml.safe_load_all(proc.stdout)]
-    order = {"ClusterTrainingRuntime": 0, "TrainingRuntime": 0, "PersistentVolumeClaim": 1, "TrainJob": 1}
+    order = {"ClusterTrainingRuntime": 0, "TrainingRuntime": 0, "PersistentVolumeClaim": 1, "TrainJob": 1,
+             "RayJob": 1, "PyTorchJob": 1, "JAXJob": 1, "MPIJob": 1}
     assert [order[k] for k in kinds] == sorted(order[k] for k in kinds)
 
 

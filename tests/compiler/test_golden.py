@@ -24,7 +24,7 @@ CASES = {
     "jax": (["examples/jax.yaml"], None),
     "upstream-torch": (["examples/upstream-torch.yaml"], None),
     "python-ddp-cpu": (["examples/python/ddp_cpu.py"], None),
-    "ray-train": (["examples/ray-train.yaml"], None),
+    "ray-train": (["examples/ray-train"], None),
     "elastic-pytorchjob": (["examples/elastic-pytorchjob.yaml"], None),
     "mpijob": (["examples/mpijob.yaml"], None),
     "templated-prod": (["examples/templated"], {"namespace": "ml-prod", "registry": "registry.example.com",

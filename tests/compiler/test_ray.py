@@ -21,7 +21,7 @@ from trainspec.compiler.pipeline import Options, Stop, run
 from trainspec.dsl.sources import load_string
 from trainspec.stages.ray import RayConfigError, failure_config, scaling_config, storage_path
 
-EXAMPLE = ROOT / "examples" / "ray-train.yaml"
+EXAMPLE = ROOT / "examples" / "ray-train"
 VERDICTS = ROOT.parent / "shared" / "apiserver-verdicts"
 
 RUNTIME = """\

@@ -221,7 +221,11 @@ def test_elastic_on_trainer_is_an_error_naming_the_target(tmp_path: Path) -> Non
     result = run([spec], Options(project=None, stop=Stop.CHECK, **options))
     found = [d for d in result.diagnostics if d.code == "TS521"]
     assert len(found) == 1 and found[0].path == "spec.nodes" and found[0].line == line_of(spec, "nodes:")
-    assert "not in Kubeflow Trainer v2" in found[0].message and "training-operator" in found[0].hint
+    assert "not in Kubeflow Trainer v2" in found[0].message and "drop engine=trainer" in found[0].hint
+    without = write(tmp_path, TORCH_RUNTIME.replace("  engine: training-operator\n", "") + job_yaml("{min: 4, max: 8}"),
+                    "no-engine.yaml")
+    hint = next(d.hint for d in run([without], Options(project=None, stop=Stop.CHECK)).diagnostics if d.code == "TS521")
+    assert "--target training-operator" in hint and "nodes: 8" in hint
     # validate (stop after rules) and compile report the same, and nothing is lowered.
     compiled = run([spec], Options(project=None, stop=Stop.LOWER, **options))
     assert compiled.diagnostics == result.diagnostics and compiled.outputs == []
@@ -247,16 +251,19 @@ def test_pod_names_must_fit_63_characters(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("kueue, framework, warned", [
-    ((0, 19), "torch", True), ((0, 20), "torch", True), ((0, 18), "torch", False), ((0, 19), "mpi", False),
+    ((0, 20), "torch", True), ((0, 21), "jax", True), ((0, 19), "torch", False), ((0, 20), "mpi", False),
 ])
-def test_kueue_v1_integration_is_off_by_default_from_0_19(tmp_path: Path, kueue, framework, warned) -> None:
+def test_kueue_v1_integrations_are_planned_to_go_in_0_20(tmp_path: Path, kueue, framework, warned) -> None:
+    """0.19 turns them off by default (a cluster may turn them on: docs/engines say so); 0.20 removes them."""
     runtime = TORCH_RUNTIME.replace("framework: torch", f"framework: {framework}")
     spec = write(tmp_path, runtime + job_yaml("2", extra="queue: team"))
     result = run([spec], Options(project=None, stop=Stop.CHECK, target={"kueue": kueue}))
     found = [d for d in result.diagnostics if d.code == "TS520" and d.path == "spec.queue"]
     assert bool(found) is warned
     if warned:
-        assert found[0].severity is Severity.WARNING and "kubeflow.org/pytorchjob" in found[0].hint
+        kind = {"torch": "pytorchjob", "jax": "jaxjob"}[framework]
+        assert found[0].severity is Severity.WARNING and f"kubeflow.org/{kind}" in found[0].hint
+        assert "removed in 0.20" in found[0].message
 
 
 # -- MPIJob and JAXJob -------------------------------------------------------------------------------
@@ -311,7 +318,7 @@ def test_every_emitted_object_passes_the_crds_and_the_operators_rules(tmp_path: 
         topology: {level: cloud.google.com/gce-topology-block}
         checkpoint: {size: 100Gi}
     """))
-    assert checked(objects(spec, target={"kueue": (0, 18)})) == []
+    assert checked(objects(spec)) == []
 
 
 @needs_crds

@@ -23,7 +23,7 @@ HOMES = {"trainspec/dsl/wellknown.py", "trainspec/k8s/wellknown.py"}
 #: Facts that are also everyday words of the code (a spec field ``trainer``, the shard-by value
 #: ``node``, an explain row "checkpoints"): an equal string elsewhere need not mean the fact.
 GENERIC = {"node", "launcher", "trainer", "initializer", "checkpoints", "trainspec", "volcano", "v1alpha1",
-           "v1beta1", "v1beta2"}
+           "v1beta1", "v1beta2", "jax"}
 
 #: Modules whose owners are rewriting them at the time of writing; they switch to the
 #: wellknown constant next (listed in the issue's hand-over). Never add to this list.

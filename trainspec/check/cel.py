@@ -157,6 +157,29 @@ _HAS_RULES: dict[int, tuple[Any, bool]] = {}
 _MISSING = object()
 
 
+class _Context:
+    """The activations of one schema node: ``self`` (and ``oldSelf``) converted once for all
+    the node's rules, so an engine may also convert them once."""
+
+    def __init__(self, schema: Mapping[str, Any], value: Any, old: Any, root: bool) -> None:
+        self.schema, self.value, self.old, self.root = schema, value, old, root
+        self.has_old = old is not _MISSING and old is not None
+        self._activation: dict[str, Any] | None = None
+        self._with_old: dict[str, Any] | None = None
+
+    @property
+    def activation(self) -> dict[str, Any]:
+        if self._activation is None:
+            self._activation = {"self": cel_value(self.schema, self.value, root=self.root)}
+        return self._activation
+
+    @property
+    def with_old(self) -> dict[str, Any]:
+        if self._with_old is None:
+            self._with_old = {**self.activation, "oldSelf": cel_value(self.schema, self.old, root=self.root)}
+        return self._with_old
+
+
 class _Walker:
     def __init__(self, engine: CelEngine, skipped: list[tuple[str, str]] | None) -> None:
         self.engine = engine
@@ -168,8 +191,11 @@ class _Walker:
         """``node`` types the value; ``rules`` says which rules apply (``node`` or an allOf branch)."""
         if value is None or not type_matches(node, value) or not _has_rules(rules):
             return
-        for rule in rules.get("x-kubernetes-validations") or ():
-            self.run(rule, node, value, old, path, root)
+        here = rules.get("x-kubernetes-validations") or ()
+        if here:
+            context = _Context(node, value, old, root)
+            for rule in here:
+                self.run(rule, context, path)
         for branch in rules.get("allOf") or ():
             if isinstance(branch, Mapping):
                 self.visit(node, branch, value, old, path, root)
@@ -210,23 +236,22 @@ class _Walker:
             for v in value
         ]
 
-    def run(self, rule: Mapping[str, Any], schema: Mapping[str, Any], value: Any, old: Any,
-            path: tuple[str | int, ...], root: bool) -> None:
+    def run(self, rule: Mapping[str, Any], context: _Context, path: tuple[str | int, ...]) -> None:
         text = str(rule.get("rule", ""))
         if not text.strip():
             return  # an empty rule has no program on the server either
         where = render_path(path)
-        activation: dict[str, Any] = {"self": cel_value(schema, value, root=root)}
+        activation = context.activation
         if _OLD_SELF.search(text):
             optional = rule.get("optionalOldSelf") is True
-            if old is _MISSING or old is None:
+            if not context.has_old:
                 if not optional:
                     if self.skipped is not None:
                         self.skipped.append((where, text))
                     return  # a transition rule on a create: the API server skips it as well
                 text = f"cel.bind(oldSelf, optional.none(), (\n{text}\n))"
             else:
-                activation["oldSelf"] = cel_value(schema, old, root=root)
+                activation = context.with_old
                 if optional:
                     text = f"cel.bind(oldSelf, optional.of(oldSelf), (\n{text}\n))"
         try:

@@ -16,7 +16,6 @@ Building celpy's parser costs ~0.25 s, once per process; compiled programs are c
 
 from __future__ import annotations
 
-import ipaddress
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -214,9 +213,7 @@ def celpy_functions() -> dict[str, Any]:
         "getQuery": lib.url_query,
         "isIP": lib.is_ip, "ip": ip, "family": lambda a: a.version, "isUnspecified": lambda a: a.is_unspecified,
         "isLoopback": lambda a: a.is_loopback, "isGlobalUnicast": lib.ip_is_global_unicast,
-        "isLinkLocalUnicast": lambda a: a.is_link_local and not a.is_multicast,
-        "isLinkLocalMulticast": lambda a: a.is_multicast and (a.is_link_local if a.version == 6
-                                                              else a in ipaddress.ip_network("224.0.0.0/24")),
+        "isLinkLocalUnicast": lib.ip_is_link_local_unicast, "isLinkLocalMulticast": lib.ip_is_link_local_multicast,
         "isCIDR": lib.is_cidr, "cidr": lib.cidr, "containsIP": lib.cidr_contains_ip,
         "containsCIDR": lib.cidr_contains_cidr, "masked": lib.cidr_masked, "prefixLength": lambda c: c.length,
         "charAt": lib.char_at, "indexOf": lib.index_of, "lastIndexOf": lib.last_index_of,

@@ -16,6 +16,7 @@ rewritten into CEL before compiling (:mod:`.cel_rewrite`).
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import threading
 from collections.abc import Callable, Mapping
@@ -66,6 +67,7 @@ class CelExprEngine:
         self._types: Any = None
         self._programs: dict[str, Any] = {}
         self._lock = threading.RLock()
+        self._last: tuple[Mapping[str, Any], dict[str, Any]] | None = None
 
     # -- environments ------------------------------------------------------------------------
 
@@ -80,7 +82,11 @@ class CelExprEngine:
         from cel_expr_python.ext import ext_bindings, ext_math, ext_optional
 
         cel = self._cel
-        declarations = _declarations(cel, self._object_types() if objects else None)
+        try:
+            types = self._object_types() if objects else None
+        except ImportError as exc:  # protobuf carries the library's object types
+            raise CelCompileError(f"the Kubernetes quantity/URL/IP/format libraries need protobuf: {exc}") from exc
+        declarations = _declarations(cel, types)
         extensions = [ext_optional.ExtOptional(), ext_bindings.ExtBindings(), ext_math.ExtMath()]
         pool = self._types.pool if objects else None
         return cel.NewEnv(pool, variables={"self": cel.Type.DYN, "oldSelf": cel.Type.DYN},
@@ -111,17 +117,30 @@ class CelExprEngine:
     def _compile(self, rule: str) -> Any:
         objects = bool(_OBJECT_LIBRARIES.search(rule))
         text = rewrite_format_calls(rule) if objects else rule
+        env = self._env(objects)
         try:
-            return self._env(objects).compile(text)
+            return env.compile(text)
         except Exception as exc:  # RuntimeError with the checker's report
             lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
             detail = _STATUS.sub("", lines[0]).removeprefix("ERROR: ") if lines else type(exc).__name__
             raise CelCompileError(detail[:300]) from exc
 
+    def _data(self, activation: Mapping[str, Any]) -> dict[str, Any]:
+        # The walker hands the same activation to every rule of a node: convert it once.
+        last = self._last
+        if last is not None and last[0] is activation:
+            return last[1]
+        try:
+            data = {name: _native(value) for name, value in activation.items()}
+        except ImportError as exc:  # timestamps and durations travel as protobuf messages
+            raise CelUnsupportedError(f"date-time and duration fields need protobuf: {exc}") from exc
+        self._last = (activation, data)
+        return data
+
     def _run(self, program: Any, activation: Mapping[str, Any]) -> Any:
         _FAILURE.problem = None
         try:
-            result = program.eval(data=dict(activation))
+            result = program.eval(data=self._data(activation))
         except Exception as exc:  # a value the bindings cannot convert, or an internal error
             raise CelUnsupportedError(str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__) from exc
         kind = result.type().name()
@@ -142,6 +161,25 @@ class CelExprEngine:
         if kind != "STRING":
             raise CelEvalError("messageExpression failed to convert to string")
         return str(result.value())
+
+
+def _native(value: Any) -> Any:
+    """Plain values as the bindings take them: timestamps and durations as protobuf messages."""
+    if isinstance(value, dict):
+        return {k: _native(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_native(v) for v in value]
+    if isinstance(value, (dt.datetime, dt.timedelta)):
+        from google.protobuf import duration_pb2, timestamp_pb2
+
+        if isinstance(value, dt.datetime):
+            stamp = timestamp_pb2.Timestamp()
+            stamp.FromDatetime(value.astimezone(dt.timezone.utc).replace(tzinfo=None))
+            return stamp
+        duration = duration_pb2.Duration()
+        duration.FromTimedelta(value)
+        return duration
+    return value
 
 
 def _eval_error(text: str) -> CelEvalError:

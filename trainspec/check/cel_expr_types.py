@@ -172,9 +172,8 @@ def _object_overloads(cel: Any, types: ObjectTypes) -> Iterator[Overload]:
     yield obj("isUnspecified", "ip_is_unspecified", boolean, [ip], True, lambda a: a.is_unspecified)
     yield obj("isLoopback", "ip_is_loopback", boolean, [ip], True, lambda a: a.is_loopback)
     yield obj("isLinkLocalMulticast", "ip_is_link_local_multicast", boolean, [ip], True,
-              lambda a: a.is_multicast and a.is_link_local if a.version == 6 else a in _V4_LL_MULTICAST)
-    yield obj("isLinkLocalUnicast", "ip_is_link_local_unicast", boolean, [ip], True,
-              lambda a: a.is_link_local and not a.is_multicast)
+              lib.ip_is_link_local_multicast)
+    yield obj("isLinkLocalUnicast", "ip_is_link_local_unicast", boolean, [ip], True, lib.ip_is_link_local_unicast)
     yield obj("isGlobalUnicast", "ip_is_global_unicast", boolean, [ip], True, lib.ip_is_global_unicast)
     yield obj("isCIDR", "is_cidr_string", boolean, [string], False, lib.is_cidr)
     yield obj("cidr", "string_to_cidr", cidr, [string], False, lib.cidr)
@@ -199,7 +198,6 @@ def _object_overloads(cel: Any, types: ObjectTypes) -> Iterator[Overload]:
               lambda f, s: lib.format_errors(f.name, s))
 
 
-_V4_LL_MULTICAST = ipaddress.ip_network("224.0.0.0/24")
 _IP = (ipaddress.IPv4Address, ipaddress.IPv6Address)
 
 

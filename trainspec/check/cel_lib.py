@@ -199,6 +199,17 @@ def ip_is_global_unicast(address: IPAddress) -> bool:
     return not (isinstance(address, ipaddress.IPv4Address) and address == ipaddress.IPv4Address("255.255.255.255"))
 
 
+def ip_is_link_local_multicast(address: IPAddress) -> bool:
+    # Go: 224.0.0.0/24, and ffX2::/16 (any flags, link-local scope).
+    if isinstance(address, ipaddress.IPv4Address):
+        return address in ipaddress.ip_network("224.0.0.0/24")
+    return (int(address) >> 112) & 0xFF0F == 0xFF02
+
+
+def ip_is_link_local_unicast(address: IPAddress) -> bool:
+    return address.is_link_local and not address.is_multicast
+
+
 class CIDR:
     """A CEL ``net.CIDR``: the address as written and the prefix length."""
 

@@ -184,13 +184,20 @@ def _elastic_engine(plan: JobPlan, engine: str) -> Iterator[Diagnostic]:
     if plan.elastic is None or engine in ELASTIC_ENGINES:
         return
     span = plan.elastic
+    name = resolved.runtime.name
+    chosen = resolved.runtime.spec.spec.engine
+    if chosen is not None and chosen.value in ELASTIC_ENGINES:  # the command line overrode the runtime
+        hint = f"drop engine={engine} from --target: runtime {name} runs its jobs on {chosen.value}"
+        related = (related_at(resolved.runtime.loaded, ("spec", "engine"), f"runtime {name} asks for {chosen.value}"),)
+    else:
+        hint = (f"run it on the Training Operator (--target training-operator, or spec.engine: training-operator "
+                f"in runtime {name}), or ask for a fixed count: nodes: {span.max_nodes}")
+        related = (related_at(resolved.runtime.loaded, ("spec",), f"runtime {name}, which runs on {engine}"),)
     yield resolved.loaded.diagnostic(
         "TS521", ("spec", "nodes"),
         f"nodes {{min: {span.min_nodes}, max: {span.max_nodes}}} asks for elastic training, which is not in "
         f"Kubeflow Trainer v2 (its TrainJobs run a fixed numNodes; elastic torchrun is KEP-2903, still open)",
-        hint=f"run it on the Training Operator (--target training-operator, or engine: training-operator in "
-             f"runtime {resolved.runtime.name}), or ask for a fixed count: nodes: {span.max_nodes}",
-        related=(related_at(resolved.runtime.loaded, ("spec",), "the runtime: spec.engine: training-operator here runs its jobs there"),),
+        hint=hint, related=related,
     )
 
 

@@ -73,7 +73,8 @@ class ElasticPolicy(Model):
 
     min_replicas: int | None = None
     max_replicas: int | None = None
-    rdzv_backend: Literal["c10d", "etcd", "etcd-v2"] | None = None
+    #: c10d, etcd or etcd-v2 (the CRD takes any string).
+    rdzv_backend: str | None = None
     rdzv_port: int | None = None
     rdzv_host: str | None = None
     rdzv_id: str | None = None

@@ -11,7 +11,8 @@ exactly what ``compile`` refuses:
   Training Operator's and mpi-operator's validation of ``metadata.name``).
 * **TS520** (warning) the Kueue integration: Kueue 0.19 deprecates its Training Operator v1
   integrations and turns ``kubeflow.org/pytorchjob`` and ``kubeflow.org/jaxjob`` off by
-  default (removal is planned for 0.20); a queued job would then never be admitted.
+  default; their removal is planned for 0.20, so a queued PyTorchJob or JAXJob targeting Kueue
+  0.20 or later may never be admitted.
 
 The replica types, their counts and the container names the webhooks require are right by
 construction (:mod:`.pytorchjob`, :mod:`.mpijob`); the offline checker checks them on any
@@ -104,22 +105,26 @@ def _names(plan: JobPlan) -> Iterator[Diagnostic]:
 
 
 def _kueue(plan: JobPlan, target: Target) -> Iterator[Diagnostic]:
+    """From Kueue 0.20 (its planned removal) a queued PyTorchJob/JAXJob may have no integration left.
+
+    Kueue 0.19 only turns the integration off by default: a cluster that enables it is fine, and
+    trainspec cannot see Kueue's Configuration, so 0.19 gets no warning (docs/engines say it).
+    """
     resolved = plan.resolved
     kind = kind_of(resolved.framework)
     if resolved.job.spec.queue is None or target.kueue is None or kind == "MPIJob":
         return  # Kueue's MPIJob integration (mpi-operator v2beta1) stays on by default
-    if target.kueue < KUEUE_V1_OFF_BY_DEFAULT:
+    if target.kueue < KUEUE_V1_REMOVAL:
         return
     version = f"{target.kueue[0]}.{target.kueue[1]}"
     framework = KUEUE_V1_FRAMEWORKS[kind]
-    removed = target.kueue >= KUEUE_V1_REMOVAL
-    state = ("may have removed it (planned for 0.20)" if removed
-             else "deprecates it and leaves it off by default (removal is planned for 0.20)")
+    off, removal = (f"{v[0]}.{v[1]}" for v in (KUEUE_V1_OFF_BY_DEFAULT, KUEUE_V1_REMOVAL))
     yield resolved.loaded.diagnostic(
         "TS520", ("spec", "queue"),
-        f"a {kind} queued in Kueue {version} needs Kueue's {framework} integration, and Kueue {version} {state}: "
-        "without it the job stays suspended and is never admitted",
+        f"a {kind} queued in Kueue {version} needs Kueue's {framework} integration, deprecated and off by default "
+        f"since Kueue {off} and planned to be removed in {removal}: without it the job stays suspended and is "
+        "never admitted",
         severity=Severity.WARNING,
-        hint=f"add {framework} to integrations.frameworks of Kueue's Configuration, or target trainer "
-             "(TrainJob is a supported Kueue integration)",
+        hint=f"check that your Kueue still has {framework} (integrations.frameworks of its Configuration), or "
+             "target trainer (TrainJob is a supported Kueue integration)",
     )
