@@ -236,3 +236,26 @@ def test_a_misspelled_api_version_never_deletes_the_job_or_its_checkpoints(tmp_p
     status, stdout, stderr = _cli("kfp", str(specs), "--no-project", "-o", str(tmp_path / "p.yaml"))
     assert status == 1 and "TS11" in stdout + stderr
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_the_plan_says_which_engine_each_job_runs_on() -> None:
+    ray = run(["examples/ray-train"], Options(project=None))
+    assert ray.ok and {p.engine for p in ray.plans} == {"ray"}
+    forced = run(["examples/ddp-cpu.yaml"], Options(project=None, target={"engine": "ray"}))
+    assert {p.engine for p in forced.plans} == {"ray"}
+    assert {p.engine for p in run(["examples/ddp-cpu.yaml"], Options(project=None)).plans} == {"trainer"}
+
+
+def test_explain_names_the_engine_and_its_restart_field() -> None:
+    status, out, _ = _cli("explain", "examples/ray-train", "--no-project", "--format", "json")
+    assert status == 0
+    (job,) = json.loads(out)["jobs"]
+    assert job["engine"] == "ray"
+    status, text, _ = _cli("explain", "examples/ray-train", "--no-project")
+    assert "engine ray" in text
+
+
+def test_kfp_says_it_launches_trainjobs_only(tmp_path: Path) -> None:
+    status, out, err = _cli("kfp", "examples/ray-train", "--no-project", "-o", str(tmp_path / "p.yaml"))
+    assert status == 1 and "Kubeflow Trainer TrainJobs only" in out + err
+    assert not (tmp_path / "p.yaml").exists()

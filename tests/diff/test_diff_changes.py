@@ -215,3 +215,22 @@ def test_a_side_that_does_not_compile_exits_2_with_its_diagnostics(run_cli, tmp_
     code, out, err = run_cli("diff", str(good), str(bad), "--no-project")
     assert code == 2 and out == ""
     assert "error[TS305]" in err and "the specs do not compile" in err
+
+
+def test_a_change_of_engine_is_a_change_of_the_job(tmp_path) -> None:
+    """TrainJob -> RayJob is another object on the cluster: diff says so, by the job."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    old, new = tmp_path / "old", tmp_path / "new"
+    shutil.copytree(root / "examples" / "ray-train", old)
+    shutil.copytree(root / "examples" / "ray-train", new)
+    runtime = old / "runtime.yaml"
+    runtime.write_text("\n".join(l for l in runtime.read_text().splitlines() if l.strip() != "engine: ray") + "\n")
+    done = subprocess.run([sys.executable, "-m", "trainspec", "diff", str(old), str(new), "--no-project"],
+                          capture_output=True, text=True, cwd=root)
+    assert done.returncode == 1, done.stderr
+    assert "engine trainer -> ray" in done.stdout

@@ -192,7 +192,7 @@ class CachedCelEngine:
 
     def evaluate_message(self, program: Any, activation: Mapping[str, Any]) -> str:
         """The engine's ``messageExpression`` evaluation."""
-        return str(getattr(self._engine, "evaluate_message")(program, activation))
+        return str(self._engine.evaluate_message(program, activation))  # type: ignore[attr-defined]
 
     def flush(self) -> None:
         """Nothing to store (kept for callers that flush every cache at the end of a run)."""

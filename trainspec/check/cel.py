@@ -329,6 +329,8 @@ def check_cel(
     engine is given and no CEL engine is installed, one TS502 warning says that the rules were
     not evaluated.
     """
+    if not _has_rules(schema):
+        return []  # nothing to evaluate: no engine is loaded for rule-less CRDs
     if engine is None:
         try:
             engine = default_engine()
@@ -345,8 +347,6 @@ def check_cel(
                     hint="pip install 'trainspec[check]'",
                 )
             ]
-    if not _has_rules(schema):
-        return []
     if defaults:
         obj = apply_defaults(schema, obj)
         old = apply_defaults(schema, old) if old is not None else None

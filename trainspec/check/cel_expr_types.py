@@ -88,7 +88,7 @@ Overload = tuple[str, str, Any, list[Any], bool, Callable[..., Any], Callable[[A
 def library_overloads(cel: Any, types: ObjectTypes | None) -> Iterator[Overload]:
     """``(function, overload id, result, params, member, impl, decode, encode)`` for every overload."""
     t = cel.Type
-    string, integer, double, boolean, dyn = t.STRING, t.INT, t.DOUBLE, t.BOOL, t.DYN
+    string, integer, boolean, dyn = t.STRING, t.INT, t.BOOL, t.DYN
     lst, strings = t.List(dyn), t.List(t.STRING)
     # Runtime dispatch needs concrete kinds: a ``dyn`` parameter is declared once per kind.
     kinds = {"int": t.INT, "uint": t.UINT, "double": t.DOUBLE, "string": t.STRING, "bool": t.BOOL,

@@ -252,9 +252,12 @@ def resolve_pass(c: Compilation) -> None:
 
 def plan_pass(c: Compilation) -> None:
     """What each job becomes: replicated jobs, runtime variant, checkpoint storage, shards."""
+    from dataclasses import replace
+
     from trainspec.compiler.plan import plan_job
 
-    c.result.plans = [plan_job(resolved) for resolved in c.resolved]
+    c.result.plans = [replace(plan_job(resolved), engine=c.engine_of(resolved.runtime.loaded))
+                      for resolved in c.resolved]
 
 
 def rules_pass(c: Compilation) -> None:
@@ -271,7 +274,7 @@ def rules_pass(c: Compilation) -> None:
             c.diagnostics.extend(dialect.runtime_rules(loaded))
     for plan in c.result.plans:
         dialect = c.dialect_of(plan.resolved.runtime.loaded)
-        c.diagnostics.extend(check_plan(plan, c.engine_of(plan.resolved.runtime.loaded)))
+        c.diagnostics.extend(check_plan(plan, plan.engine))
         c.diagnostics.extend(check_policy(plan, policy))
         c.diagnostics.extend(dialect.job_rules(plan))
         entry = plan.resolved.runtime

@@ -76,6 +76,8 @@ class JobPlan:
     data: DataPlan | None
     #: The node range of an elastic job (``nodes: {min, max}``); None for a fixed node count.
     elastic: ElasticPlan | None = None
+    #: The engine the job runs on (``trainer``, ``ray``, ``training-operator``): the lowering dialect.
+    engine: str = "trainer"
 
 
 def runtime_variants(runtime: Runtime) -> list[tuple[str, bool]]:

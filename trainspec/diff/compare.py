@@ -24,7 +24,7 @@ from trainspec.diff.snapshot import (
 )
 
 #: Categories in the order a report lists them.
-CATEGORIES = ("added", "removed", "runtime", "gpus", "resources", "image", "queue", "priority", "deadline",
+CATEGORIES = ("added", "removed", "engine", "runtime", "gpus", "resources", "image", "queue", "priority", "deadline",
               "restarts", "checkpoint", "data", "command", "env", "metadata", "placement", "scheduling",
               "network", "sharding", "other")
 ABSENT = None
@@ -104,6 +104,8 @@ def job_category(path: tuple, gpu_resource: str) -> str:
     """Which kind of change a changed job field is."""
     if path[0] == "metadata":
         return "metadata"
+    if path[:2] == ("runtime", "engine"):  # TrainJob -> RayJob / PyTorchJob: another object
+        return "engine"
     if path[0] == "runtime":  # what the job inherits from its runtime (the restart budget)
         return "restarts"
     head = path[1] if len(path) > 1 else ""
@@ -196,7 +198,7 @@ def _restarts_message(old: JobSnapshot, new: JobSnapshot, fields: tuple[FieldCha
 _JOB_MESSAGES: dict[str, Callable[[JobSnapshot, JobSnapshot, tuple[FieldChange, ...]], str]] = {
     "gpus": _gpus_message, "checkpoint": _checkpoint_message, "data": _data_message,
     "image": _named("image"), "queue": _named("queue"), "priority": _named("priority"),
-    "deadline": _named("maxRunTime"), "runtime": _named("runtime"),
+    "deadline": _named("maxRunTime"), "runtime": _named("runtime"), "engine": _named("engine"),
     "restarts": _restarts_message,
 }
 

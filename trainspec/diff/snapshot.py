@@ -143,6 +143,9 @@ def job_snapshot(plan: JobPlan) -> JobSnapshot:
     if restarts is not None:
         # The job's restart budget lives in its runtime; listed so a switch of runtime shows it.
         facts[("runtime", "restarts", "max")] = Fact(restarts.max, Origin.RUNTIME.value)
+    # The engine decides which object the job becomes (TrainJob, RayJob, PyTorchJob...).
+    facts[("runtime", "engine")] = Fact(plan.engine, Origin.COMPUTED.value if plan.engine == "trainer"
+                                        else Origin.RUNTIME.value)
     gpus = resolved.nodes.value * resolved.gpus_per_node.value
     facts[(DERIVED, "gpus")] = Fact(gpus, COMPUTED)
     facts[(DERIVED, "worldSize")] = Fact(resolved.world_size, COMPUTED)

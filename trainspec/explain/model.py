@@ -101,6 +101,8 @@ class Explanation:
     runtime: str
     runtime_object: str  # the runtime object the TrainJob references (may be the -sharded variant)
     runtime_builtin: bool
+    #: The engine the job runs on: trainer, ray or training-operator.
+    engine: str
     framework: str
     image: Item[str]
     nodes: Item[int]
@@ -170,6 +172,7 @@ def explain_plan(plan: JobPlan, project: Project | None = None, *, price: float 
         runtime=resolved.runtime.name,
         runtime_object=plan.runtime_name,
         runtime_builtin=resolved.runtime.builtin,
+        engine=plan.engine,
         framework=resolved.framework.value,
         image=_item(resolved.image, runtime_loaded),
         nodes=_item(resolved.nodes, runtime_loaded),

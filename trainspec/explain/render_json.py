@@ -35,6 +35,7 @@ def as_dict(ex: Explanation) -> dict[str, Any]:
         "location": {"file": ex.file, "line": ex.line, "column": ex.column},
         "runtime": {"name": ex.runtime, "object": ex.runtime_object, "builtin": ex.runtime_builtin,
                     "framework": ex.framework},
+        "engine": ex.engine,
         "image": _item(ex.image),
         "nodes": _item(ex.nodes),
         "procsPerNode": _item(ex.procs_per_node),

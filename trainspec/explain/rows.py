@@ -42,6 +42,14 @@ def fit_text(per_gpu: int, fits: bool | None, gpu_memory: int | None) -> str:
     return f"{text}: does not fit ({human_bytes(gpu_memory)} per GPU)"
 
 
+#: Where each engine puts the runtime's restart budget.
+_RESTARTS_FIELD = {
+    "trainer": "JobSet failurePolicy.maxRestarts",
+    "ray": "RayJob backoffLimit",
+    "training-operator": "runPolicy.backoffLimit",
+}
+
+
 def _from(item: Item | None) -> str:
     return item.origin.value if item is not None else ""
 
@@ -49,6 +57,8 @@ def _from(item: Item | None) -> str:
 def rows(ex: Explanation) -> list[Row]:
     """Every row of ``ex``, in reading order: placement, scale, scheduling, memory, storage, cost."""
     runtime = f"{ex.runtime} ({ex.framework}{', built-in' if ex.runtime_builtin else ''})"
+    if ex.engine != "trainer":
+        runtime += f", engine {ex.engine}"
     if ex.runtime_object != ex.runtime:
         runtime += f", compiled as {ex.runtime_object}"
     out = [
@@ -73,7 +83,7 @@ def rows(ex: Explanation) -> list[Row]:
     out.append(Row("priority", ex.priority.value if ex.priority else "none", _from(ex.priority)))
     out.append(Row("max run time", ex.max_run_time.value if ex.max_run_time else "none (no deadline)",
                    _from(ex.max_run_time)))
-    out.append(Row("restarts", f"{ex.restarts.value} (JobSet failurePolicy.maxRestarts)" if ex.restarts
+    out.append(Row("restarts", f"{ex.restarts.value} ({_RESTARTS_FIELD.get(ex.engine, ex.engine)})" if ex.restarts
                    else "none (the first failure fails the job)", _from(ex.restarts)))
     out.extend(_memory_rows(ex))
     out.extend(_checkpoint_rows(ex))

@@ -80,6 +80,13 @@ def compile_trainjob(spec_or_path: Any, *, job: str | None = None, values: dict[
     if not result.ok:
         lines = "\n".join(str(d) for d in result.diagnostics)
         raise KfpSpecError(f"the spec does not compile:\n{lines}")
+    # The launcher applies and watches TrainJobs: jobs of the other engines cannot be a KFP step yet.
+    other = [p for p in result.plans if p.engine != "trainer" and (job is None or p.resolved.name == job)]
+    if other:
+        names = ", ".join(f"{p.resolved.namespace}/{p.resolved.name} ({p.engine})" for p in other)
+        raise KfpSpecError(f"the Kubeflow Pipelines step launches Kubeflow Trainer TrainJobs only; {names} "
+                           "run on another engine: compile them with `trainspec compile` instead, or use a "
+                           "trainer runtime (target trainer)")
     dicts = manifest_dicts(result.objects())
     jobs = [d for d in dicts if d["kind"] == "TrainJob"]
     if job is not None:
