@@ -169,7 +169,12 @@ quantities = st.builds(
 def test_parse_of_format_is_the_same_quantity(quantity: Quantity) -> None:
     again = parse_quantity(str(quantity))
     assert again.value == quantity.value
-    assert str(again) == str(quantity)  # the canonical form is a fixed point
+    # The canonical form of what was parsed is a fixed point. (Not of any Quantity built by hand:
+    # a binary-format 15625000, not a multiple of 1024, prints without a suffix and reads back as
+    # decimal, 15625k, as Kubernetes' own String() and ParseQuantity do.)
+    assert str(parse_quantity(str(again))) == str(again)
+    if not quantity.binary:
+        assert str(again) == str(quantity)
 
 
 @given(st.decimals(allow_nan=False, allow_infinity=False, places=12, min_value=-(10**12), max_value=10**12),
