@@ -67,9 +67,14 @@ def _source(tmp_path: Path) -> Path:
     """A --from folder with one tiny CRD per bundle of the generator."""
     source = tmp_path / "crds"
     for bundle, group, kind in (("trainer", "trainer.kubeflow.org", "TrainJob"),
-                                ("jobset", "jobset.x-k8s.io", "JobSet"), ("kueue", "kueue.x-k8s.io", "Widget")):
+                                ("jobset", "jobset.x-k8s.io", "JobSet"), ("kueue", "kueue.x-k8s.io", "Widget"),
+                                ("kuberay", "ray.io", "RayJob"), ("training-operator", "kubeflow.org", "PyTorchJob"),
+                                ("mpi-operator", "kubeflow.org", "MPIJob")):
         (source / bundle).mkdir(parents=True)
         (source / bundle / f"{group}_{kind.lower()}s.yaml").write_text(_crd(group, kind, SCHEMA), encoding="utf-8")
+    # A kind the v1 operator defines but trainspec never emits is not shipped (`only`).
+    (source / "training-operator" / "kubeflow.org_tfjobs.yaml").write_text(_crd("kubeflow.org", "TFJob", SCHEMA),
+                                                                          encoding="utf-8")
     return source
 
 
@@ -180,15 +185,17 @@ def test_shipped_data_holds_no_prose_and_keeps_every_rule() -> None:
 def test_shipped_bundles_and_target_matching() -> None:
     found = {b.name: b for b in vendored.bundles()}
     assert {name: str(b) for name, b in found.items()} == {
-        "trainer": "Kubeflow Trainer 2.3", "jobset": "JobSet 0.12", "kueue": "Kueue 0.19"}
+        "trainer": "Kubeflow Trainer 2.3", "jobset": "JobSet 0.12", "kueue": "Kueue 0.19", "kuberay": "KubeRay 1.7",
+        "training-operator": "Kubeflow Training Operator 1.9", "mpi-operator": "mpi-operator 0.8"}
     assert found["trainer"].groups == {"trainer.kubeflow.org"}
     assert all(path.is_file() for b in found.values() for path in b.files)
+    engines = ["kuberay", "training-operator", "mpi-operator"]  # one version each: every target
     used, other = vendored.shipped_for(Target())
-    assert [b.name for b in used] == ["trainer", "jobset", "kueue"] and other == []
+    assert [b.name for b in used] == ["trainer", "jobset", "kueue", *engines] and other == []
     used, other = vendored.shipped_for(Target(trainer=(2, 1), kueue=(0, 16)))
-    assert used == [] and [b.name for b in other] == ["trainer", "jobset", "kueue"]
+    assert [b.name for b in used] == engines and [b.name for b in other] == ["trainer", "jobset", "kueue"]
     used, other = vendored.shipped_for(Target(trainer=(2, 3), kueue=None))
-    assert [b.name for b in used] == ["trainer", "jobset"] and [b.name for b in other] == ["kueue"]
+    assert [b.name for b in used] == ["trainer", "jobset", *engines] and [b.name for b in other] == ["kueue"]
 
 
 def test_damaged_index_means_no_shipped_data(tmp_path: Path) -> None:

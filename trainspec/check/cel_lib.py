@@ -33,7 +33,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from trainspec.dsl.quantity import QuantityError, is_quantity, parse_quantity
-from trainspec.dsl.wellknown import INT64_MAX
+from trainspec.dsl.wellknown import DNS1035_LABEL_PATTERN, DNS1123_LABEL_MAX, INT64_MAX
 
 from .core import label_problem, label_value_problem, qualified_name_problem, subdomain_problem
 
@@ -274,14 +274,14 @@ def cidr_masked(c: CIDR) -> CIDR:
 
 # -- format ---------------------------------------------------------------------------------------
 
-_DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+_DNS1035 = re.compile(DNS1035_LABEL_PATTERN)
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _BASE64 = re.compile(r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$")
 
 
 def _dns1035(value: str) -> str | None:
-    if len(value) > 63:
-        return "must be no more than 63 characters"
+    if len(value) > DNS1123_LABEL_MAX:
+        return f"must be no more than {DNS1123_LABEL_MAX} characters"
     if not _DNS1035.match(value):
         return "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an " \
                "alphabetic character, and end with an alphanumeric character"

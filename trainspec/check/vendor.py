@@ -36,8 +36,10 @@ class Source:
     name: str  # also the folder under --from
     product: str  # what users call it
     version: str  # minor version, as in --target
-    target: tuple[str, str]  # (target field, version): used when the target has this version
+    target: tuple[str, str] | None  # (target field, version): used when the target has this version;
+    # None: the one version trainspec emits for (KubeRay, the v1 operators), used for every target
     source: str  # where the CRD files come from (for the docs and the index)
+    only: tuple[str, ...] = ()  # the CRD files to ship from the folder (empty: all of them)
 
 
 #: What is shipped. JobSet follows the Trainer version: Trainer's controller installs and pins it.
@@ -49,6 +51,13 @@ BUNDLES: tuple[Source, ...] = (
            "the JobSet Trainer 2.3 pins"),
     Source("kueue", "Kueue", "0.19", ("kueue", "0.19"),
            "kubernetes-sigs/kueue config/components/crd/bases at ff69552e (v0.19.2 schemas, close variants)"),
+    # The other engines trainspec emits for (--target ray, --target training-operator): one version each.
+    Source("kuberay", "KubeRay", "1.7", None, "ray-project/kuberay CRDs of release 1.7",
+           only=("ray.io_rayjobs.yaml",)),
+    Source("training-operator", "Kubeflow Training Operator", "1.9", None,
+           "kubeflow/training-operator CRDs of release 1.9.4 (the kinds trainspec emits)",
+           only=("kubeflow.org_pytorchjobs.yaml", "kubeflow.org_jaxjobs.yaml")),
+    Source("mpi-operator", "mpi-operator", "0.8", None, "kubeflow/mpi-operator CRD of release 0.8 (v2beta1)"),
 )
 
 # JSON Schema keywords of a CRD (apiextensions v1 JSONSchemaProps), split by what happens to them.
@@ -165,7 +174,8 @@ def generate(source: Path, bundles: Sequence[Source] = BUNDLES) -> dict[str, str
     index: list[dict[str, Any]] = []
     for bundle in bundles:
         folder = source / bundle.name
-        paths = sorted(p for p in folder.glob("*.y*ml") if p.is_file()) if folder.is_dir() else []
+        paths = sorted(p for p in folder.glob("*.y*ml") if p.is_file() and (not bundle.only or p.name in bundle.only)
+                       ) if folder.is_dir() else []
         if not paths:
             raise VendorError(f"{folder}: no CRD files for {bundle.product} {bundle.version}")
         crds = []
@@ -180,7 +190,8 @@ def generate(source: Path, bundles: Sequence[Source] = BUNDLES) -> dict[str, str
                          "from": f"{bundle.name}/{path.name}",
                          "sha256": hashlib.sha256(path.read_bytes()).hexdigest()})
         index.append({"name": bundle.name, "product": bundle.product, "version": bundle.version,
-                      "target": {bundle.target[0]: bundle.target[1]}, "source": bundle.source, "crds": crds})
+                      "target": dict([bundle.target]) if bundle.target else {}, "source": bundle.source,
+                      "crds": crds})
     files[INDEX] = dumps({"format": FORMAT, "generator": "python -m trainspec.check.vendor", "bundles": index})
     return files
 
