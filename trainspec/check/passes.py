@@ -90,8 +90,12 @@ def _other_version_warnings(source: CrdSource, unchecked: dict[str, set[str]], t
     return out
 
 
-def webhook_findings(manifests: list[Manifest], cluster: Any, plans: Iterable[Any] = ()) -> list[Any]:
-    """The admission-webhook rules of Trainer and JobSet, and trainspec's runtime policy for what it compiled."""
+def webhook_findings(manifests: list[Manifest], cluster: Any, plans: Iterable[Any] = (),
+                     jobset_gates: Iterable[str] = ()) -> list[Any]:
+    """The admission-webhook rules of Trainer and JobSet, and trainspec's runtime policy for what it compiled.
+
+    ``jobset_gates``: the JobSet feature gates the target says the cluster turned on.
+    """
     from trainspec.compiler.external import external_runtime_names
 
     from .runtime_rules import check_runtime
@@ -101,7 +105,7 @@ def webhook_findings(manifests: list[Manifest], cluster: Any, plans: Iterable[An
     # External runtimes are the cluster's: known by name; a definition from --cluster wins over the name.
     known += external_runtime_names(plans)
     pairs = [(m.key, m.data) for m in manifests]
-    found = check_webhooks(pairs, known_runtimes=known, policy=False)
+    found = check_webhooks(pairs, known_runtimes=known, policy=False, jobset_gates=tuple(jobset_gates))
     for m in manifests:  # trainspec's own runtime policy applies to what it compiled, not to user files
         if m.located is None and m.kind in RUNTIME_KINDS:
             plain = set(check_runtime(m.data, m.key, policy=False))

@@ -137,7 +137,8 @@ def run_check(request: CheckRequest) -> CheckReport:
     source = resolve_crds(request.crds, target)
     if source.files or source.other:  # other: the shipped data for another version says it was not used
         diagnostics += crd_findings([*manifests, *cluster_manifests(cluster)], source, target)
-    diagnostics += webhook_findings(manifests, cluster, result.plans)
+    diagnostics += webhook_findings(manifests, cluster, result.plans,
+                                    jobset_gates=result.target.jobset_gates if result.target is not None else ())
     diagnostics += preflight_findings(manifests, cluster, target)
     ordered = tuple(sorted(dict.fromkeys(diagnostics), key=Diagnostic.sort_key))
     count = result.files + (len({o.file for o in cluster.objects}) if cluster else 0)

@@ -53,10 +53,13 @@ class Target(NamedTuple):
     trainer: Version = DEFAULT_TRAINER
     kueue: Version | None = DEFAULT_KUEUE
     engine: str = "trainer"
+    #: JobSet feature gates the cluster turned on (off by default upstream: InPlaceRestart, ...).
+    jobset_gates: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         engine = f"engine={self.engine}," if self.engine != "trainer" else ""
-        return f"{engine}trainer={_fmt(self.trainer)},kueue={_fmt(self.kueue)}"
+        gates = "".join(f",jobset-gate={g}" for g in self.jobset_gates)
+        return f"{engine}trainer={_fmt(self.trainer)},kueue={_fmt(self.kueue)}{gates}"
 
     @property
     def runtime_patches(self) -> bool:
@@ -91,14 +94,17 @@ def parse_target_option(text: str) -> dict[str, Any]:
             continue
         if name in ENGINES and name != "trainer":
             raise ValueError(f"trainspec emits for {name} {_fmt(ENGINES[name])} only, got {item!r}")
+        if name == "jobset-gate" and eq and value.strip():
+            fields.setdefault("jobset_gates", []).append(value.strip())
+            continue
         if name == "engine" and eq:
             if value.strip() not in ENGINES:
                 raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {value.strip()!r}")
             fields["engine"] = value.strip()
             continue
         if not eq or name not in ("trainer", "kueue"):
-            raise ValueError("expected trainer=X.Y, kueue=X.Y (or kueue=none), ray, training-operator or "
-                             f"engine=NAME, got {item!r}")
+            raise ValueError("expected trainer=X.Y, kueue=X.Y (or kueue=none), ray, training-operator, "
+                             f"engine=NAME or jobset-gate=NAME, got {item!r}")
         fields[name] = _version(value, allow_none=name == "kueue")
     if "trainer" in fields and fields["trainer"] is None:
         raise ValueError("trainer needs a version")
@@ -130,15 +136,22 @@ def resolve_target(project: LoadedSpec | None, option: dict[str, Version | None]
                 problems.append(Diagnostic(code="TS523", message=str(exc), file=project.file, line=mark.line,
                                            column=mark.column, path=f"spec.target.{name}"))
     engine = "trainer"
+    gates: tuple[str, ...] = ()
     if project is not None and project.spec.spec.target.engine is not None:
         engine = project.spec.spec.target.engine.value
+    if project is not None:
+        gates = tuple(project.spec.spec.target.jobset_feature_gates)
     for name, value in (option or {}).items():
         if name == "engine":
             engine = value
             continue
+        if name == "jobset_gates":
+            gates = tuple(value)
+            continue
         chosen[name] = value
         where[name] = (OPTION, None, None)
-    target = Target(trainer=chosen["trainer"] or DEFAULT_TRAINER, kueue=chosen["kueue"], engine=engine)
+    target = Target(trainer=chosen["trainer"] or DEFAULT_TRAINER, kueue=chosen["kueue"], engine=engine,
+                    jobset_gates=tuple(sorted(set(gates))))
     for code, severity, field, message in matrix_problems(target):
         file, line, column = where[field]
         problems.append(Diagnostic(code=code, severity=severity, message=message, file=file, line=line,

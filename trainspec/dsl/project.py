@@ -25,6 +25,9 @@ class Target(_Model):
     engine: Optional[Engine] = field(
         default=None, description="Engine of every job whose runtime names none: trainer (default), ray or "
                                   "training-operator.")
+    jobset_feature_gates: list[str] = field(
+        default_factory=list, description="JobSet feature gates the cluster's JobSet controller runs with, beyond "
+                                          "its defaults (e.g. InPlaceRestart): `check` then admits what they allow.")
 
 
 class Defaults(_Model):

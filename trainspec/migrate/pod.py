@@ -331,8 +331,8 @@ def _compare(src: Source, other: Path, primary: Path, rel: Path, what: str, skip
             if key in mine or (*rel, key) in skip:
                 _compare(src, other, primary, (*rel, key), what, skip)
             else:
-                src.warn((*other, *rel), f"{'.'.join(map(str, (*rel, key)))} is set on the {what[1]} pods but not "
-                                         f"on the {what[0]} pods; a spec has one pod shape, the {what[0]}'s")
+                src.warn((*other, *rel), f"{'.'.join(map(str, (*rel, key)))} is set on the {what[0]} pods but not "
+                                         f"on the {what[1]} pods; a spec has one pod shape, the {what[0]}'s")
         return
     if isinstance(mine, list) and isinstance(theirs, list) and len(mine) == len(theirs):
         for index in range(len(mine)):
