@@ -17,6 +17,7 @@ COMMANDS = {
     "explain": ("trainspec.cli.explain", "show each job's resolved plan, value origins, memory fit and cost"),
     "diff": ("trainspec.cli.diff", "compare two sets of specs by meaning (jobs, GPUs, images, queues...)"),
     "kfp": ("trainspec.cli.kfp", "compile a spec into a Kubeflow Pipelines pipeline (or print its RBAC)"),
+    "migrate": ("trainspec.cli.migrate", "turn PyTorchJob, MPIJob, RayJob and TrainJob manifests into specs"),
 }
 
 

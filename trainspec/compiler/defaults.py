@@ -14,6 +14,7 @@ from trainspec.dsl.sources import LoadedSpec
 
 
 def apply_to_job(loaded: LoadedSpec, defaults: Defaults) -> tuple[LoadedSpec, frozenset[str]]:
+    """``loaded`` with the project's defaults filled where the job sets none, and the names filled."""
     job: TrainingJob = loaded.spec  # type: ignore[assignment]
     filled: set[str] = set()
     metadata, spec = job.metadata, job.spec
@@ -38,8 +39,16 @@ def apply_to_job(loaded: LoadedSpec, defaults: Defaults) -> tuple[LoadedSpec, fr
 
 
 def apply_to_runtime(loaded: LoadedSpec, defaults: Defaults) -> LoadedSpec:
+    """``loaded`` with the project's gang policy and stage image filled where the runtime sets none."""
     runtime: Runtime = loaded.spec  # type: ignore[assignment]
-    if defaults.gang is None or loaded.has(("spec", "gang")):
+    updates: dict = {}
+    if defaults.gang is not None and not loaded.has(("spec", "gang")):
+        updates["gang"] = defaults.gang
+    sharding = runtime.spec.data_sharding
+    # Only a runtime that runs the stage gets the image: the default never adds dataSharding itself.
+    if sharding is not None and sharding.image is None and defaults.stage_image:
+        updates["data_sharding"] = sharding.model_copy(update={"image": defaults.stage_image})
+    if not updates:
         return loaded
-    new = runtime.model_copy(update={"spec": runtime.spec.model_copy(update={"gang": defaults.gang})})
+    new = runtime.model_copy(update={"spec": runtime.spec.model_copy(update=updates)})
     return replace(loaded, spec=new)

@@ -83,7 +83,10 @@ class JobPlan:
 def runtime_variants(runtime: Runtime) -> list[tuple[str, bool]]:
     """(object name, sharded) for every runtime object a Runtime compiles to."""
     names = [(runtime.metadata.name, False)]
-    if runtime.spec.data_sharding is not None:
+    sharding = runtime.spec.data_sharding
+    # Without a stage image (runtime or project default) there is no -sharded variant: trainspec
+    # never emits an image nobody named; a job that needs the stage gets TS416 instead.
+    if sharding is not None and sharding.image is not None:
         names.append((runtime.metadata.name + SHARDED_SUFFIX, True))
     return names
 

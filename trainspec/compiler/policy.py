@@ -88,7 +88,7 @@ def _images(plan: JobPlan) -> list[tuple[str, tuple, str, Related | None]]:
         (image.value, ("spec", "image") if image.origin is Origin.JOB else ("spec", "runtime"), "trainer image", related)
     ]
     sharding = resolved.runtime.spec.spec.data_sharding
-    if plan.data is not None and sharding is not None:
+    if plan.data is not None and sharding is not None and sharding.image is not None:  # None: TS416
         out.append((sharding.image, ("spec", "data"), "data-sharding image",
                     related_at(resolved.runtime.loaded, ("spec", "dataSharding", "image"), "the data-sharding image")))
     return out

@@ -131,6 +131,24 @@ def _data_needs_sharding(plan: JobPlan) -> Iterator[Diagnostic]:
         )
 
 
+def _stage_image(plan: JobPlan, engine: str) -> Iterator[Diagnostic]:
+    """TS416: the sharding stage would run, but nobody named its image (no built-in default exists)."""
+    resolved = plan.resolved
+    sharding = resolved.runtime.spec.spec.data_sharding
+    # Other engines cannot run the stage at all; their own rules say so (TS521).
+    if engine != "trainer" or plan.data is None or sharding is None or sharding.image is not None:
+        return
+    name = resolved.runtime.name
+    yield resolved.loaded.diagnostic(
+        "TS416", ("spec", "data"),
+        f"the data-sharding stage needs an image, and neither runtime {name} (dataSharding.image) nor the "
+        "project file (spec.defaults.stageImage) names one",
+        hint=f"set dataSharding.image in runtime {name}, or spec.defaults.stageImage in trainspec.yaml, to an "
+             "image built from trainspec's Dockerfile and pushed to your registry (docs/stage-image.md)",
+        related=(related_at(resolved.runtime.loaded, ("spec", "dataSharding"), f"runtime {name} runs the stage"),),
+    )
+
+
 def _gang(plan: JobPlan) -> Iterator[Diagnostic]:
     resolved = plan.resolved
     gang = resolved.runtime.spec.spec.gang
@@ -204,4 +222,4 @@ def _elastic_engine(plan: JobPlan, engine: str) -> Iterator[Diagnostic]:
 def check_plan(plan: JobPlan, engine: str = "trainer") -> list[Diagnostic]:
     """Every plan rule's findings for ``plan``, in :data:`RULES` order, then the rules that depend
     on the ``engine`` the job runs on (``trainer``, ``ray``, ``training-operator``)."""
-    return [*(d for rule in RULES for d in rule(plan)), *_elastic_engine(plan, engine)]
+    return [*(d for rule in RULES for d in rule(plan)), *_stage_image(plan, engine), *_elastic_engine(plan, engine)]

@@ -86,6 +86,7 @@ CODES: dict[str, str] = {
     "TS413": "an interrupted compile left a generation beside the output directory (recovered)",
     "TS414": "runtime takes a name Kubeflow Trainer installs (it would overwrite the cluster's)",
     "TS415": "runtime uses a framework trainspec does not model (Kubeflow Trainer's mlx, xgboost)",
+    "TS416": "a job runs the data-sharding stage, but no stage image is configured (runtime or project default)",
     # -- checking emitted manifests -----------------------------------------------------
     "TS500": "manifest violates the CRD's structural schema",
     "TS501": "manifest violates a CRD validation rule (CEL)",
@@ -110,6 +111,16 @@ CODES: dict[str, str] = {
     "TS522": "maxRunTime cannot be enforced by the target Trainer version",
     "TS523": "unsupported or unknown target version",
     "TS524": "the CRDs given or shipped do not match the target version (not checked against them)",
+    # -- trainspec migrate (manifests -> specs) -----------------------------------------
+    "TS540": "a manifest field is not carried into the migrated specs (warning)",
+    "TS541": "a manifest field is carried with a changed meaning or value (warning)",
+    "TS542": "a document is not a kind trainspec migrate reads, or a runtime no TrainJob uses (warning)",
+    "TS543": "a manifest cannot be migrated (a required part is missing or malformed)",
+    "TS544": "the migrated specs are not valid (reported at the manifest field they came from)",
+    "TS545": "an output file of trainspec migrate is in the way (not written by it, or edited since)",
+    "TS546": "the migrated runtime keeps the job's engine: Kubeflow Trainer cannot run it as it is (warning)",
+    "TS547": "a TrainJob's runtime is not among the inputs: the job refers to it by name (warning)",
+    "TS548": "two inputs migrate to the same spec object (warning)",
     # -- project policy (trainspec.yaml spec.policy) ------------------------------------
     "TS600": "job has no Kueue queue, and the project requires one (requireQueue)",
     "TS601": "job has no maxRunTime, and the project requires one (requireMaxRunTime)",

@@ -225,7 +225,10 @@ class Accelerator(_Model):
 class DataSharding(_Model):
     """Lets jobs on this runtime run the data-sharding stage; the shards live on a shared volume."""
 
-    image: Image = field(description="Image of the sharding stage; it must contain trainspec.")
+    # No built-in default: an image nobody built would leave every sharded job in ImagePullBackOff.
+    image: Optional[Image] = field(
+        default=None, description="Image of the sharding stage (built from trainspec's Dockerfile); unset: the "
+                                  "project file's spec.defaults.stageImage. A sharded job needs one (TS416).")
     size: VolumeSize = field(default_factory=lambda: Quantity.parse("100Gi"), description="Size of the shard volume.")
     storage_class: Optional[ObjectName] = field(default=None, description="StorageClass of the shard volume.")
     access_mode: AccessMode = field(

@@ -11,7 +11,7 @@ from typing import Literal, Optional
 
 from trainspec.dsl.modeling import field
 from trainspec.dsl.models import API_VERSION, Engine, Gang, Metadata, _Model
-from trainspec.dsl.types import Count, LabelKey, NamespaceName, ObjectName
+from trainspec.dsl.types import Count, Image, LabelKey, NamespaceName, ObjectName
 from trainspec.dsl.wellknown import INT32_MAX
 
 PROJECT_FILE = "trainspec.yaml"
@@ -38,6 +38,9 @@ class Defaults(_Model):
     priority: Optional[ObjectName] = field(default=None, description="WorkloadPriorityClass of jobs that set none.")
     storage_class: Optional[ObjectName] = field(default=None, description="StorageClass of new checkpoint volumes.")
     gang: Optional[Gang] = field(default=None, description="Gang policy of runtimes that set none.")
+    stage_image: Optional[Image] = field(
+        default=None, description="Image of the data-sharding stage for runtimes whose dataSharding names none "
+                                  "(build it from trainspec's Dockerfile and push it to your registry).")
 
 
 class ImagePolicy(_Model):

@@ -122,7 +122,9 @@ def resolve_paths(modules: Iterable[Module], sources: dict[str, dict[str, Any]],
                   default: dict[str, str] | None = None) -> dict[str, str]:
     """Class name -> schema path: explicit paths, ``default``s, else the path of the first field
     that refers to the class (so the configuration only names the roots)."""
+    modules = list(modules)
     classes = [c for m in modules for c in m.classes]
+    owner = {c.name: m.name for m in modules for c in m.classes}
     paths = {c.name: c.path for c in classes if c.path}
     for name, path in (default or {}).items():
         paths.setdefault(name, path)
@@ -135,7 +137,8 @@ def resolve_paths(modules: Iterable[Module], sources: dict[str, dict[str, Any]],
             node = _node(sources, paths[cls.name])
             props = node.get("properties") or {}
             for spec in map(_field, cls.fields):
-                if spec.ref and spec.ref not in paths and spec.ref in {c.name for c in classes}:
+                # Only within a module: another module's class has its own root.
+                if spec.ref and spec.ref not in paths and owner.get(spec.ref) == owner[cls.name]:
                     wire, _ = _wire(spec.name, props, f"{cls.name}.{spec.name}")
                     paths[spec.ref] = f"{paths[cls.name]}.{wire}{_step(props[wire])}"
                     changed = True
@@ -151,8 +154,9 @@ def resolve_paths(modules: Iterable[Module], sources: dict[str, dict[str, Any]],
 class _Context:
     """What a module's code needs: imports, aliases, typing names."""
 
-    def __init__(self, module: Module, owners: dict[str, str]) -> None:
+    def __init__(self, module: Module, owners: dict[str, str], enums: dict[str, tuple[str, ...]]) -> None:
         self.module = module
+        self.enums = enums
         self.owners = owners
         self.imports: dict[str, set[str]] = {}
         self.aliases: dict[str, str] = {}
@@ -227,6 +231,11 @@ def _field_line(name: str, annotation: str, required: bool, wire: str | None) ->
     line = f"    {name}: {annotation}" + (f" = {value}" if value else "")
     if len(line) <= 100:
         return line
+    if len(annotation) > 90 and annotation.startswith("Literal["):
+        # One value a line, like a formatter would.
+        inner, _, rest = annotation[len("Literal["):].partition("]")
+        values = "".join(f"            {v.strip()},\n" for v in inner.split(","))
+        annotation = f"Literal[\n{values}        ]{rest}"
     return f"    {name}: (\n        {annotation}\n    )" + (f" = {value}" if value else "")
 
 
@@ -238,23 +247,36 @@ def _render_class(cls: Cls, node: dict[str, Any], ctx: _Context) -> str:
     if cls.resource:
         ctx.typing.add("ClassVar")
         api_version, kind = cls.resource
+        if api_version.isidentifier() and api_version not in {n for _, n in ctx.module.reexports}:
+            ctx.imports.setdefault("wellknown", set()).add(api_version)
         out += ["", f"    api_version: ClassVar[str] = {api_version}", f"    kind: ClassVar[str] = {json.dumps(kind)}"]
     if cls.fields:
         out.append("")
     for spec in map(_field, cls.fields):
         where = f"{cls.name}.{spec.name}"
         wire, renamed = _wire(spec.name, props, where)
-        prop = props[wire]
+        prop = _with_enum(props[wire], ctx.enums.get(f"{cls.name}.{wire}"))
         annotation = spec.type or _annotation(prop, spec, ctx, where)
         if spec.type and spec.ref:
             ctx.use(spec.ref)
         required = spec.required if spec.required is not None else wire in required_wires
+        if spec.required is None and cls.resource and spec.name in ("metadata", "spec"):
+            required = True  # CRD roots require nothing; trainspec always sets both
         if renamed:
             ctx.wire_fields = True
         if spec.comment:
             out.append(f"    #: {spec.comment}")
         out.append(_field_line(spec.name, annotation, required, wire if renamed else None))
     return "\n".join(out)
+
+
+def _with_enum(prop: dict[str, Any], enum: tuple[str, ...] | None) -> dict[str, Any]:
+    """``prop`` with a documented enum the CRD leaves out (on the items of a list)."""
+    if enum is None:
+        return prop
+    if prop.get("type") == "array":
+        return {**prop, "items": _with_enum(prop.get("items") or {}, enum)}
+    return prop if "enum" in prop else {**prop, "enum": list(enum)}
 
 
 def _imports(ctx: _Context) -> list[str]:
@@ -269,12 +291,16 @@ def _imports(ctx: _Context) -> list[str]:
         found.setdefault(owner, set()).add(name)
     lines.append(f"from trainspec.k8s.base import {', '.join(bases)}")
     for owner in sorted(found):
-        lines.append(f"from trainspec.k8s.{owner} import {', '.join(sorted(found[owner]))}")
+        line = f"from trainspec.k8s.{owner} import {', '.join(sorted(found[owner]))}"
+        if len(line) > 100:
+            line = f"from trainspec.k8s.{owner} import (\n" + "".join(f"    {n},\n" for n in sorted(found[owner])) + ")"
+        lines.append(line)
     return lines
 
 
 def _header(sources: Iterable[str]) -> str:
-    return (f"# Generated by trainspec.k8s.generate from {', '.join(sorted(set(sources)))}: do not edit.\n"
+    return ("# Generated by trainspec.k8s.generate: do not edit.\n"
+            f"# Schemas: {', '.join(sorted(set(sources)))} (see trainspec/k8s/_gen/config.py).\n"
             f"# Regenerate: {REGENERATE}\n")
 
 
@@ -285,9 +311,9 @@ def public_names(module: Module) -> list[str]:
 
 
 def render_module(module: Module, nodes: dict[str, dict[str, Any]], paths: dict[str, str],
-                  owners: dict[str, str]) -> str:
-    """The source text of one generated module."""
-    ctx = _Context(module, owners)
+                  owners: dict[str, str], enums: dict[str, tuple[str, ...]]) -> str:
+    """The source text of one generated module (``enums``: ``Class.wire`` -> documented values)."""
+    ctx = _Context(module, owners, enums)
     classes = [_render_class(cls, nodes[cls.name], ctx) for cls in module.classes]
     head = [_header(paths[c.name].partition(":")[0] for c in module.classes).rstrip("\n"),
             _docstring(module.doc, ""), ""]
@@ -342,7 +368,7 @@ def generate(crds: Path | None) -> dict[str, str]:
         if not needed <= set(sources):
             continue
         nodes = {c.name: _node(sources, paths[c.name]) for c in module.classes}
-        out[f"{module.name}.py"] = render_module(module, nodes, paths, owners)
+        out[f"{module.name}.py"] = render_module(module, nodes, paths, owners, config.API_ENUMS)
     if len(out) == len(modules):
         out[f"{EXPORTS_MODULE}.py"] = render_exports(modules, config.STATIC_EXPORTS)
     return out

@@ -33,7 +33,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
-from trainspec.kfp import merge, retry
+from trainspec.kfp import merge
+from trainspec.kube import retry
 from trainspec.kfp import names as N
 from trainspec.kfp.kube import KubeApi, error_message
 from trainspec.kfp.logs import LogFollower

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from trainspec.kfp import names as N
-from trainspec.kfp.retry import is_transient
+from trainspec.kube.retry import is_transient
 
 STARTED_PHASES = frozenset({"Running", "Succeeded", "Failed"})
 DONE_PHASES = frozenset({"Succeeded", "Failed"})

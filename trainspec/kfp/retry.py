@@ -1,98 +1,13 @@
-"""Retrying transient Kubernetes API errors with capped exponential backoff.
-
-Transient: 429 (throttled), 5xx (API server or webhook trouble), and connection-level failures
-(reset, refused, timed out). Everything else, such as 400/403/404/409/422, is an answer and is
-returned to the caller at once.
-"""
+"""Retry and backoff for the launcher: the shared layer in :mod:`trainspec.kube.retry` (kept importable here)."""
 
 from __future__ import annotations
 
-import random
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TypeVar
-
-T = TypeVar("T")
-
-TRANSIENT_STATUS = frozenset({429, 500, 502, 503, 504})
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How to retry: delay ``base * 2**attempt`` (with jitter), at most ``cap``, ``attempts`` tries.
-
-    ``base`` is a parameter so tests run with tiny delays; a ``Retry-After`` header is honoured
-    up to ``cap``.
-    """
-
-    base: float = 1.0
-    cap: float = 30.0
-    attempts: int = 20
-
-    def delay(self, attempt: int, retry_after: float | None = None) -> float:
-        delay = min(self.cap, self.base * (2 ** attempt))
-        delay *= 0.5 + random.random() / 2  # jitter: many launchers must not retry in lock-step
-        if retry_after is not None:
-            delay = max(delay, min(retry_after, self.cap))
-        return delay
-
-
-class DeadlineExceeded(Exception):
-    """Retrying would pass the caller's deadline; ``__cause__`` is the last error."""
-
-
-def status_of(exc: BaseException) -> int | None:
-    """The HTTP status of a kubernetes client ``ApiException`` (None for other errors)."""
-    status = getattr(exc, "status", None)
-    return status if isinstance(status, int) and status > 0 else None
-
-
-def is_transient(exc: BaseException) -> bool:
-    """Whether ``exc`` is worth retrying: throttling, a server error, or a broken connection."""
-    status = status_of(exc)
-    if status is not None:
-        return status in TRANSIENT_STATUS
-    if type(exc).__name__ == "ApiException":  # status 0: the client could not talk to the server
-        return True
-    try:
-        from urllib3.exceptions import HTTPError as Urllib3Error
-    except ImportError:  # pragma: no cover - urllib3 comes with the kubernetes client
-        Urllib3Error = ()  # type: ignore[assignment,misc]
-    # ConnectionResetError/RefusedError are OSErrors; urllib3 wraps them (MaxRetryError, ProtocolError).
-    return isinstance(exc, (OSError, Urllib3Error))
-
-
-def _retry_after(exc: BaseException) -> float | None:
-    headers = getattr(exc, "headers", None) or {}
-    try:
-        value = headers.get("Retry-After")
-        return float(value) if value is not None else None
-    except (TypeError, ValueError, AttributeError):
-        return None
-
-
-def call(fn: Callable[[], T], policy: RetryPolicy, *, what: str, deadline: float | None = None,
-         log: Callable[[str], None] = print, sleep: Callable[[float], None] = time.sleep,
-         clock: Callable[[], float] = time.monotonic) -> T:
-    """Call ``fn`` until it succeeds, retrying transient errors.
-
-    Gives up after ``policy.attempts`` tries (re-raising the last error), or with
-    :class:`DeadlineExceeded` when the next wait would pass ``deadline`` (a ``clock()`` value),
-    so a retry never outlives the launcher's timeout.
-    """
-    attempt = 0
-    while True:
-        try:
-            return fn()
-        except Exception as exc:
-            if not is_transient(exc) or attempt + 1 >= policy.attempts:
-                raise
-            delay = policy.delay(attempt, _retry_after(exc))
-            if deadline is not None and clock() + delay > deadline:
-                raise DeadlineExceeded(f"{what}: {exc}") from exc
-            status = status_of(exc)
-            log(f"{what}: {'HTTP ' + str(status) if status else type(exc).__name__}; "
-                f"retrying in {delay:.1f}s (attempt {attempt + 2} of {policy.attempts})")
-            sleep(delay)
-            attempt += 1
+from trainspec.kube.retry import (  # noqa: F401 (re-exported)
+    PERMANENT_500,
+    TRANSIENT_STATUS,
+    DeadlineExceeded,
+    RetryPolicy,
+    call,
+    is_transient,
+    status_of,
+)

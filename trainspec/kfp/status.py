@@ -10,6 +10,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from trainspec.kube.state import job_state  # noqa: F401 (re-exported: one definition)
+
 #: Exit status after SIGTERM, as a shell reports a process killed by it (128 + 15).
 SIGTERM_EXIT = 143
 
@@ -63,18 +65,3 @@ class Terminated(SystemExit):
 class Timeout(BaseException):
     """Internal: the deadline passed. A BaseException, so ``except Exception`` wrappers let it through;
     :func:`~trainspec.kfp.launcher.run_launcher` turns it into :class:`TrainJobTimeout`."""
-
-
-def job_state(trainjob: dict[str, Any]) -> tuple[str, str, str]:
-    """``(phase, reason, message)`` from condition *status*, never from the last condition's type.
-
-    After a resume the last condition is ``Suspended=False``; reading its type would report a
-    running job as suspended. Phases: Complete, Failed, Suspended, Running, Created.
-    """
-    status = trainjob.get("status") or {}
-    true = {c.get("type"): c for c in status.get("conditions") or [] if c.get("status") == "True"}
-    for phase in ("Failed", "Complete", "Suspended"):
-        if phase in true:
-            return phase, str(true[phase].get("reason") or ""), str(true[phase].get("message") or "")
-    running = any((j.get("active") or 0) + (j.get("ready") or 0) > 0 for j in status.get("jobsStatus") or [])
-    return ("Running" if running else "Created"), "", ""

@@ -44,22 +44,27 @@ class Draft:
     needs_engine: str | None = None
     #: The runtime to reference when the migration writes no Runtime (a TrainJob's cluster runtime).
     runtime_ref: str | None = None
-    origins: dict[SpecPath, Path] = field(default_factory=dict)
+    #: The Runtime's name when it is not the job's (a migrated TrainingRuntime keeps its own).
+    runtime_own_name: str | None = None
+    #: Spec field -> the manifest (and field) it came from.
+    origins: dict[SpecPath, tuple[Source, Path]] = field(default_factory=dict)
+    #: Other manifests read into this draft (a TrainJob's runtime).
+    extra: list[Source] = field(default_factory=list)
 
     def set_runtime(self, path: tuple[str, ...], value: Any, origin: Path) -> None:
         """Set ``spec.<path>`` of the Runtime, remembering the manifest field ``origin``."""
         _put(self.runtime, path, value)
-        self.origins[("Runtime", "spec", *path)] = tuple(origin)
+        self.origins[("Runtime", "spec", *path)] = (self.source, tuple(origin))
 
     def set_job(self, path: tuple[str, ...], value: Any, origin: Path) -> None:
         """Set ``spec.<path>`` of the TrainingJob, remembering the manifest field ``origin``."""
         _put(self.job, path, value)
-        self.origins[("TrainingJob", "spec", *path)] = tuple(origin)
+        self.origins[("TrainingJob", "spec", *path)] = (self.source, tuple(origin))
 
     @property
     def runtime_name(self) -> str:
         """The Runtime's name: the job's own (each migrated job gets the runtime it ran with)."""
-        return self.runtime_ref or self.name
+        return self.runtime_ref or self.runtime_own_name or self.name
 
     def documents(self, engine: Engine | None) -> list[dict[str, Any]]:
         """The Runtime (unless the job refers to an existing one) and the TrainingJob, as plain data.
@@ -91,9 +96,26 @@ def _put(target: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
     target[path[-1]] = value
 
 
+#: The field order of the nested spec parts (the models' order).
+_NESTED_ORDER = {
+    "resourcesPerNode": ("gpu", "cpu", "memory", "ephemeralStorage", "extra"),
+    "network": ("env", "resources"),
+    "scheduling": ("nodeSelector", "tolerations", "schedulerName", "priorityClassName", "volcanoQueue", "gangTimeout"),
+    "mpi": ("sshAuthMountPath", "runLauncherAsNode", "runAsUser", "sshPort", "workerCommand"),
+    "checkpoint": ("path", "size", "model", "keep", "storageClass", "accessMode", "claimName", "claimAccessMode", "uri"),
+    "nodes": ("min", "max", "maxRestarts"),
+}
+
+
 def _ordered(spec: dict[str, Any], order: tuple[str, ...]) -> dict[str, Any]:
     rank = {name: index for index, name in enumerate(order)}
-    return {key: _sorted_maps(key, spec[key]) for key in sorted(spec, key=lambda k: (rank.get(k, len(rank)), k))}
+    out = {}
+    for key in sorted(spec, key=lambda k: (rank.get(k, len(rank)), k)):
+        value = spec[key]
+        if isinstance(value, dict) and key in _NESTED_ORDER:
+            value = _ordered(value, _NESTED_ORDER[key])
+        out[key] = _sorted_maps(key, value)
+    return out
 
 
 #: Maps keyed by names the user chose (env names, labels, resources): sorted, so output is stable.

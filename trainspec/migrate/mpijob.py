@@ -81,9 +81,13 @@ def _worker_command(src: Source, draft: Draft, container: Path, argv: list[str])
     if not argv:
         src.warn(container, f"the workers run their image's entrypoint; a spec's workers run mpi.workerCommand "
                             f"({' '.join(default)} unless set)", hint="set spec.mpi.workerCommand on the runtime")
+    elif not src.get((*container, "command")):
+        # args alone run after the image's entrypoint; a workerCommand replaces it
+        draft.set_runtime(("mpi", "workerCommand"), argv, (*container, "args"))
+        src.warn((*container, "args"), "the workers' args become mpi.workerCommand, which compiles to their command "
+                                       "(the image's entrypoint, if any, no longer runs first)")
     elif argv != default:
-        draft.set_runtime(("mpi", "workerCommand"), argv, (*container, "command" if src.has((*container, "command"))
-                                                             and src.get((*container, "command")) else "args"))
+        draft.set_runtime(("mpi", "workerCommand"), argv, (*container, "command"))
 
 
 def _probe(src: Source, draft: Draft, container: Path) -> None:

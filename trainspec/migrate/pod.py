@@ -13,7 +13,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from trainspec.dsl.models import Framework
 from trainspec.dsl.quantity import Quantity, QuantityError
 from trainspec.dsl.semantics import looks_like_credential
 from trainspec.dsl.wellknown import (
@@ -133,9 +132,13 @@ def read_env(src: Source, draft: Draft, pod: Pod, *, contract: frozenset[str] = 
             draft.set_job(("env", name), value, path)
 
 
-def read_resources(src: Source, draft: Draft, pod: Pod, *, framework: Framework | None = None) -> None:
+def read_resources(src: Source, draft: Draft, pod: Pod) -> None:
     """Per-node resources (requests equal limits in specs) into the runtime; RDMA devices into its network."""
-    base = (*pod.container, "resources")
+    read_resource_block(src, draft, (*pod.container, "resources"))
+
+
+def read_resource_block(src: Source, draft: Draft, base: Path, *, job: bool = False) -> None:
+    """``limits``/``requests`` at ``base`` into resourcesPerNode (the job's with ``job``, else the runtime's)."""
     limits = src.mapping((*base, "limits"))
     requests = src.mapping((*base, "requests"))
     src.use((*base, "limits"), (*base, "requests"))
@@ -150,7 +153,7 @@ def read_resources(src: Source, draft: Draft, pod: Pod, *, framework: Framework 
         elif name not in limits:
             src.warn(where, f"{name} is only requested; specs set requests equal to limits, so it is also "
                             f"limited to {value}")
-        _resource(src, draft, name, value, where)
+        _resource(src, draft, name, value, where, job)
     for key in src.mapping(base):
         if key not in ("limits", "requests"):
             src.drop((*base, key), "a spec has no per-container resource claims")
@@ -163,19 +166,21 @@ def _quantity(src: Source, path: Path, raw: Any) -> Quantity:
         raise MigrationError(src.error(path, f"not a Kubernetes quantity: {exc}")) from None
 
 
-def _resource(src: Source, draft: Draft, name: str, value: Quantity, where: Path) -> None:
+def _resource(src: Source, draft: Draft, name: str, value: Quantity, where: Path, job: bool) -> None:
+    put = draft.set_job if job else draft.set_runtime
+    current = (draft.job if job else draft.runtime).get("resourcesPerNode", {})
     if name in _FIXED:
-        draft.set_runtime(("resourcesPerNode", _SPEC_NAMES[name]), value.to_k8s(), where)
-    elif name.startswith("rdma/") or "rdma" in name:
+        put(("resourcesPerNode", _SPEC_NAMES[name]), value.to_k8s(), where)
+    elif not job and (name.startswith("rdma/") or "rdma" in name):
         draft.set_runtime(("network", "resources", name), value.to_k8s(), where)
-    elif name.endswith("/gpu") and "gpu" not in draft.runtime.get("resourcesPerNode", {}):
+    elif name.endswith("/gpu") and "gpu" not in current:
         if not value.is_integer:
             raise MigrationError(src.error(where, f"{name} must be a whole number of GPUs, got {value}"))
-        draft.set_runtime(("resourcesPerNode", "gpu"), int(value.value), where)
-        if name != DEFAULT_GPU_RESOURCE:
+        put(("resourcesPerNode", "gpu"), int(value.value), where)
+        if name != DEFAULT_GPU_RESOURCE and not job:
             draft.set_runtime(("gpuResource",), name, where)
     else:
-        draft.set_runtime(("resourcesPerNode", "extra", name), value.to_k8s(), where)
+        put(("resourcesPerNode", "extra", name), value.to_k8s(), where)
 
 
 def read_volumes(src: Source, draft: Draft, pod: Pod) -> None:
@@ -337,6 +342,10 @@ def _compare(src: Source, other: Path, primary: Path, rel: Path, what: str, skip
     if isinstance(mine, list) and isinstance(theirs, list) and len(mine) == len(theirs):
         for index in range(len(mine)):
             _compare(src, other, primary, (*rel, index), what, skip)
+        return
+    if theirs is None:
+        src.warn((*other, *rel), f"is set only on the {what[1]} pods; a spec has one pod shape, the {what[0]}'s, "
+                                 "so it is not carried", code="TS540")
         return
     src.warn((*other, *rel), f"differs from the {what[0]} pods ({_short(theirs)}); a spec has one pod shape, so "
                              f"the {what[0]}'s value is carried", code="TS540")

@@ -122,9 +122,13 @@ def _procs(src: Source, draft: Draft) -> None:
 def _restart_policy(src: Source, draft: Draft, replicas: dict, elastic: bool) -> None:
     """Pods restart in place (OnFailure) exactly when the spec has a restart budget or is elastic."""
     budget = "restarts" in draft.runtime or elastic
+    said: set[str] = set()
     for rtype in replicas:
         path = (*_SPECS, rtype, "restartPolicy")
         policy = src.take(path) or OPERATOR_RESTART_DEFAULT
+        if policy in said:
+            continue  # the same policy on every replica type: one warning says it
+        said.add(policy)
         if policy == "OnFailure" and not budget:
             src.warn(path, "pods restart in place without limit here (no runPolicy.backoffLimit); a spec restarts "
                            "only within a budget, and has none, so failed pods fail the job (restartPolicy Never)",

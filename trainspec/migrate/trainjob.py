@@ -11,18 +11,17 @@ annotations and checkpoint claim of trainspec's ``runtimePatches`` entry go to t
 
 from __future__ import annotations
 
-from typing import Any
-
-from trainspec.dsl.models import Engine, Framework
+from trainspec.dsl.models import Engine, Framework, Mpi
 from trainspec.k8s.wellknown import (
     ANCESTOR_LABEL, FRAMEWORK_LABEL, LAUNCHER, MANAGED_BY_LABEL, NODE, TRAINER_API_VERSION,
 )
 from trainspec.migrate import common
 from trainspec.migrate.draft import Draft
+from trainspec.migrate.mpijob import EMITTED_IMPLEMENTATION
 from trainspec.migrate.pod import (
-    MigrationError, Pod, find_pod, read_env, read_pod, read_pod_metadata, read_resources, read_volumes,
+    MigrationError, Pod, find_pod, read_env, read_pod, read_pod_metadata, read_resource_block, read_volumes,
 )
-from trainspec.migrate.source import Path, Source
+from trainspec.migrate.source import Source
 
 KIND = "TrainJob"
 RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
@@ -82,7 +81,7 @@ def read_runtime(rt: Source, draft: Draft) -> None:
     """A (Cluster)TrainingRuntime's trainer pod and policies into the draft's Runtime."""
     draft.runtime_ref = None
     name = common.job_name(rt)
-    draft.runtime_name_override = name  # type: ignore[attr-defined]
+    draft.runtime_own_name = name
     if rt.obj.kind == RUNTIME_KINDS[1]:
         draft.runtime["scope"] = "namespace"
     rt.use(("metadata", "namespace"), ("metadata", "labels", FRAMEWORK_LABEL), ("metadata", "labels", MANAGED_BY_LABEL))
@@ -99,6 +98,9 @@ def read_runtime(rt: Source, draft: Draft) -> None:
         if key in job.job:
             job.runtime[key] = job.job.pop(key)
     draft.runtime.update(job.runtime)
+    for spec_path, origin in job.origins.items():
+        moved = spec_path[2] in ("command", "env")
+        draft.origins[("Runtime", *spec_path[1:]) if moved else spec_path] = origin
     for index, rjob in enumerate(rt.sequence(_RJOBS)):
         base = (*_RJOBS, index)
         rt.use((*base, "name"), (*base, "replicas"), (*base, "dependsOn"),
@@ -107,14 +109,14 @@ def read_runtime(rt: Source, draft: Draft) -> None:
             worker = find_pod(rt, (*base, "template", "spec", "template"), NODE)
             argv = [str(w) for w in rt.sequence((*worker.container, "command")) + rt.sequence((*worker.container, "args"))]
             rt.use(worker.template)
-            if argv and argv != ["/usr/sbin/sshd", "-De"]:
+            if argv and argv != Mpi().worker_command:
                 draft.runtime.setdefault("mpi", {})["workerCommand"] = argv
         elif index != trainer:
             rt.drop(base, "a spec's runtime has the trainer nodes (and MPI's workers) only")
     _ml_policy(rt, draft)
     _policies(rt, draft)
     rt.use(("spec", "template", "spec", "successPolicy"))
-    draft.extra_sources = [rt]  # type: ignore[attr-defined]
+    draft.extra.append(rt)
 
 
 def _ml_policy(rt: Source, draft: Draft) -> None:
@@ -131,11 +133,11 @@ def _ml_policy(rt: Source, draft: Draft) -> None:
             draft.runtime["procsPerNode"] = int(procs)
     mpi = rt.mapping((*base, "mpi"))
     rt.use((*base, "mpi"))
-    if mpi.get("sshAuthMountPath") not in (None, "/root/.ssh"):
+    if mpi.get("sshAuthMountPath") not in (None, Mpi().ssh_auth_mount_path):
         draft.runtime.setdefault("mpi", {})["sshAuthMountPath"] = mpi["sshAuthMountPath"]
     if mpi.get("runLauncherAsNode") is False:
         draft.runtime.setdefault("mpi", {})["runLauncherAsNode"] = False
-    if mpi.get("mpiImplementation") not in (None, "OpenMPI"):
+    if mpi.get("mpiImplementation") not in (None, EMITTED_IMPLEMENTATION):
         rt.warn((*base, "mpi", "mpiImplementation"), "specs compile to OpenMPI", code="TS540")
 
 
@@ -175,8 +177,7 @@ def _trainer(src: Source, draft: Draft) -> None:
     elif procs is not None:
         src.warn((*_TRAINER, "numProcPerNode"), f"numProcPerNode {procs!r} is not a number", code="TS540")
     if "resourcesPerNode" in trainer:
-        job = Draft(src, draft.name, None, draft.framework, Engine.TRAINER)
-        read_resources(src, job, Pod(template=(), container=(*_TRAINER, "resourcesPerNode")[:-1] + ("x",)))
+        read_resource_block(src, draft, (*_TRAINER, "resourcesPerNode"), job=True)
     for key in sorted(set(trainer) - {"image", "command", "args", "env", "numNodes", "numProcPerNode",
                                       "resourcesPerNode"}):
         src.drop((*_TRAINER, key), "a spec's trainer has image, command, args, env, nodes and resources")
@@ -199,10 +200,6 @@ def _patches(src: Source, draft: Draft) -> None:
                 pod = Pod(tpl, (*tpl, "spec", "containers", 0), volumes)
                 src.use((*pod.container, "name"))
                 read_volumes(src, draft, pod)
-
-
-def _unused(_: Any, __: Path) -> None:  # pragma: no cover
-    return None
 
 
 __all__ = ["KIND", "RUNTIME_KINDS", "TRAINER_API_VERSION", "read", "runtime_key"]

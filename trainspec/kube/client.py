@@ -1,0 +1,244 @@
+"""One Kubernetes client layer for the cluster commands and the KFP launcher.
+
+Built on the official ``kubernetes`` client (extra ``trainspec[kube]``). Objects are plain dicts
+and custom resources go through ``ApiClient.call_api``: the generated ``patch_*`` methods pick
+merge-patch or json-patch from the body's type and cannot send a server-side apply
+(``application/apply-patch+yaml``).
+
+Where the API is, in order: ``TRAINSPEC_KUBE_API`` (a URL, e.g. a ``kubectl proxy`` or a test
+stand-in; no credentials are added), in-cluster config (a pod), ``KUBECONFIG`` / ``~/.kube/config``
+(its current context, or the one asked for).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kubernetes import client, config
+from kubernetes.client.exceptions import ApiException
+
+from trainspec.k8s import wellknown as W
+from trainspec.kube import resources as R
+
+API_ENV = "TRAINSPEC_KUBE_API"
+NAMESPACE_ENV = "TRAINSPEC_NAMESPACE"
+SA_NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+APPLY_PATCH = "application/apply-patch+yaml"
+MERGE_PATCH = "application/merge-patch+json"
+#: (connect, read) seconds for one request; a hung connection turns into a retryable error.
+REQUEST_TIMEOUT = (10, 60)
+#: Seconds a quiet log stream or watch may stay silent before the reader reconnects.
+FOLLOW_IDLE = 300
+
+__all__ = ["ApiException", "KubeApi", "error_message", "server_status"]
+
+
+def server_status(exc: BaseException) -> dict[str, Any]:
+    """The API server's ``Status`` object of a failed call ({} when there is none)."""
+    body = getattr(exc, "body", None)
+    if body:
+        try:
+            data = json.loads(body)
+        except (TypeError, ValueError):
+            return {}
+        if isinstance(data, dict):
+            return data
+    return {}
+
+
+def error_message(exc: BaseException, *, forbidden_hint: str = "") -> str:
+    """The API server's own message for a failed call (its Status ``message``), else the error text.
+
+    ``forbidden_hint`` is appended to a 403 (where to get the RBAC the caller needs).
+    """
+    status = getattr(exc, "status", None)
+    hint = forbidden_hint if status == 403 else ""
+    message = server_status(exc).get("message")
+    if message:
+        return str(message) + hint
+    reason = getattr(exc, "reason", None)
+    if status:
+        return f"HTTP {status} {reason or ''}".strip() + hint
+    return f"{type(exc).__name__}: {exc}"
+
+
+@dataclass
+class KubeApi:
+    """A connected client, the namespace its configuration points at, and its context's name."""
+
+    api: client.ApiClient
+    config_namespace: str | None = None
+    context: str = ""
+
+    @classmethod
+    def connect(cls, context: str | None = None) -> KubeApi:
+        """Configure the client from the environment (see the module docstring)."""
+        url = os.environ.get(API_ENV)
+        if url:
+            configuration = client.Configuration()
+            configuration.host = url.rstrip("/")
+            return cls(client.ApiClient(configuration), context=url)
+        if os.environ.get("KUBERNETES_SERVICE_HOST") and context is None:
+            configuration = client.Configuration()
+            config.load_incluster_config(client_configuration=configuration)
+            return cls(client.ApiClient(configuration), context="in-cluster")
+        # Read KUBECONFIG now: the client module captured its value when it was imported.
+        path = os.environ.get("KUBECONFIG") or None
+        configuration = client.Configuration()
+        config.load_kube_config(config_file=path, context=context, client_configuration=configuration)
+        try:
+            contexts, active = config.list_kube_config_contexts(config_file=path)
+            chosen = next((c for c in contexts if c.get("name") == context), None) if context else active
+            namespace = (chosen or {}).get("context", {}).get("namespace")
+            name = (chosen or {}).get("name") or ""
+        except (config.ConfigException, OSError):
+            namespace, name = None, context or ""
+        return cls(client.ApiClient(configuration), namespace, name)
+
+    def default_namespace(self, manifest_namespace: str | None = None, *,
+                          sa_namespace_file: Path | None = None) -> str:
+        """The namespace to use when none is given: env, the pod's own, kubeconfig, manifest, default."""
+        if os.environ.get(NAMESPACE_ENV):
+            return os.environ[NAMESPACE_ENV]
+        try:
+            own = (sa_namespace_file or SA_NAMESPACE_FILE).read_text(encoding="utf-8").strip()
+        except OSError:
+            own = ""
+        return own or self.config_namespace or manifest_namespace or "default"
+
+    # --- generic calls ----------------------------------------------------------------------
+
+    def request(self, method: str, path: str, *, query: list[tuple[str, str]] | None = None,
+                body: Any = None, content_type: str = "application/json") -> Any:
+        """One API call; the decoded JSON answer. Raises ``ApiException`` for an error status."""
+        return self.api.call_api(
+            path, method, query_params=query or [], body=body,
+            header_params={"Accept": "application/json", "Content-Type": content_type},
+            response_type="object", auth_settings=["BearerToken"], _return_http_data_only=True,
+            _preload_content=True, _request_timeout=REQUEST_TIMEOUT,
+        )
+
+    def get(self, resource: R.Resource, namespace: str | None, name: str) -> dict[str, Any] | None:
+        """The object, or None when it does not exist."""
+        try:
+            return self.request("GET", resource.path(namespace, name))
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    def list(self, resource: R.Resource, namespace: str | None, *, selector: str = "",
+             field_selector: str = "") -> dict[str, Any]:
+        """The list object (``items``, ``metadata.resourceVersion``); ``namespace`` None: all namespaces."""
+        query = [("labelSelector", selector)] if selector else []
+        if field_selector:
+            query.append(("fieldSelector", field_selector))
+        return self.request("GET", resource.path(namespace), query=query) or {}
+
+    def apply(self, obj: dict[str, Any], *, manager: str = W.FIELD_MANAGER, force: bool = True,
+              dry_run: bool = False) -> dict[str, Any]:
+        """Server-side apply ``obj`` (create or update) with strict field validation.
+
+        The body is sent as JSON, which is valid YAML, under the apply-patch content type;
+        ``dry_run`` asks the server to validate and default without storing (``dryRun=All``).
+        """
+        resource = R.resource_of(obj)
+        meta = obj["metadata"]
+        query = [("fieldManager", manager), ("fieldValidation", "Strict")]
+        if force:
+            query.insert(1, ("force", "true"))
+        if dry_run:
+            query.append(("dryRun", "All"))
+        return self.request("PATCH", resource.path(meta.get("namespace"), meta["name"]), query=query,
+                            body=obj, content_type=APPLY_PATCH)
+
+    def delete(self, resource: R.Resource, namespace: str | None, name: str, *,
+               propagation: str = "Foreground") -> dict[str, Any] | None:
+        """Delete with the given propagation; the server's answer, or None if already gone."""
+        body = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": propagation}
+        try:
+            return self.request("DELETE", resource.path(namespace, name), body=body)
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    def watch(self, resource: R.Resource, namespace: str | None, *, resource_version: str,
+              field_selector: str = "", timeout_seconds: int = FOLLOW_IDLE) -> Iterator[dict[str, Any]]:
+        """Watch events (``{"type", "object"}``) after ``resource_version`` until the server ends the watch."""
+        query = [("watch", "true"), ("resourceVersion", resource_version),
+                 ("allowWatchBookmarks", "true"), ("timeoutSeconds", str(timeout_seconds))]
+        if field_selector:
+            query.append(("fieldSelector", field_selector))
+        response = self.api.call_api(
+            resource.path(namespace), "GET", query_params=query, header_params={"Accept": "application/json"},
+            auth_settings=["BearerToken"], _return_http_data_only=True, _preload_content=False,
+            _request_timeout=(REQUEST_TIMEOUT[0], timeout_seconds + 30),
+        )
+        try:
+            for line in _lines(response):
+                if line.strip():
+                    yield json.loads(line)
+        finally:
+            response.release_conn()
+
+    def stream_log(self, namespace: str, pod: str, container: str, *, follow: bool,
+                   since_seconds: int | None = None) -> Iterator[str]:
+        """Lines of a container's log, with RFC 3339 timestamps (used to skip lines on reconnect)."""
+        response = client.CoreV1Api(self.api).read_namespaced_pod_log(
+            pod, namespace, container=container, follow=follow, timestamps=True,
+            since_seconds=since_seconds, _preload_content=False,
+            # A quiet stream is normal while following; after FOLLOW_IDLE the follower reconnects
+            # (skipping lines it printed), which also recovers from a silently dead connection.
+            _request_timeout=(REQUEST_TIMEOUT[0], FOLLOW_IDLE) if follow else REQUEST_TIMEOUT,
+        )
+        try:
+            yield from _lines(response)
+        finally:
+            response.release_conn()
+
+    # --- the launcher's calls (TrainJobs, runtimes, pods) ------------------------------------
+
+    def get_trainjob(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """The TrainJob, or None when it does not exist."""
+        return self.get(R.TRAINJOB, namespace, name)
+
+    def apply_trainjob(self, body: dict[str, Any], *, manager: str = W.FIELD_MANAGER,
+                       force: bool = True) -> dict[str, Any]:
+        """Server-side apply a TrainJob, strict: unknown fields are errors."""
+        return self.apply(body, manager=manager, force=force)
+
+    def delete_trainjob(self, namespace: str, name: str) -> bool:
+        """Delete with foreground propagation (JobSet and pods go first); False if already gone."""
+        return self.delete(R.TRAINJOB, namespace, name) is not None
+
+    def get_runtime(self, kind: str, name: str, namespace: str) -> dict[str, Any] | None:
+        """The ClusterTrainingRuntime or (namespaced) TrainingRuntime, or None when missing."""
+        if kind == "TrainingRuntime":
+            return self.get(R.TRAINING_RUNTIME, namespace, name)
+        return self.get(R.CLUSTER_TRAINING_RUNTIME, None, name)
+
+    def get_pod(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """The pod, or None when it does not exist."""
+        return self.get(R.POD, namespace, name)
+
+    def list_pods(self, namespace: str, selector: str) -> list[dict[str, Any]]:
+        """The pods matching a label selector."""
+        return list(self.list(R.POD, namespace, selector=selector).get("items") or [])
+
+
+def _lines(response: Any) -> Iterator[str]:
+    """The lines of a streamed HTTP response, decoded (a last line without newline included)."""
+    pending = b""
+    for chunk in response.stream(4096, decode_content=True):
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            yield line.decode("utf-8", errors="replace")
+    if pending:
+        yield pending.decode("utf-8", errors="replace")

@@ -1,0 +1,269 @@
+"""A TrainJob's state as people read it: phase, queueing, pods, progress, age and deadline.
+
+Pure functions of the objects the API returns (TrainJob, Kueue Workloads, pods), so they are
+tested without a cluster and need no client. The phase comes from condition *status*, never
+from "the last condition's type": after a resume the last condition is ``Suspended=False``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from trainspec.k8s import wellknown as W
+
+JOB_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
+TERMINAL = frozenset({"Complete", "Failed"})
+
+__all__ = ["JobView", "PodGroup", "job_state", "newest_per_index", "parse_time", "view"]
+
+
+def job_state(trainjob: dict[str, Any]) -> tuple[str, str, str]:
+    """``(phase, reason, message)`` from condition *status*, never from the last condition's type.
+
+    Phases: Complete, Failed, Suspended, Running, Created.
+    """
+    status = trainjob.get("status") or {}
+    true = _true_conditions(status)
+    for phase in ("Failed", "Complete", "Suspended"):
+        if phase in true:
+            return phase, str(true[phase].get("reason") or ""), str(true[phase].get("message") or "")
+    running = any((j.get("active") or 0) + (j.get("ready") or 0) > 0 for j in status.get("jobsStatus") or [])
+    return ("Running" if running else "Created"), "", ""
+
+
+def _true_conditions(status: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {c.get("type"): c for c in status.get("conditions") or [] if c.get("status") == "True"}
+
+
+def parse_time(text: str | None) -> datetime | None:
+    """An RFC 3339 time of the API (``2026-01-01T00:00:00Z``), or None."""
+    if not text:
+        return None
+    try:
+        return datetime.strptime(text[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
+    except ValueError:
+        return None
+
+
+def human_duration(seconds: float) -> str:
+    """``45s``, ``12m``, ``3h20m``, ``2d4h``: the way kubectl shows ages."""
+    seconds = max(0, int(seconds))
+    if seconds < 120:
+        return f"{seconds}s"
+    minutes = seconds // 60
+    if minutes < 120:
+        return f"{minutes}m"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 48:
+        return f"{hours}h{minutes}m" if minutes else f"{hours}h"
+    days, hours = divmod(hours, 24)
+    return f"{days}d{hours}h" if hours else f"{days}d"
+
+
+@dataclass
+class Queueing:
+    """What Kueue says of the job's Workload."""
+
+    workload: str
+    queue: str = ""
+    state: str = "Pending"  # Pending, QuotaReserved, Admitted, Evicted, Preempted, Finished
+    reason: str = ""
+    message: str = ""
+
+
+@dataclass
+class PodGroup:
+    """The newest pod of each index of one replicated job, counted."""
+
+    name: str
+    pods: int = 0
+    ready: int = 0
+    running: int = 0
+    pending: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    restarts: int = 0
+    #: Pod names by node index (the completion index), newest pod only.
+    newest: dict[int, str] = field(default_factory=dict)
+
+
+@dataclass
+class JobView:
+    """Everything ``trainspec status`` prints for one TrainJob (``--format json`` is ``asdict``)."""
+
+    name: str
+    namespace: str
+    phase: str
+    reason: str = ""
+    message: str = ""
+    queue: Queueing | None = None
+    groups: list[PodGroup] = field(default_factory=list)
+    progress: int | None = None
+    remaining_seconds: int | None = None
+    metrics: dict[str, str] = field(default_factory=dict)
+    age_seconds: int | None = None
+    deadline_seconds: int | None = None
+    deadline_left_seconds: int | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.phase in TERMINAL
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (``trainspec status --format json``)."""
+        data = asdict(self)
+        for group in data["groups"]:
+            group["newest"] = {str(k): v for k, v in group["newest"].items()}
+        return data
+
+    def headline(self) -> str:
+        """``ns/name  Phase  detail`` on one line (``trainspec list`` and ``status --watch``)."""
+        detail = self.detail()
+        return f"{self.namespace}/{self.name}  {self.phase}" + (f"  {detail}" if detail else "")
+
+    def detail(self) -> str:
+        if self.phase == "Queued" and self.queue is not None:
+            return f"({self.queue.reason}: {self.queue.message})" if self.queue.message else ""
+        if self.reason or self.message:
+            return f"({': '.join(p for p in (self.reason, self.message) if p)})"
+        return ""
+
+    def lines(self) -> list[str]:
+        """The human form of ``trainspec status JOB``."""
+        out = [f"TrainJob {self.namespace}/{self.name}: {self.phase}" + (f" {self.detail()}" if self.detail() else "")]
+        if self.queue is not None:
+            q = self.queue
+            why = f" ({q.reason}: {q.message})" if q.reason or q.message else ""
+            out.append(f"  kueue: workload {q.workload} in queue {q.queue or '?'}: {q.state}{why}")
+        for g in self.groups:
+            out.append(f"  {g.name}: {g.pods} pods: {g.ready} ready, {g.running} running, {g.pending} pending, "
+                       f"{g.succeeded} succeeded, {g.failed} failed; {g.restarts} restarts")
+        if self.progress is not None or self.metrics:
+            parts = []
+            if self.progress is not None:
+                parts.append(f"{self.progress}%")
+            if self.remaining_seconds is not None:
+                parts.append(f"about {human_duration(self.remaining_seconds)} left")
+            parts.extend(f"{k}={v}" for k, v in self.metrics.items())
+            out.append("  progress: " + ", ".join(parts))
+        timing = []
+        if self.age_seconds is not None:
+            timing.append(f"age {human_duration(self.age_seconds)}")
+        if self.deadline_seconds is not None:
+            left = (f", {human_duration(self.deadline_left_seconds)} left" if self.deadline_left_seconds is not None
+                    and not self.done else "")
+            timing.append(f"deadline {human_duration(self.deadline_seconds)} of running{left}")
+        if timing:
+            out.append("  " + "; ".join(timing))
+        return out
+
+
+def workload_of(trainjob: dict[str, Any], workloads: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The Kueue Workload owned by the TrainJob (ownerReference uid), the newest if several."""
+    uid = (trainjob.get("metadata") or {}).get("uid")
+    owned = [w for w in workloads
+             if any(r.get("uid") == uid and r.get("kind") == "TrainJob"
+                    for r in (w.get("metadata") or {}).get("ownerReferences") or [])]
+    owned.sort(key=lambda w: (w.get("metadata") or {}).get("creationTimestamp") or "")
+    return owned[-1] if owned else None
+
+
+def queueing(workload: dict[str, Any]) -> Queueing:
+    """Admitted, pending and why, evicted or preempted: from the Workload's condition statuses."""
+    meta = workload.get("metadata") or {}
+    spec = workload.get("spec") or {}
+    status = workload.get("status") or {}
+    true = _true_conditions(status)
+    q = Queueing(str(meta.get("name") or ""), str(spec.get("queueName") or ""))
+    # Order matters: an evicted Workload may still hold Admitted=True until Kueue clears it.
+    for state in ("Finished", "Evicted", "Preempted", "Admitted", "QuotaReserved"):
+        if state in true:
+            q.state, q.reason, q.message = state, str(true[state].get("reason") or ""), \
+                str(true[state].get("message") or "")
+            return q
+    pending = next((c for c in status.get("conditions") or [] if c.get("type") == "QuotaReserved"), None)
+    if pending is not None:
+        q.reason, q.message = str(pending.get("reason") or ""), str(pending.get("message") or "")
+    if not spec.get("active", True):
+        q.state, q.reason = "Deactivated", q.reason or "Inactive"
+    return q
+
+
+def _index(pod: dict[str, Any]) -> tuple[int, int]:
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    try:
+        return int(labels.get(JOB_INDEX_LABEL) or 0), int(labels.get(W.COMPLETION_INDEX_LABEL) or 0)
+    except ValueError:
+        return 0, 0
+
+
+def newest_per_index(pods: list[dict[str, Any]]) -> dict[tuple[str, int, int], dict[str, Any]]:
+    """For each (replicated job, job index, completion index), the newest pod (a restarted
+    job's replacement, never the dead pod it replaced)."""
+    newest: dict[tuple[str, int, int], dict[str, Any]] = {}
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        rjob = str((meta.get("labels") or {}).get(W.REPLICATED_JOB_LABEL) or "?")
+        key = (rjob, *_index(pod))
+        stamp = (meta.get("creationTimestamp") or "", meta.get("name") or "")
+        old = newest.get(key)
+        if old is None or stamp > ((old["metadata"].get("creationTimestamp") or ""), old["metadata"].get("name") or ""):
+            newest[key] = pod
+    return newest
+
+
+def pod_groups(pods: list[dict[str, Any]]) -> list[PodGroup]:
+    """Per replicated job: the newest pods counted (ready, running, pending, done, failed, restarts)."""
+    groups: dict[str, PodGroup] = {}
+    for (rjob, job_index, completion), pod in sorted(newest_per_index(pods).items()):
+        g = groups.setdefault(rjob, PodGroup(rjob))
+        status = pod.get("status") or {}
+        phase = status.get("phase") or "Pending"
+        g.pods += 1
+        g.running += phase == "Running"
+        g.pending += phase == "Pending"
+        g.succeeded += phase == "Succeeded"
+        g.failed += phase == "Failed"
+        g.ready += any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
+        g.restarts += sum(int(c.get("restartCount") or 0) for c in status.get("containerStatuses") or [])
+        g.newest[job_index * 10_000 + completion if job_index else completion] = pod["metadata"]["name"]
+    return list(groups.values())
+
+
+def view(trainjob: dict[str, Any], *, workloads: list[dict[str, Any]] = (),  # type: ignore[assignment]
+         pods: list[dict[str, Any]] = (), now: datetime | None = None) -> JobView:  # type: ignore[assignment]
+    """The :class:`JobView` of a TrainJob, its namespace's Workloads and its pods."""
+    meta = trainjob.get("metadata") or {}
+    spec = trainjob.get("spec") or {}
+    status = trainjob.get("status") or {}
+    phase, reason, message = job_state(trainjob)
+    found = workload_of(trainjob, list(workloads))
+    queue = queueing(found) if found is not None else None
+    if phase == "Suspended" and queue is not None:
+        # Kueue suspends every job it queues: say what Kueue says rather than "Suspended".
+        phase = {"Admitted": "Admitted", "QuotaReserved": "Admitting", "Evicted": "Evicted",
+                 "Preempted": "Preempted", "Deactivated": "Deactivated"}.get(queue.state, "Queued")
+        reason, message = queue.reason, queue.message
+    elif phase == "Created" and queue is not None and queue.state == "Pending":
+        phase, reason, message = "Queued", queue.reason, queue.message
+    v = JobView(str(meta.get("name") or ""), str(meta.get("namespace") or ""), phase, reason, message, queue,
+                pod_groups(list(pods)))
+    trainer = status.get("trainerStatus") or {}
+    if trainer:
+        v.progress = trainer.get("progressPercentage")
+        v.remaining_seconds = trainer.get("estimatedRemainingSeconds")
+        v.metrics = {str(m.get("name")): str(m.get("value")) for m in trainer.get("metrics") or []}
+    now = now or datetime.now(timezone.utc)
+    created = parse_time(meta.get("creationTimestamp"))
+    if created is not None:
+        v.age_seconds = int((now - created).total_seconds())
+    if spec.get("activeDeadlineSeconds"):
+        v.deadline_seconds = int(spec["activeDeadlineSeconds"])
+        # Trainer counts the deadline from the (last) resume: the Suspended=False transition.
+        resumed = next((parse_time(c.get("lastTransitionTime")) for c in status.get("conditions") or []
+                        if c.get("type") == "Suspended" and c.get("status") == "False"), None)
+        if resumed is not None:
+            v.deadline_left_seconds = max(0, v.deadline_seconds - int((now - resumed).total_seconds()))
+    return v
