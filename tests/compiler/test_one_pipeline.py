@@ -23,19 +23,20 @@ from trainspec.compiler.pipeline import PASSES, DISCOVER, Options, Stop, run
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 
-#: (inputs, extra arguments) for every example a user can compile, and every invalid example.
+_SPECIAL = {"invalid", "python", "templated", "train_ddp", "cluster", "diff", "kfp"}
+#: (inputs, extra arguments) for every example a user can compile (found, so a new one is covered),
+#: and every invalid example.
 CASES = [
-    (["examples/ddp-cpu.yaml"], []),
-    (["examples/llama-sft"], []),
-    (["examples/deepspeed.yaml"], []),
-    (["examples/jax.yaml"], []),
+    *[([f"examples/{p.name}"], []) for p in sorted(EXAMPLES.iterdir())
+      if not p.name.startswith(".") and p.name not in _SPECIAL and (p.is_dir() or p.suffix in (".yaml", ".py"))],
     (["examples/python/ddp_cpu.py"], []),
     (["examples/templated/job.yaml"], ["--values", "examples/templated/envs/prod.yaml"]),
     (["examples/templated/job.yaml"], []),  # no values: TS307 everywhere
     *[([f"examples/invalid/{p.name}"], []) for p in sorted((EXAMPLES / "invalid").iterdir())
       if p.suffix in (".yaml", ".py")],
 ]
-TARGETS = ["trainer=2.3,kueue=0.19", "trainer=2.2,kueue=0.17", "trainer=2.1,kueue=0.16", "trainer=2.3,kueue=none"]
+TARGETS = ["trainer=2.3,kueue=0.19", "trainer=2.2,kueue=0.17", "trainer=2.1,kueue=0.16", "trainer=2.3,kueue=none",
+           "ray", "training-operator"]
 
 
 def _cli(*args: str) -> tuple[int, str, str]:

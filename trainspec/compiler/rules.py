@@ -12,14 +12,13 @@ from trainspec.compiler.plan import CheckpointKind, JobPlan
 from trainspec.compiler.resolve import Origin, related_at
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.dsl.models import AccessMode, Framework, Gang
-from trainspec.dsl.wellknown import TRAINER_RESERVED_ENV
+from trainspec.dsl.wellknown import JAX_PLUGIN_ENV, TRAINER_RESERVED_ENV
 
 Rule = Callable[[JobPlan], Iterator[Diagnostic]]
 
 
 #: What Trainer's JAX plugin sets in the trainer container (plugins/jax/jax.go). Its webhook
 #: accepts a TrainJob that sets them too, and one value then silently replaces the other.
-JAX_PLUGIN_ENV = ("JAX_NUM_PROCESSES", "JAX_PROCESS_ID", "JAX_COORDINATOR_ADDRESS")
 #: framework -> (mlPolicy source, env names that source's Trainer plugin sets, webhook rejects them).
 #: Only these exact names: torchrun reads any PET_<option> and Open MPI any OMPI_MCA_<param>, and
 #: JAX_PLATFORMS and friends are JAX's own settings, so whole prefixes would refuse real jobs.

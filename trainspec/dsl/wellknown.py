@@ -65,15 +65,20 @@ PET_NPROC_PER_NODE_ENV = "PET_NPROC_PER_NODE"
 PET_NODE_RANK_ENV = "PET_NODE_RANK"
 PET_MASTER_ADDR_ENV = "PET_MASTER_ADDR"
 PET_MASTER_PORT_ENV = "PET_MASTER_PORT"
+#: What Trainer's MPI plugin sets in the launcher's container (Open MPI's MCA settings).
+MPI_HOSTFILE_ENV = "OMPI_MCA_orte_default_hostfile"
+MPI_RSH_ARGS_ENV = "OMPI_MCA_plm_rsh_args"
+MPI_KEEP_FQDN_ENV = "OMPI_MCA_orte_keep_fqdn_hostnames"
+MPI_DEFAULT_SLOTS_ENV = "OMPI_MCA_orte_set_default_slots"
+#: What Trainer's JAX plugin sets in every trainer container (``jax.distributed.initialize()`` reads them).
+JAX_NUM_PROCESSES_ENV = "JAX_NUM_PROCESSES"
+JAX_PROCESS_ID_ENV = "JAX_PROCESS_ID"
+JAX_COORDINATOR_ADDRESS_ENV = "JAX_COORDINATOR_ADDRESS"
+JAX_PLUGIN_ENV = (JAX_NUM_PROCESSES_ENV, JAX_PROCESS_ID_ENV, JAX_COORDINATOR_ADDRESS_ENV)
 #: Environment names Trainer sets itself, by framework (its webhook rejects a TrainJob setting them).
 TRAINER_RESERVED_ENV: dict[str, tuple[str, ...]] = {
     "Torch": (PET_NNODES_ENV, PET_NPROC_PER_NODE_ENV, PET_NODE_RANK_ENV, PET_MASTER_ADDR_ENV, PET_MASTER_PORT_ENV),
-    "MPI": (
-        "OMPI_MCA_orte_default_hostfile",
-        "OMPI_MCA_plm_rsh_args",
-        "OMPI_MCA_orte_keep_fqdn_hostnames",
-        "OMPI_MCA_orte_set_default_slots",
-    ),
+    "MPI": (MPI_HOSTFILE_ENV, MPI_RSH_ARGS_ENV, MPI_KEEP_FQDN_ENV, MPI_DEFAULT_SLOTS_ENV),
     "XGBoost": ("DMLC_TRACKER_URI", "DMLC_TRACKER_PORT", "DMLC_TASK_ID", "DMLC_NUM_WORKER"),
 }
 
@@ -87,6 +92,8 @@ SHARD_BY_ENV = "TRAINSPEC_SHARD_BY"
 SHARD_ASSIGNMENT_ENV = "TRAINSPEC_SHARD_ASSIGNMENT"
 SHARD_SEED_ENV = "TRAINSPEC_SHARD_SEED"
 PVC_ROOT_ENV = "TRAINSPEC_PVC_ROOT"
+#: The dataset initializer's source: Trainer sets it from ``initializer.dataset.storageUri``.
+STORAGE_URI_ENV = "STORAGE_URI"
 #: The names of the contract a spec may not set by hand (TS303).
 TRAINSPEC_ENV = (CHECKPOINT_DIR_ENV, CHECKPOINT_KEEP_ENV, DATA_DIR_ENV, NUM_SHARDS_ENV)
 

@@ -66,6 +66,10 @@ def read(src: Source) -> Draft:
     _mpi_settings(src, draft)
     run = ("spec", "runPolicy")
     common.read_restarts(src, draft, (*run, "backoffLimit"))
+    if src.get((*run, "backoffLimit")) is None:
+        src.warn((*run, "backoffLimit"), "without a restart budget the compiled MPIJob has backoffLimit 0: its "
+                 "launcher is not retried (the operator's default would retry it 6 times)",
+                 hint="set spec.restarts.max on the runtime to retry")
     common.read_deadline(src, draft, (*run, "activeDeadlineSeconds"))
     common.read_suspend(src, draft, (*run, "suspend"))
     common.read_clean_pod_policy(src, (*run, "cleanPodPolicy"), "Running")

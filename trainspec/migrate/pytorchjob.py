@@ -95,6 +95,9 @@ def _elastic(src: Source, draft: Draft, elastic: dict, master: int, workers: int
                  code="TS540")
         src.use((*base, "rdzvHost"), (*base, "rdzvPort"))
     draft.set_job(("nodes",), value, base)
+    if src.get(("spec", "runPolicy", "backoffLimit")) is None:
+        src.warn(("spec", "runPolicy", "backoffLimit"), f"an elastic job compiles with runPolicy.backoffLimit "
+                 f"{value.get('maxRestarts', 3)} (its maxRestarts), so its pods do not restart forever")
     draft.needs_engine = "elastic training (a node range) runs only as a PyTorchJob with an elasticPolicy"
     return high
 

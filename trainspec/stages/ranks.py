@@ -25,7 +25,7 @@ from typing import Any
 
 # Names of the in-pod contract and of Trainer's torch env, shared with the compiler (stdlib only).
 from trainspec.dsl.wellknown import (
-    DATA_DIR_ENV, NUM_SHARDS_ENV, PET_NNODES_ENV, PET_NODE_RANK_ENV, PET_NPROC_PER_NODE_ENV,
+    DATA_DIR_ENV, JAX_NUM_PROCESSES_ENV, JAX_PROCESS_ID_ENV, NUM_SHARDS_ENV, PET_NNODES_ENV, PET_NODE_RANK_ENV, PET_NPROC_PER_NODE_ENV,
 )
 from trainspec.stages.errors import ShardAssignmentError
 from trainspec.stages.manifest import load_manifest
@@ -68,13 +68,13 @@ def process_info(env: Mapping[str, str] | None = None) -> ProcessInfo:
     local = _first(_get(env, "LOCAL_RANK"), _get(env, "OMPI_COMM_WORLD_LOCAL_RANK")) or 0
     pet_rank = node * nproc + local if node is not None and nproc is not None else None
     rank = _first(
-        _get(env, "RANK"), pet_rank, _get(env, "JAX_PROCESS_ID"), _get(env, "OMPI_COMM_WORLD_RANK"), 0
+        _get(env, "RANK"), pet_rank, _get(env, JAX_PROCESS_ID_ENV), _get(env, "OMPI_COMM_WORLD_RANK"), 0
     )
     pet_world = nnodes * nproc if nnodes is not None and nproc is not None else None
     world = _first(
         _get(env, "WORLD_SIZE"),
         pet_world,
-        _get(env, "JAX_NUM_PROCESSES"),
+        _get(env, JAX_NUM_PROCESSES_ENV),
         _get(env, "OMPI_COMM_WORLD_SIZE"),
         1,
     )

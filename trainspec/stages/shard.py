@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 # The in-pod contract's names, shared with the compiler (a standard-library module).
 from trainspec.dsl.wellknown import (
     DATA_DIR_ENV, DATA_FORMAT_ENV, INT64_MAX, NUM_SHARDS_ENV, SEED_MAX, SHARD_ASSIGNMENT_ENV, SHARD_BY_ENV,
-    SHARD_SEED_ENV,
+    SHARD_SEED_ENV, STORAGE_URI_ENV,
 )
 from trainspec.stages.config import (
     ASSIGNMENTS,
@@ -36,7 +36,7 @@ DEFAULT_OUTPUT = "/workspace/dataset"
 
 #: flag destination -> (environment variable, default); flags win over the environment.
 ENV_VARS: dict[str, tuple[str, str | None]] = {
-    "source": ("STORAGE_URI", None),
+    "source": (STORAGE_URI_ENV, None),
     "format": (DATA_FORMAT_ENV, None),
     "num_shards": (NUM_SHARDS_ENV, None),
     "shard_by": (SHARD_BY_ENV, "rank"),

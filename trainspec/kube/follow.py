@@ -1,0 +1,190 @@
+"""Follow a TrainJob's trainer pods' logs: the newest pod per node index, prefixed with node and rank.
+
+Each pod's stream runs in its own thread while following, so one quiet node does not hold back
+the others. A stream that ends while the pod still runs (its container restarted) is opened
+again; a node whose pod JobSet replaced is followed in the new pod from its start. Log lines
+carry timestamps, so a reconnect skips what was printed.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from trainspec.k8s import wellknown as W
+from trainspec.kube.retry import is_transient
+from trainspec.kube.state import newest_per_index
+
+STARTED_PHASES = frozenset({"Running", "Succeeded", "Failed"})
+DONE_PHASES = frozenset({"Succeeded", "Failed"})
+#: Overlap asked for on reconnect; duplicates inside it are skipped by timestamp.
+RECONNECT_SLACK = 5
+#: torchrun's default line prefix (``--tee``): ``[<role><local rank>]:``.
+TORCHRUN_PREFIX = re.compile(r"^\[[A-Za-z_]*?(\d+)\]:")
+
+
+def stamp_key(stamp: str) -> str | None:
+    """An RFC 3339 timestamp as a sortable string (nanoseconds padded: kubelet trims zeros)."""
+    if len(stamp) < 20 or stamp[4] != "-" or stamp[10] != "T" or not stamp.endswith("Z"):
+        return None
+    head, _, fraction = stamp[:-1].partition(".")
+    return f"{head}.{fraction.ljust(9, '0')}"
+
+
+def since_seconds(last: str | None, now: Callable[[], float] = time.time) -> int | None:
+    """How far back a reconnect must read to cover ``last`` (None: from the start)."""
+    if last is None:
+        return None
+    from datetime import datetime, timezone
+
+    try:
+        seen = datetime.strptime(last[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc).timestamp()
+    except ValueError:
+        return None
+    return max(1, int(now() - seen) + RECONNECT_SLACK)
+
+
+def line_prefix(node: int, procs_per_node: int, text: str) -> tuple[str, str]:
+    """``(prefix, text)``: ``node-1 rank-5 |`` when the line names its local rank (torchrun ``--tee``),
+    else the node's rank range ``node-1 ranks-4..7 |`` (``rank-1`` for one process per node)."""
+    match = TORCHRUN_PREFIX.match(text)
+    if match and int(match.group(1)) < procs_per_node:
+        rank = node * procs_per_node + int(match.group(1))
+        return f"node-{node} rank-{rank} |", text[match.end():].lstrip()
+    if procs_per_node <= 1:
+        return f"node-{node} rank-{node} |", text
+    first = node * procs_per_node
+    return f"node-{node} ranks-{first}..{first + procs_per_node - 1} |", text
+
+
+class PodLogs:
+    """The trainer pods' logs of one TrainJob, written to ``out`` with node/rank prefixes."""
+
+    def __init__(self, kube: Any, namespace: str, trainjob: str, *, nodes: frozenset[int] | None = None,
+                 procs_per_node: int = 1, out: TextIO | None = None, err: TextIO | None = None,
+                 poll_seconds: float = 2.0) -> None:
+        self.kube, self.namespace, self.trainjob = kube, namespace, trainjob
+        self.nodes, self.procs = nodes, max(1, procs_per_node)
+        self.out, self.err = out or sys.stdout, err or sys.stderr
+        self.poll_seconds = poll_seconds
+        self.lock = threading.Lock()
+        self._last: dict[str, str] = {}  # pod uid -> timestamp key of the last printed line
+        self._finished: set[str] = set()  # pods streamed to their end
+        self._threads: dict[str, threading.Thread] = {}
+        self._announced: set[str] = set()
+        self._stop = threading.Event()
+
+    def _say(self, text: str, stream: TextIO | None = None) -> None:
+        with self.lock:
+            target = stream or self.out
+            target.write(text + "\n")
+            target.flush()
+
+    def selector(self) -> str:
+        """The trainer pods of the TrainJob (one node when a single one is asked for)."""
+        sel = f"{W.JOBSET_NAME_LABEL}={self.trainjob},{W.REPLICATED_JOB_LABEL}={W.NODE}"
+        if self.nodes is not None and len(self.nodes) == 1:
+            sel += f",{W.COMPLETION_INDEX_LABEL}={next(iter(self.nodes))}"
+        return sel
+
+    def newest(self) -> list[tuple[int, dict[str, Any]]]:
+        """``(node index, newest pod)`` of every wanted node that has a pod, by index."""
+        pods = self.kube.list_pods(self.namespace, self.selector())
+        chosen = [(completion, pod) for (_, _, completion), pod in newest_per_index(pods).items()
+                  if self.nodes is None or completion in self.nodes]
+        return sorted(chosen, key=lambda item: item[0])
+
+    def run(self, *, follow: bool, finished: Callable[[], bool], max_passes: int | None = None) -> int:
+        """Print the logs; with ``follow`` until ``finished()`` holds and every stream ended.
+
+        Waits for pods to exist first. Returns how many pods' logs were read. ``max_passes``
+        bounds the polling (tests); None polls until done.
+        """
+        waited = False
+        passes = 0
+        while not self._stop.is_set():
+            passes += 1
+            try:
+                started = [(i, p) for i, p in self.newest() if (p.get("status") or {}).get("phase") in STARTED_PHASES]
+            except Exception as exc:
+                if not is_transient(exc):
+                    raise
+                started = []
+            if not started:
+                if finished():
+                    self._say(f"TrainJob {self.namespace}/{self.trainjob} is finished and has no pods left "
+                              "to read logs from", self.err)
+                    return 0
+                if not waited:
+                    self._say(f"waiting for the pods of TrainJob {self.namespace}/{self.trainjob} to start...",
+                              self.err)
+                    waited = True
+            elif not follow:
+                for node, pod in started:
+                    self._stream(node, pod, follow=False)
+                return len(started)
+            else:
+                for node, pod in started:
+                    self._ensure_thread(node, pod)
+                alive = [t for t in self._threads.values() if t.is_alive()]
+                if not alive and finished():
+                    return len(self._announced)
+            if max_passes is not None and passes >= max_passes:
+                return len(self._announced)
+            self._stop.wait(self.poll_seconds)
+        return len(self._announced)
+
+    def stop(self) -> None:
+        """Stop polling (Ctrl-C); streams end with their connections."""
+        self._stop.set()
+
+    def _ensure_thread(self, node: int, pod: dict[str, Any]) -> None:
+        uid = _uid(pod)
+        if uid in self._finished:
+            return
+        thread = self._threads.get(uid)
+        if thread is not None and thread.is_alive():
+            return
+        thread = threading.Thread(target=self._stream, args=(node, pod), kwargs={"follow": True},
+                                  name=f"trainspec-logs-{node}", daemon=True)
+        self._threads[uid] = thread
+        thread.start()
+
+    def _stream(self, node: int, pod: dict[str, Any], *, follow: bool) -> None:
+        meta = pod.get("metadata") or {}
+        uid = _uid(pod)
+        phase = (pod.get("status") or {}).get("phase")
+        if uid not in self._announced:
+            self._announced.add(uid)
+            self._say(f"==> node-{node}: pod {self.namespace}/{meta.get('name')}", self.err)
+        last = self._last.get(uid)
+        try:
+            for line in self.kube.stream_log(self.namespace, meta["name"], W.NODE,
+                                             follow=follow and phase not in DONE_PHASES,
+                                             since_seconds=since_seconds(last)):
+                stamp, _, text = line.partition(" ")
+                key = stamp_key(stamp)
+                if key is None:
+                    text = line
+                elif last is not None and key <= last:
+                    continue  # printed before the reconnect
+                else:
+                    self._last[uid] = last = key
+                prefix, rest = line_prefix(node, self.procs, text)
+                self._say(f"{prefix} {rest}")
+        except Exception as exc:  # a broken stream: the next pass reconnects
+            if not is_transient(exc):
+                self._say(f"cannot read the log of pod {meta.get('name')}: {type(exc).__name__}: {exc}", self.err)
+                self._finished.add(uid)
+            return
+        if phase in DONE_PHASES or not follow:
+            self._finished.add(uid)
+
+
+def _uid(pod: dict[str, Any]) -> str:
+    meta = pod.get("metadata") or {}
+    return str(meta.get("uid") or meta.get("name") or "")
