@@ -126,7 +126,7 @@ def test_kueue_bundle_follows_the_kueue_target(write) -> None:
     job = write("specs/job.yaml", job_spec(2))
     report = run_check(CheckRequest([str(job.parent)], cluster=[str(cluster.parent)],
                                     target={"trainer": (2, 3), "kueue": (0, 18)}))
-    assert [b.name for b in report.crds.shipped] == ["trainer", "jobset"]
+    assert [b.name for b in report.crds.shipped] == ["trainer", "jobset", "kuberay", "training-operator", "mpi-operator"]
     assert "TS500" not in {d.code for d in report.diagnostics}
     [warning] = [d for d in report.diagnostics if d.code == "TS524"]
     assert "Kueue 0.19" in warning.message and "ClusterQueue" in warning.message

@@ -86,7 +86,10 @@ def test_no_builtin_nor_its_sharded_variant_takes_an_upstream_name() -> None:
 
 
 def test_builtin_objects_carry_their_own_names() -> None:
-    result = compile_text(job("trainspec-torch", "data: {source: s3://d/}\n"))
+    # The built-ins name no stage image: the project's spec.defaults.stageImage gives it.
+    project = ("apiVersion: trainspec.dev/v1alpha1\nkind: Project\n"
+               "spec: {defaults: {stageImage: registry.example.com/trainspec:0.1.0}}\n")
+    result = compile_text(job("trainspec-torch", "data: {source: s3://d/}\n"), project)
     assert emitted_runtimes(result) == ["trainspec-torch-sharded"]
     assert trainjob(result).spec.runtime_ref.name == "trainspec-torch-sharded"
 

@@ -119,54 +119,24 @@ class StandIn:
             return self._route(method, path, query, body)
 
     def _route(self, method: str, path: str, query: dict[str, str], body: Any) -> tuple[int, Any, str]:
-        if m := RE_TRAINJOB.match(path):
-            key = (m.group(1), m.group(2))
-            obj = self.trainjobs.get(key)
-            if method == "GET":
-                if obj is None:
-                    return 404, _status(404, f'trainjobs.trainer.kubeflow.org "{key[1]}" not found'), "json"
-                if self.status_script:
-                    obj["status"] = self.status_script.pop(0) if len(self.status_script) > 1 else self.status_script[0]
-                return 200, obj, "json"
-            if method == "PATCH":
-                if obj is None:
-                    obj = json.loads(json.dumps(body))
-                    obj["metadata"]["uid"] = str(uuid.uuid4())
-                    obj["status"] = {}
-                    self.trainjobs[key] = obj
-                    self.applied.set()
-                else:  # a second apply (the owner reference): merge the refs by uid
-                    refs = {r["uid"]: r for r in obj["metadata"].get("ownerReferences") or []}
-                    for ref in body["metadata"].get("ownerReferences") or []:
-                        refs[ref["uid"]] = ref
-                    obj["metadata"]["ownerReferences"] = list(refs.values())
-                return 200, obj, "json"
-            if method == "DELETE":
-                if self.trainjobs.pop(key, None) is None:
-                    return 404, _status(404, "not found"), "json"
-                return 200, _status(200, "deleted"), "json"
-        if (m := RE_CTR.match(path)) and method == "GET":
-            obj = self.runtimes.get(("ClusterTrainingRuntime", "", m.group(1)))
-            return (200, obj, "json") if obj else (404, _status(404, "not found"), "json")
-        if (m := RE_TR.match(path)) and method == "GET":
-            obj = self.runtimes.get(("TrainingRuntime", m.group(1), m.group(2)))
-            return (200, obj, "json") if obj else (404, _status(404, "not found"), "json")
-        if (m := RE_PODS.match(path)) and method == "GET":
-            wanted = dict(kv.split("=", 1) for kv in query.get("labelSelector", "").split(",") if kv)
-            items = [p for (ns, _), p in self.pods.items() if ns == m.group(1)
-                     and all(p["metadata"]["labels"].get(k) == v for k, v in wanted.items())
-                     and (m.group(1), p["metadata"]["labels"]["jobset.sigs.k8s.io/jobset-name"]) in self.trainjobs]
-            return 200, {"apiVersion": "v1", "kind": "PodList", "items": items}, "json"
         if (m := RE_LOG.match(path)) and method == "GET":
             lines = self.logs.get((m.group(1), m.group(2)))
             if lines is None:
                 return 404, _status(404, "no such pod"), "json"
             return 200, "".join(line + "\n" for line in lines), "text"
-        if (m := RE_POD.match(path)) and method == "GET":
-            pod = self.pods.get((m.group(1), m.group(2)))
-            return (200, pod, "json") if pod else (404, _status(404, "pod not found"), "json")
+        if m := RE_OBJECT.match(path):
+            plural = m.group("plural")
+            if plural not in STORES:
+                return 404, _status(404, f"the stand-in does not serve {method} {path}"), "json"
+            ns, name, sub = m.group("ns") or "", m.group("name"), m.group("sub")
+            if name is None:
+                if method != "GET":
+                    return 405, _status(405, "method not allowed"), "json"
+                if query.get("watch") in ("true", "1"):
+                    return 200, self._watch_events(plural, ns, query), "watch"
+                return 200, self._list(plural, ns, query), "json"
+            return apiserver.route_object(self, method, plural, ns, name, sub, query, body)
         return 404, _status(404, f"the stand-in does not serve {method} {path}"), "json"
-
 
 def _status(code: int, message: str) -> dict:
     return {"apiVersion": "v1", "kind": "Status", "status": "Success" if code < 400 else "Failure",

@@ -140,11 +140,16 @@ _CONTAINER_FIELD = {"command": "command", "args": "args", "env": "env", "resourc
                     "securityContext": "runAsUser"}
 
 
-def waived(diagnostics: list, kind: str) -> set[tuple[str, ...]]:
-    """The meaning keys the migration's warnings are about (each a key path into :func:`meaning`)."""
+def waived(diagnostics: list, kind: str, *, head_only: bool = False) -> set[tuple[str, ...]]:
+    """The meaning keys the migration's warnings are about (each a key path into :func:`meaning`).
+
+    ``head_only``: a RayJob without worker groups, whose head pod is the meaning's worker pod.
+    """
     out: set[tuple[str, ...]] = set()
     for diag in diagnostics:
         parts = [p for p in re.split(r"[.\[\]]+", diag.path) if p]
+        if head_only and parts[:3] == ["spec", "rayClusterSpec", "headGroupSpec"] and len(parts) > 3:
+            parts = ["spec", "rayClusterSpec", "workerGroupSpecs", "0", *parts[3:]]
         out |= _waive(parts, kind)
     return out
 

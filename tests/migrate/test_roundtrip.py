@@ -55,7 +55,8 @@ def round_trip(path: Path) -> None:
     assert result.ok, [f"{d.code} {d.path} {d.message}" for d in result.diagnostics]
     compiled = compile_back(result.files[0].text, engine)
     back = next(o for o in compiled if o["kind"] == source["kind"])
-    skip = waived(result.diagnostics, source["kind"])
+    head_only = source["kind"] == "RayJob" and not source["spec"]["rayClusterSpec"].get("workerGroupSpecs")
+    skip = waived(result.diagnostics, source["kind"], head_only=head_only)
     if source["kind"] == "PyTorchJob" and source["spec"].get("nprocPerNode") is None:
         skip.add(("nproc",))  # trainspec always writes it (GPUs per node, else 1)
     assert without(meaning(back), skip) == without(meaning(source), skip)
@@ -72,10 +73,8 @@ def _passes_the_crds(objects: list[dict]) -> None:
     assert [f"{p.code} {p.path} {p.message}" for p in problems if p.is_error] == []
 
 
-@pytest.mark.parametrize("path", sorted(HERE.glob("*.yaml")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", sorted(p for p in HERE.glob("*.yaml") if p.stem != "trainjob"), ids=lambda p: p.stem)
 def test_our_manifests_round_trip(path: Path) -> None:
-    if path.stem == "trainjob":
-        pytest.skip("TrainJob: see test_trainjob_round_trip")
     round_trip(path)
 
 

@@ -152,8 +152,10 @@ def test_ts604_inherited_image_points_at_the_runtime_reference(tmp_path: Path) -
 
 def test_ts604_sharding_image_is_checked_too(tmp_path: Path) -> None:
     lines = edit(add=["  data: {source: s3://bucket/data/}"])
-    # The built-in runtime's data-sharding image is tagged, not pinned.
-    assert policy_findings(tmp_path, lines, "spec: {policy: {images: {requireDigest: true}}}\n") == [
+    # The project's stage image (the built-in runtime names none) is tagged, not pinned.
+    policy = ("spec: {defaults: {stageImage: registry.example.com/trainspec:0.1.0}, "
+              "policy: {images: {requireDigest: true}}}\n")
+    assert policy_findings(tmp_path, lines, policy) == [
         ("TS604", 14, 3, "spec.data")]
 
 

@@ -17,6 +17,11 @@ COMMANDS = {
     "explain": ("trainspec.cli.explain", "show each job's resolved plan, value origins, memory fit and cost"),
     "diff": ("trainspec.cli.diff", "compare two sets of specs by meaning (jobs, GPUs, images, queues...)"),
     "kfp": ("trainspec.cli.kfp", "compile a spec into a Kubeflow Pipelines pipeline (or print its RBAC)"),
+    "submit": ("trainspec.cli.submit", "compile and server-side apply jobs to the current kubeconfig context"),
+    "status": ("trainspec.cli.status", "show a TrainJob's phase, Kueue admission, pods and progress"),
+    "list": ("trainspec.cli.listing", "list the TrainJobs of a namespace with their phase"),
+    "logs": ("trainspec.cli.logs", "print or follow a TrainJob's pod logs, prefixed with node and rank"),
+    "cancel": ("trainspec.cli.cancel", "delete a TrainJob (foreground) and keep its checkpoint PVC"),
     "migrate": ("trainspec.cli.migrate", "turn PyTorchJob, MPIJob, RayJob and TrainJob manifests into specs"),
 }
 

@@ -20,7 +20,7 @@ class Severity(str, enum.Enum):
 
 #: Every diagnostic code and its one-line meaning. Grouped by the hundred:
 #: TS1xx reading files, TS2xx the spec schema, TS3xx cross-field meaning, TS4xx compiling,
-#: TS5xx checking emitted manifests, TS6xx project policy.
+#: TS5xx checking emitted manifests, TS6xx project policy, TS7xx running a job (TS70x locally, TS71x on a cluster).
 CODES: dict[str, str] = {
     # -- reading files ------------------------------------------------------------------
     "TS100": "file cannot be read (missing, a directory, or permission denied)",
@@ -128,6 +128,24 @@ CODES: dict[str, str] = {
     "TS603": "job lacks a label the project requires (requiredLabels)",
     "TS604": "image not pinned by digest, and the project requires it (images.requireDigest)",
     "TS605": "image not from a registry the project allows (images.allowedRegistries)",
+    # -- cluster commands (submit, status, list, logs, cancel) ---------------------------
+    "TS710": "the cluster commands need the kubernetes client (pip install 'trainspec[kube]')",
+    "TS711": "cannot configure or reach the cluster (kubeconfig, context, network)",
+    "TS712": "the runtime the job needs does not exist in the cluster (submit never creates it unless --with-runtimes)",
+    "TS713": "the job runs on an engine the cluster commands do not support yet (they handle Trainer TrainJobs)",
+    "TS714": "the API server refused an object or a request (validation, field ownership conflict)",
+    "TS715": "no job of that name in the specs",
+    "TS716": "no TrainJob of that name in the cluster",
+    "TS717": "not allowed by the cluster's RBAC",
+    # -- running a job on this machine (trainspec run --local) --------------------------
+    "TS700": "the job cannot run locally (its engine or framework is not supported by run --local yet)",
+    "TS701": "a secretEnv value is in neither the local environment nor the --env-file",
+    "TS702": "the --env-file cannot be read or has a malformed line",
+    "TS703": "--job names no job of the inputs, or the inputs hold several jobs and none was chosen",
+    "TS704": "the job's data source cannot be read on this machine (pvc://: pass --data-source)",
+    "TS705": "the job asks for more GPUs than this machine has",
+    "TS706": "the job's command cannot be started here (none set, or not found)",
+    "TS707": "the local work directory cannot be used",
 }
 
 

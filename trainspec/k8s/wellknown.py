@@ -38,11 +38,13 @@ __all__ = [
     "MANAGED_BY_VALUE", "MAX_EXEC_TIME_LABEL",
     "METADATA_NAME_LABEL", "MODEL_INITIALIZER", "NAME_MAX", "NODE", "NODE_ALLOCATABLE", "OWNER_FIELD_MANAGER",
     "POD_RANDOM_SUFFIX", "PODSET_SLICE_SIZE_ANNOTATION", "PRIORITY_CLASS_LABEL", "QUEUE_NAME_LABEL",
-    "REPLICATED_JOB_LABEL", "SHARD_SOURCE_VOLUME", "SHARD_VOLUME", "SHM_VOLUME", "SYNC_WAVE_ANNOTATION",
+    "REPLICATED_JOB_LABEL", "SHARD_SOURCE_VOLUME", "SHARD_VOLUME", "SHM_VOLUME", "STAGE_UID", "SYNC_WAVE_ANNOTATION",
     "TOPOLOGY_ANNOTATIONS", "TOPOLOGY_PREFERRED", "TOPOLOGY_REQUIRED", "TOPOLOGY_SLICE_REQUIRED",
     "TOPOLOGY_SLICE_REQUIRED_CONSTRAINTS", "TOPOLOGY_UNCONSTRAINED", "TRAINER_API_VERSION", "TRAINER_GROUP",
     "TRAINER_VERSION", "VOLCANO_QUEUE_LABEL", "VOLCANO_SCHEDULER",
     "WEBHOOK_VALIDATION_LABEL",
+    # Kubeflow Trainer's controller plugins (run --local gives a process what they give a pod)
+    "MPI_HOSTFILE_PATH", "MPI_RSH_ARGS_VALUE", "TRAINER_PORT",
     # KubeRay (issue 13: the ray target)
     "CPUS_PER_NODE_ENV", "GPUS_PER_NODE_ENV", "KUEUE_MAX_PODSETS", "MAX_RESTARTS_ENV", "MIN_NODES_ENV",
     "NUM_NODES_ENV", "PROCS_PER_NODE_ENV", "RAY_API_VERSION", "RAY_CLUSTER_NAME_MAX", "RAY_DEFAULT_SUBMISSION_MODE",
@@ -112,6 +114,13 @@ MODEL_INITIALIZER = "model-initializer"
 ANCESTOR_TRAINER = "trainer"
 ANCESTOR_DATASET = DATASET_INITIALIZER
 ANCESTOR_MODEL = MODEL_INITIALIZER
+#: The port Trainer opens on trainer containers: torchrun's rendezvous (PET_MASTER_PORT) and the
+#: JAX coordinator (constants.ContainerTrainerPort).
+TRAINER_PORT = 29500
+#: Where Trainer's MPI plugin mounts the hostfile ConfigMap on the launcher (one line per worker).
+MPI_HOSTFILE_PATH = "/etc/mpi/hostfile"
+#: The value Trainer's MPI plugin gives ``OMPI_MCA_plm_rsh_args`` (workers' sshd may start late).
+MPI_RSH_ARGS_VALUE = "-o ConnectionAttempts=10"
 
 # -- volumes trainspec puts into pods ----------------------------------------------------------
 
@@ -121,6 +130,9 @@ SHM_VOLUME = "dshm"
 CHECKPOINT_VOLUME = "checkpoints"
 #: The shard volume: the name Trainer's webhook requires on initializer containers.
 SHARD_VOLUME = "initializer"
+#: The user (and group) trainspec's stage image runs as (the repository's Dockerfile, USER): the
+#: sharding pod's fsGroup, so a freshly provisioned, root-owned shard volume is writable by it.
+STAGE_UID = 65532
 #: A ``pvc://`` data source mounted into the sharding stage.
 SHARD_SOURCE_VOLUME = "data-source"
 

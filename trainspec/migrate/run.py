@@ -176,12 +176,19 @@ def _validate(body: str, file: str, owners: list[tuple[Draft, str]]) -> list[Dia
         problems = [*problems, *run(specs, Options(project=None, stop=Stop.CHECK)).diagnostics]
     starts = _document_lines(body)
     out: list[Diagnostic] = []
+    seen: set[tuple] = set()
     for diag in problems:
         if not diag.is_error or diag.code == "TS305":
             continue
         index = max((i for i, line in enumerate(starts) if line <= (diag.line or 1)), default=0)
         draft, kind = owners[min(index, len(owners) - 1)]
-        out.append(_placed(diag, draft, kind))
+        placed = _placed(diag, draft, kind)
+        # One manifest field can become several spec fields (a name names the job and its runtime):
+        # one error at that field says it.
+        where = (placed.file, placed.line, placed.column)
+        if where not in seen:
+            seen.add(where)
+            out.append(placed)
     return out
 
 
@@ -197,6 +204,10 @@ def _document_lines(body: str) -> list[int]:
 def _placed(diag: Diagnostic, draft: Draft, kind: str) -> Diagnostic:
     """TS544 at the manifest field a spec field came from (the nearest one that has an origin)."""
     by_path = {format_path(path[1:]): origin for path, origin in draft.origins.items() if path[0] == kind}
+    name = (draft.source, ("metadata", "name") if draft.source.has(("metadata", "name")) else ("metadata",))
+    by_path.setdefault("metadata.name", name)
+    if draft.runtime_ref is None and draft.runtime_own_name is None:
+        by_path.setdefault("spec.runtime", name)  # the runtime is named after the job
     path = diag.path
     while path and path not in by_path:
         path = path[:max(path.rfind("."), path.rfind("["), 0)]

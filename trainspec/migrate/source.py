@@ -84,7 +84,7 @@ class Source:
 
     def drop(self, path: Path, why: str, *, hint: str | None = None) -> None:
         """TS540: the field at ``path`` has no place in the specs."""
-        self.warn(path, f"{format_path(path)} is not carried into the specs: {why}", hint=hint, code="TS540")
+        self.warn(path, f"{_leaf(path)} is not carried into the specs: {why}", hint=hint, code="TS540")
 
     def error(self, path: Path, message: str, *, hint: str | None = None) -> Diagnostic:
         """TS543: the manifest cannot be migrated (returned, for the reader to raise or collect)."""
@@ -92,10 +92,9 @@ class Source:
 
     def leftovers(self) -> list[Diagnostic]:
         """TS540 for every field nothing carried: each subtree once, at its highest unused path."""
-        found = [self.diagnostic("TS540", path, f"{format_path(path)} is not carried into the specs: trainspec "
-                                 "has no field for it", hint=_HINT)
-                 for path in self._unused((), self.obj.data)]
-        return found
+        return [self.diagnostic("TS540", path, f"{_leaf(path)} is not carried into the specs: trainspec has no "
+                                "field for it", hint=_HINT)
+                for path in self._unused((), self.obj.data)]
 
     def _unused(self, path: Path, node: Any) -> Iterator[Path]:
         if path in self.used:
@@ -118,6 +117,11 @@ class Source:
 
 _MISSING = object()
 _HINT = "set it by hand after compiling, or keep the original manifest for it"
+
+
+def _leaf(path: Path) -> str:
+    """The last field of ``path`` as a user reads it: ``imagePullPolicy``, ``env[2]``."""
+    return format_path(path[-2:]) if path and isinstance(path[-1], int) else str(path[-1]) if path else "the object"
 
 
 def _empty(node: Any) -> bool:

@@ -28,7 +28,9 @@ from trainspec.k8s import (
 )
 from trainspec.dsl.sources import LoadedSpec
 from trainspec.k8s.jobset import VolumeRetentionPolicy
-from trainspec.k8s.wellknown import COSCHEDULING_SCHEDULER, NODE, SHARD_VOLUME, SHM_VOLUME, VOLCANO_SCHEDULER
+from trainspec.k8s.wellknown import (
+    COSCHEDULING_SCHEDULER, NODE, SHARD_VOLUME, SHM_VOLUME, STAGE_UID, VOLCANO_SCHEDULER,
+)
 
 SHARD_COMMAND = ["python", "-m", "trainspec.stages.shard"]
 
@@ -151,7 +153,9 @@ def _dataset_rjob(spec: RuntimeSpec) -> ReplicatedJob:
         env=envs.plain({envs.DATA_DIR: DATA_DIR, envs.PVC_ROOT: PVC_ROOT}),
         volume_mounts=[VolumeMount(name=SHARD_VOLUME, mount_path=WORKSPACE)],
     )
-    pod = PodSpec(containers=[container], **_scheduling(spec))
+    # The stage image runs as a non-root user; fsGroup makes the new shard volume writable for it.
+    pod = PodSpec(containers=[container], security_context=PodSecurityContext(fs_group=STAGE_UID),
+                  **_scheduling(spec))
     return _rjob(RJOB_DATASET, pod, ancestor=L.ANCESTOR_DATASET, depends_on=[])
 
 
