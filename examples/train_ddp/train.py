@@ -16,8 +16,12 @@ communication backend); the comment at that spot marks where it would happen.
 after choosing their resume point, as ``init_process_group`` does. Without it, a slow rank
 could see a checkpoint that a fast rank 0 wrote moments ago in the *same* run and skip data.
 
+``--barrier`` does the same over TCP at ``PET_MASTER_ADDR:PET_MASTER_PORT`` (rank 0 listens,
+the others connect), which Kubeflow Trainer and ``trainspec run --local`` set for every node; it
+is for one process per node started directly (under torchrun that port is torchrun's own).
+
 ``TRAIN_CRASH_AFTER_STEP=K`` makes the process SIGKILL itself right after step K (used by
-the tests to simulate a node failure).
+the tests to simulate a node failure); with ``TRAIN_CRASH_RANK=R`` only rank R does.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import json
 import math
 import os
 import signal
+import socket
 import sys
 import time
 from collections.abc import Iterator
@@ -55,6 +60,31 @@ def rendezvous(directory: Path, rank: int, world: int, timeout: float = 300.0) -
         time.sleep(0.01)
 
 
+def tcp_barrier(rank: int, world: int, address: str, port: int, timeout: float = 300.0) -> None:
+    """Block until all ``world`` ranks have met at ``address:port`` (rank 0 hosts the meeting)."""
+    if world <= 1:
+        return
+    deadline = time.monotonic() + timeout
+    if rank == 0:
+        with socket.create_server((address, port)) as server:
+            server.settimeout(timeout)
+            peers = [server.accept()[0] for _ in range(world - 1)]
+            for peer in peers:
+                with peer:
+                    peer.sendall(b"go")
+        return
+    while True:  # rank 0 may not listen yet: retry until it does
+        try:
+            with socket.create_connection((address, port), timeout=timeout) as conn:
+                if conn.recv(2) == b"go":
+                    return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise SystemExit(f"rank {rank}: rank 0 did not open {address}:{port}")
+        time.sleep(0.02)
+
+
 def sgd_step(state: dict[str, Any], batch: list[dict[str, Any]], lr: float) -> float:
     """One SGD step of linear regression on a batch; returns the batch's mean squared error."""
     w, b = state["w"], state["b"]
@@ -80,6 +110,9 @@ def main() -> int:
     parser.add_argument("--save-every", type=int, default=5, help="checkpoint every K steps (rank 0)")
     parser.add_argument("--report", type=Path, help="write a JSON report (records read, resume step) here")
     parser.add_argument("--rendezvous", type=Path, help="fresh directory the ranks meet in before training")
+    parser.add_argument("--barrier", action="store_true",
+                        help="meet the other ranks at PET_MASTER_ADDR:PET_MASTER_PORT before training")
+    parser.add_argument("--report-dir", type=Path, help="write the JSON report to DIR/rank-<rank>.json")
     args = parser.parse_args()
 
     info = process_info()
@@ -97,8 +130,14 @@ def main() -> int:
         print(f"rank {info.rank}: resumed from {checkpoint.name} (step {resumed_from})", flush=True)
     if args.rendezvous is not None:  # every rank has picked its resume point before rank 0 saves again
         rendezvous(args.rendezvous, info.rank, info.world_size)
+    if args.barrier:
+        tcp_barrier(info.rank, info.world_size, os.environ.get("PET_MASTER_ADDR", "127.0.0.1"),
+                    int(os.environ.get("PET_MASTER_PORT", "29500")))
 
     crash_after = int(os.environ.get("TRAIN_CRASH_AFTER_STEP", "-1"))
+    crash_rank = os.environ.get("TRAIN_CRASH_RANK", "")
+    if crash_rank and int(crash_rank) != info.rank:
+        crash_after = -1
     seen: list[int] = []
     loss = float("nan")
     for step in range(state["step"], total_steps):
@@ -119,6 +158,9 @@ def main() -> int:
         f"step {state['step']}, loss {loss:.4f}, w={[round(v, 3) for v in state['w']]}, b={state['b']:.3f}",
         flush=True,
     )
+    if args.report_dir:
+        args.report_dir.mkdir(parents=True, exist_ok=True)
+        args.report = args.report_dir / f"rank-{info.rank}.json"
     if args.report:
         args.report.write_text(
             json.dumps(

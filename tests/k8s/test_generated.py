@@ -33,7 +33,7 @@ def _crds() -> Path:
 
 def test_every_generated_module_is_fresh() -> None:
     files = gen.generate(_crds())
-    assert set(files) == {f"{m.name}.py" for m in config.MODULES} | {"_exports.py"}
+    assert set(files) == {f"{m.name}.py" for m in config.MODULES} | {"__init__.py"}
     stale = [name for name, text in files.items() if (K8S / name).read_text(encoding="utf-8") != text]
     assert stale == [], f"stale: {stale}; run {gen.REGENERATE}"
 
@@ -62,12 +62,16 @@ def test_no_upstream_prose_is_committed() -> None:
 
 
 def test_the_lazy_export_table_is_the_generated_one() -> None:
-    from trainspec.k8s._exports import MODULES
-
-    assert k8s._MODULES is MODULES
+    init = (K8S / "__init__.py").read_text(encoding="utf-8")
+    assert init == gen.render_exports(config.MODULES, config.STATIC_EXPORTS, init)
     lazy = {m.name for m in config.MODULES if m.lazy}
-    assert lazy | set(config.STATIC_EXPORTS) == set(MODULES)
-    assert "legacy" not in MODULES  # imported directly, never re-exported
+    assert lazy | set(config.STATIC_EXPORTS) == set(k8s._MODULES)
+    assert "legacy" not in k8s._MODULES  # imported directly, never re-exported
+
+
+def test_the_export_block_must_exist() -> None:
+    with pytest.raises(gen.GenerationError, match="no .* block"):
+        gen.render_exports(config.MODULES, config.STATIC_EXPORTS, "nothing here\n")
 
 
 # --- the generator itself, on small synthetic schemas --------------------------------------------

@@ -196,3 +196,10 @@ def test_docs_describe_the_codes() -> None:
     text = (ROOT / "docs" / "migrate.md").read_text(encoding="utf-8")
     for code in (f"TS54{i}" for i in range(9)):
         assert code in text
+
+
+def test_the_cli_offers_every_target() -> None:
+    from trainspec.cli.migrate import TARGETS as CLI_TARGETS
+    from trainspec.migrate import TARGETS
+
+    assert CLI_TARGETS == TARGETS

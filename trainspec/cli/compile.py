@@ -8,6 +8,11 @@ import sys
 from trainspec.cli.common import add_input_options
 
 
+#: What the progress line says during each compiler pass.
+PASS_LABELS = {"load": "reading specs", "project": "project file", "resolve": "resolving runtimes",
+               "plan": "planning", "rules": "checking", "lower": "building objects", "emit": "rendering files"}
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_input_options(parser)
     parser.add_argument("-o", "--output", required=True, metavar="DIR",
@@ -26,9 +31,13 @@ def run(args: argparse.Namespace) -> int:
     from trainspec.cli.common import compile_args, report_foreign
     from trainspec.compiler.pipeline import Stop
 
+    from trainspec.cli.progress import Progress, pass_reporter
+
     to_dir = args.output != "-"
-    result = compile_args(args, Stop.EMIT if to_dir else Stop.LOWER, gitops=args.gitops,
-                          output=args.output if to_dir else None)
+    # On a terminal, thousands of specs show which pass the compile is in; piped output stays clean.
+    with Progress("compiling") as progress:
+        result = compile_args(args, Stop.EMIT if to_dir else Stop.LOWER, gitops=args.gitops,
+                              output=args.output if to_dir else None, progress=pass_reporter(progress, PASS_LABELS))
     report_foreign(result, args, sys.stderr)
     if not result.ok:
         report.write(result.diagnostics, sys.stderr, args.format)

@@ -17,6 +17,8 @@ COMMANDS = {
     "explain": ("trainspec.cli.explain", "show each job's resolved plan, value origins, memory fit and cost"),
     "diff": ("trainspec.cli.diff", "compare two sets of specs by meaning (jobs, GPUs, images, queues...)"),
     "kfp": ("trainspec.cli.kfp", "compile a spec into a Kubeflow Pipelines pipeline (or print its RBAC)"),
+    "completion": ("trainspec.cli.completion", "print a shell completion script (bash, zsh or fish)"),
+    "run": ("trainspec.cli.run", "run a job on this machine the way the cluster would (run --local)"),
     "submit": ("trainspec.cli.submit", "compile and server-side apply jobs to the current kubeconfig context"),
     "status": ("trainspec.cli.status", "show a TrainJob's phase, Kueue admission, pods and progress"),
     "list": ("trainspec.cli.listing", "list the TrainJobs of a namespace with their phase"),

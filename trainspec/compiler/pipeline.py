@@ -85,6 +85,9 @@ class Options:
     python_timeout: float | None = None
     #: The YAML loader's caps (file size: ``--max-file-size``); None: the loader's defaults.
     limits: LoadLimits | None = None
+    #: Called as ``progress(pass name, passes done, passes in all)`` before each pass (the CLI's
+    #: terminal progress line, trainspec.cli.progress); None: nothing is reported.
+    progress: Callable[[str, int, int], None] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -363,9 +366,11 @@ def run(inputs: Iterable[str | os.PathLike[str] | Any] = (), options: Options | 
             raise TypeError(f"cannot compile {type(item).__name__}: give paths, Runtime or TrainingJob objects")
     c = Compilation(options=options, paths=paths, objects=objects, result=CompileResult())
     ran: list[str] = []
-    for step in PASSES:
+    for index, step in enumerate(PASSES):
         if step.needs_clean and has_errors(c.diagnostics):
             break
+        if options.progress is not None:
+            options.progress(step.name, index, len(PASSES))
         step.run(c)
         ran.append(step.name)
         if step.name == options.stop.value:

@@ -72,7 +72,9 @@ class PodLogs:
         self.out, self.err = out or sys.stdout, err or sys.stderr
         self.poll_seconds = poll_seconds
         self.lock = threading.Lock()
-        self._last: dict[str, str] = {}  # pod uid -> timestamp key of the last printed line
+        # pod uid -> (timestamp key of the last printed line, lines printed with that timestamp):
+        # a reconnect skips what is older, and as many lines of that very timestamp as were printed.
+        self._last: dict[str, tuple[str, int]] = {}
         self._finished: set[str] = set()  # pods streamed to their end
         self._threads: dict[str, threading.Thread] = {}
         self._announced: set[str] = set()
@@ -161,19 +163,24 @@ class PodLogs:
         if uid not in self._announced:
             self._announced.add(uid)
             self._say(f"==> node-{node}: pod {self.namespace}/{meta.get('name')}", self.err)
-        last = self._last.get(uid)
+        resume = self._last.get(uid)
+        skip_same = resume[1] if resume else 0
         try:
             for line in self.kube.stream_log(self.namespace, meta["name"], W.NODE,
                                              follow=follow and phase not in DONE_PHASES,
-                                             since_seconds=since_seconds(last)):
+                                             since_seconds=since_seconds(resume[0] if resume else None)):
                 stamp, _, text = line.partition(" ")
                 key = stamp_key(stamp)
                 if key is None:
                     text = line
-                elif last is not None and key <= last:
-                    continue  # printed before the reconnect
                 else:
-                    self._last[uid] = last = key
+                    if resume is not None and key < resume[0]:
+                        continue  # printed before the reconnect
+                    if resume is not None and key == resume[0] and skip_same > 0:
+                        skip_same -= 1
+                        continue
+                    previous = self._last.get(uid)
+                    self._last[uid] = (key, previous[1] + 1 if previous and previous[0] == key else 1)
                 prefix, rest = line_prefix(node, self.procs, text)
                 self._say(f"{prefix} {rest}")
         except Exception as exc:  # a broken stream: the next pass reconnects

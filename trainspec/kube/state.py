@@ -132,7 +132,10 @@ class JobView:
 
     def lines(self) -> list[str]:
         """The human form of ``trainspec status JOB``."""
-        out = [f"TrainJob {self.namespace}/{self.name}: {self.phase}" + (f" {self.detail()}" if self.detail() else "")]
+        # A phase Kueue decided (Queued, Evicted...) has its why on the kueue line below.
+        detail = "" if self.queue is not None and (self.reason, self.message) == (self.queue.reason,
+                                                                                  self.queue.message) else self.detail()
+        out = [f"TrainJob {self.namespace}/{self.name}: {self.phase}" + (f" {detail}" if detail else "")]
         if self.queue is not None:
             q = self.queue
             why = f" ({q.reason}: {q.message})" if q.reason or q.message else ""

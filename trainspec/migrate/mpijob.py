@@ -133,7 +133,7 @@ def _launcher(src: Source, draft: Draft, launcher: Path, container: Path, worker
     index = container[-1]
     if index != 0:
         skip = {tuple(index if p == 0 else p for p in path) for path in skip}
-    compare(src, launcher, worker, ("Worker", "Launcher"), skip=frozenset(skip))
+    compare(src, launcher, worker, (REPLICA_WORKER, REPLICA_LAUNCHER), skip=frozenset(skip))
 
 
 def _slots(src: Source, draft: Draft) -> None:

@@ -59,8 +59,8 @@ def find_pod(src: Source, template: Path, container_name: str | None = None) -> 
         if other != index:
             src.drop((*template, "spec", "containers", other),
                      "a spec describes one trainer container per pod (sidecars are not modelled)")
-    volumes = {v.get("name"): i for i, v in enumerate(src.sequence((*template, "spec", "volumes")))
-               if isinstance(v, dict)}
+    volumes = {v["name"]: i for i, v in enumerate(src.sequence((*template, "spec", "volumes")))
+               if isinstance(v, dict) and isinstance(v.get("name"), str)}
     pod = Pod(template, (*template, "spec", "containers", index), volumes)
     if not isinstance(src.get((*pod.container, "image")), str):
         raise MigrationError(src.error((*pod.container, "image") if src.has((*pod.container, "image")) else pod.container,
@@ -191,7 +191,7 @@ def read_volumes(src: Source, draft: Draft, pod: Pod) -> None:
     for index, mount in enumerate(mounts):
         path = (*pod.container, "volumeMounts", index)
         name = mount.get("name") if isinstance(mount, dict) else None
-        volume_index = pod.volumes.get(name)
+        volume_index = pod.volumes.get(name) if isinstance(name, str) else None
         if volume_index is None or not isinstance(mount.get("mountPath"), str):
             src.drop(path, "the mount names no volume of the pod")
             continue

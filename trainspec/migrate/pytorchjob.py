@@ -48,7 +48,7 @@ def read(src: Source) -> Draft:
     _restart_policy(src, draft, replicas, bool(elastic))
     if REPLICA_MASTER in replicas and REPLICA_WORKER in replicas:
         compare(src, (*_SPECS, REPLICA_WORKER, "template"), (*_SPECS, REPLICA_MASTER, "template"),
-                ("Master", "Worker"))
+                (REPLICA_MASTER, REPLICA_WORKER))
     return draft
 
 
@@ -129,6 +129,9 @@ def _restart_policy(src: Source, draft: Draft, replicas: dict, elastic: bool) ->
     for rtype in replicas:
         path = (*_SPECS, rtype, "restartPolicy")
         policy = src.take(path) or OPERATOR_RESTART_DEFAULT
+        if not isinstance(policy, str):
+            src.drop(path, "restartPolicy is not a string")
+            continue
         if policy in said:
             continue  # the same policy on every replica type: one warning says it
         said.add(policy)

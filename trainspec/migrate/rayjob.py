@@ -71,6 +71,8 @@ def read(src: Source) -> Draft:
 
 def _nodes(src: Source, draft: Draft, group: Path) -> None:
     replicas = src.get((*group, "replicas"))
+    if replicas is not None:
+        replicas = common.int_at(src, (*group, "replicas"), minimum=0)
     low = common.int_at(src, (*group, "minReplicas"), minimum=0, default=replicas if replicas is not None else 1)
     high = common.int_at(src, (*group, "maxReplicas"), minimum=1, default=max(low, replicas or 1))
     count = common.int_at(src, (*group, "replicas"), minimum=0, default=high)
@@ -111,7 +113,7 @@ def _head(src: Source, head: Path, worker: Path) -> None:
         src.warn((*container, "resources"), "the compiled head has trainspec's fixed size (2 CPUs, 8Gi, no GPU): "
                                             "it runs the driver and the GCS, never training workers", code="TS540")
     skip = frozenset({("spec", "containers", 0, key) for key in ("ports", "resources", "name")})
-    compare(src, head, worker, ("worker", "head"), skip=skip)
+    compare(src, head, worker, ("Ray worker", "Ray head"), skip=skip)
 
 
 def _entrypoint(src: Source, draft: Draft) -> None:

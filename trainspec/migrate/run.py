@@ -23,7 +23,7 @@ from trainspec.dsl.diagnostics import Diagnostic, Severity, format_path, has_err
 from trainspec.dsl.models import Engine
 from trainspec.k8s.wellknown import KUBEFLOW_V1_API_VERSION, MPI_API_VERSION, RAY_API_VERSION, TRAINER_API_VERSION
 from trainspec.migrate import mpijob, pytorchjob, rayjob, trainjob
-from trainspec.migrate.draft import Draft, SpecPath
+from trainspec.migrate.draft import Draft
 from trainspec.migrate.pod import MigrationError
 from trainspec.migrate.source import Source
 from trainspec.migrate.writer import render, with_header
@@ -133,7 +133,7 @@ def engine_for(draft: Draft, target: str) -> Engine | None:
         draft.source.diagnostics.append(draft.source.diagnostic(
             "TS546", ("kind",), f"the specs keep engine {draft.engine.value} (the runtime's spec.engine): Kubeflow "
             f"Trainer cannot run this job as it is: {draft.needs_engine}",
-            hint=f"drop spec.engine from the runtime to move it to Trainer once the job can run there"))
+            hint="drop spec.engine from the runtime to move it to Trainer once the job can run there"))
         return draft.engine
     return None
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from trainspec.dsl.models import Engine, Framework, Mpi
 from trainspec.k8s.wellknown import (
-    ANCESTOR_LABEL, FRAMEWORK_LABEL, LAUNCHER, MANAGED_BY_LABEL, NODE, TRAINER_API_VERSION,
+    ANCESTOR_LABEL, FRAMEWORK_LABEL, LAUNCHER, MANAGED_BY_LABEL, NODE,
 )
 from trainspec.migrate import common
 from trainspec.migrate.draft import Draft
@@ -37,7 +37,7 @@ def read(src: Source, runtimes: dict[tuple[str, str | None], Source]) -> Draft:
     runtime_name = ref.get("name")
     if not isinstance(runtime_name, str):
         raise MigrationError(src.error(("spec", "runtimeRef"), "the TrainJob has no spec.runtimeRef.name"))
-    kind = ref.get("kind", RUNTIME_KINDS[0])
+    kind = ref.get("kind") if ref.get("kind") in RUNTIME_KINDS else RUNTIME_KINDS[0]
     src.use(("spec", "runtimeRef"))
     runtime = runtimes.get((kind, runtime_name if kind == RUNTIME_KINDS[0] else f"{namespace}/{runtime_name}"))
     framework = _framework(runtime) if runtime is not None else Framework.TORCH
@@ -193,8 +193,8 @@ def _patches(src: Source, draft: Draft) -> None:
             tpl = (*rjobs, r, "template", "spec", "template")
             src.use((*rjobs, r, "name"))
             containers = src.sequence((*tpl, "spec", "containers"))
-            volumes = {v.get("name"): i for i, v in enumerate(src.sequence((*tpl, "spec", "volumes")))
-                       if isinstance(v, dict)}
+            volumes = {v["name"]: i for i, v in enumerate(src.sequence((*tpl, "spec", "volumes")))
+                       if isinstance(v, dict) and isinstance(v.get("name"), str)}
             read_pod_metadata(src, draft, Pod(tpl, (*tpl, "spec", "containers", 0), volumes))
             if containers:
                 pod = Pod(tpl, (*tpl, "spec", "containers", 0), volumes)
@@ -202,4 +202,4 @@ def _patches(src: Source, draft: Draft) -> None:
                 read_volumes(src, draft, pod)
 
 
-__all__ = ["KIND", "RUNTIME_KINDS", "TRAINER_API_VERSION", "read", "runtime_key"]
+__all__ = ["KIND", "RUNTIME_KINDS", "read", "runtime_key"]

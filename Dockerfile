@@ -1,0 +1,37 @@
+# syntax=docker/dockerfile:1
+# The data-sharding stage's image: trainspec with the `data` extra, nothing else.
+#
+#   docker build -t registry.example.com/platform/trainspec:0.1.0 .
+#   docker push registry.example.com/platform/trainspec:0.1.0
+#
+# then name it once in trainspec.yaml (spec.defaults.stageImage) or in a runtime's
+# dataSharding.image. docs/stage-image.md has the details (private registries, digests, mirrors).
+#
+# The base is pinned to an exact tag; pin it by digest for reproducible builds:
+#   docker build --build-arg BASE_IMAGE=python:3.12.8-slim-bookworm@sha256:<digest> ...
+ARG BASE_IMAGE=python:3.12.8-slim-bookworm
+
+# -- build: wheels for trainspec and its data extra (compilers never reach the final image) ------
+FROM ${BASE_IMAGE} AS build
+ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY trainspec ./trainspec
+RUN python -m pip wheel --wheel-dir /wheels ".[data]"
+
+# -- the stage image ----------------------------------------------------------------------------
+FROM ${BASE_IMAGE}
+ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+# Installed from the wheels built above only: no index is consulted in this stage.
+RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
+    python -m pip install --no-index --find-links /wheels "trainspec[data]" \
+    && groupadd --gid 65532 trainspec \
+    && useradd --uid 65532 --gid 65532 --no-create-home --home-dir /workspace --shell /usr/sbin/nologin trainspec \
+    && mkdir -p /workspace && chown 65532:65532 /workspace
+# Numeric, so the kubelet can verify runAsNonRoot; the runtime sets fsGroup 65532 on the stage pod.
+USER 65532:65532
+WORKDIR /workspace
+LABEL org.opencontainers.image.title="trainspec data-sharding stage" \
+      org.opencontainers.image.licenses="Apache-2.0"
+# The command the sharded runtime runs (it sets the same command explicitly).
+ENTRYPOINT ["python", "-m", "trainspec.stages.shard"]

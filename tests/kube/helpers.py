@@ -1,0 +1,54 @@
+"""Shared bits of the cluster-command tests: a spec with a checkpoint PVC, running the CLI in-process."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import urllib.request
+from pathlib import Path
+
+from trainspec.cli.main import main
+
+JOB_YAML = """\
+apiVersion: trainspec.dev/v1alpha1
+kind: TrainingJob
+metadata:
+  name: ddp-ckpt
+  namespace: ml-dev
+spec:
+  runtime: trainspec-torch
+  image: pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime
+  command: [torchrun, /workspace/train.py]
+  nodes: 2
+  procsPerNode: 2
+  resourcesPerNode: {cpu: 4, memory: 8Gi}
+  queue: ml-dev
+  maxRunTime: 30m
+  checkpoint: {path: /checkpoints, size: 10Gi, storageClass: standard}
+"""
+TJ = "/apis/trainer.kubeflow.org/v1alpha1/namespaces/ml-dev/trainjobs/ddp-ckpt"
+PVC = "/api/v1/namespaces/ml-dev/persistentvolumeclaims/ddp-ckpt-checkpoints"
+CTR = "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes/trainspec-torch"
+
+
+def write_job(tmp: Path, text: str = JOB_YAML) -> str:
+    path = tmp / "job.yaml"
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def controller_patch(url: str, path: str, status: dict) -> dict:
+    """What a controller does: a merge patch of the status subresource, over HTTP."""
+    request = urllib.request.Request(url + path + "/status", method="PATCH",
+                                     data=json.dumps({"status": status}).encode(),
+                                     headers={"Content-Type": "application/merge-patch+json"})
+    with urllib.request.urlopen(request) as answer:  # loopback only
+        return json.loads(answer.read())
