@@ -18,6 +18,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def views(kube: Any, namespace: str | None) -> list[Any]:
     """The :class:`~trainspec.kube.state.JobView` of every TrainJob in ``namespace`` (None: all)."""
+    from trainspec.k8s.wellknown import JOBSET_NAME_LABEL
     from trainspec.kube import reading
     from trainspec.kube import resources as R
     from trainspec.kube.state import view
@@ -34,7 +35,7 @@ def views(kube: Any, namespace: str | None) -> list[Any]:
             loads_by_ns[ns] = _workloads(kube, ns)
         name = job["metadata"]["name"]
         mine = [p for p in pods_by_ns[ns]
-                if ((p.get("metadata") or {}).get("labels") or {}).get("jobset.sigs.k8s.io/jobset-name") == name]
+                if ((p.get("metadata") or {}).get("labels") or {}).get(JOBSET_NAME_LABEL) == name]
         out.append(view(job, workloads=loads_by_ns[ns], pods=mine))
     return out
 

@@ -225,10 +225,14 @@ def _header(run: Prepared, options: RunOptions) -> list[str]:
     if run.stage is not None:
         source = run.stage.env.get(STORAGE_URI_ENV, "")
         target = run.stage.env.get(DATA_DIR_ENV, str(run.work.workspace))
-        lines.append(f"  dataset: {_shown(source)} -> {_shown(target)} ({run.stage.env.get(NUM_SHARDS_ENV)} shards)")
+        lines.append(f"  dataset: {_shown(source)} -> {_shown(target)} ({_count(run.stage.env.get(NUM_SHARDS_ENV), 'shard')})")
     if not job.runtime_known:
         lines.append("  note: the runtime lives in the cluster; only its spec's env is known here")
     return lines
+
+
+def _count(number: str | None, word: str) -> str:
+    return f"{number} {word}{'' if number == '1' else 's'}"
 
 
 def _shown(path: str | Path) -> str:
