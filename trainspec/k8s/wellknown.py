@@ -141,6 +141,8 @@ SHARD_SOURCE_VOLUME = "data-source"
 JOBSET_GROUP = "jobset.x-k8s.io"
 JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
 REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
+#: JobSet's pod label: which replica (Job) of the replicated job the pod belongs to.
+JOB_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
 #: Label the JobSet controller puts on every pod when ``spec.coordinator`` is set: the
 #: coordinator pod's endpoint ``<jobset>-<rjob>-<jobIndex>-<podIndex>.<subdomain>``.
 JOBSET_COORDINATOR_LABEL = "jobset.sigs.k8s.io/coordinator"
@@ -159,6 +161,8 @@ KUEUE_VERSION = "v1beta2"
 KUEUE_LEGACY_VERSION = "v1beta1"
 KUEUE_VERSIONS = (KUEUE_VERSION, KUEUE_LEGACY_VERSION)
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
+#: Kueue's label on a Workload: the uid of the job it was made for.
+KUEUE_JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 #: Seconds as a decimal int32 > 0 (Kueue ignores anything else): see MAX_EXEC_TIME_SECONDS.
 MAX_EXEC_TIME_LABEL = "kueue.x-k8s.io/max-exec-time-seconds"

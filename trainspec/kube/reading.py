@@ -41,7 +41,7 @@ def workloads(kube: Any, namespace: str, job: dict[str, Any]) -> list[dict[str, 
     """The namespace's Workloads for this job ([] without Kueue: its CRD missing is a 404)."""
     uid = (job.get("metadata") or {}).get("uid") or ""
     try:
-        listed = call(lambda: kube.list(R.WORKLOAD, namespace, selector=f"kueue.x-k8s.io/job-uid={uid}"), POLICY,
+        listed = call(lambda: kube.list(R.WORKLOAD, namespace, selector=f"{W.KUEUE_JOB_UID_LABEL}={uid}"), POLICY,
                       what="list Kueue workloads", log=lambda m: None)
     except Exception as exc:
         if getattr(exc, "status", None) in (403, 404):

@@ -13,7 +13,7 @@ from typing import Any
 
 from trainspec.k8s import wellknown as W
 
-JOB_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
+JOB_INDEX_LABEL = W.JOB_INDEX_LABEL
 TERMINAL = frozenset({"Complete", "Failed"})
 
 __all__ = ["JobView", "PodGroup", "job_state", "newest_per_index", "parse_time", "view"]
