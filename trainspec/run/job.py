@@ -20,7 +20,7 @@ from trainspec.dsl.models import Framework
 from trainspec.dsl.sources import LoadedSpec
 from trainspec.dsl.wellknown import STORAGE_URI_ENV
 from trainspec.k8s.wellknown import (
-    ANCESTOR_DATASET, ANCESTOR_LABEL, ANCESTOR_TRAINER, CHECKPOINT_VOLUME, DATASET_INITIALIZER, NODE, SHARD_VOLUME,
+    ANCESTOR_DATASET, ANCESTOR_LABEL, ANCESTOR_TRAINER, DATASET_INITIALIZER, NODE,
 )
 
 #: The engines run --local can play the controller of (issue 12: Trainer TrainJobs first).
@@ -197,7 +197,3 @@ def _patched_mounts(trainjob: dict[str, Any], plan: JobPlan) -> dict[str, str]:
                 if container.get("name") == NODE:
                     found.update(_mounts(container))
     return found
-
-
-#: Volume names the local work directory gives a home of its own.
-LOCAL_VOLUMES = (SHARD_VOLUME, CHECKPOINT_VOLUME)

@@ -11,7 +11,7 @@ import os
 import shutil
 import signal
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, TextIO
@@ -24,7 +24,7 @@ from trainspec.k8s.wellknown import DATASET_INITIALIZER, LAUNCHER
 from trainspec.run import environment as E
 from trainspec.run import gpus as G
 from trainspec.run.job import EnvEntry, LocalJob, check_engine, local_job, pick_plan
-from trainspec.run.processes import Member, StartError, Supervisor
+from trainspec.run.processes import Member, Outcome, StartError, Supervisor
 from trainspec.run.secrets import read_secret_file_values, resolve_secrets
 from trainspec.run.workdir import WorkDir, default_workdir
 from trainspec.run.workdir import prepare as prepare_workdir
@@ -111,7 +111,7 @@ def prepare(result: CompileResult, options: RunOptions) -> tuple[Prepared | None
     return prepared, prepared.warnings
 
 
-def _missing_program(program: str, environ: Mapping[str, str]):
+def _missing_program(program: str, environ: Mapping[str, str]) -> Callable[[LocalJob], Diagnostic] | None:
     """None when ``program`` can be started here, else a maker of the TS706 diagnostic."""
     if os.sep in program:
         found = os.access(program, os.X_OK) and os.path.isfile(program)
@@ -265,7 +265,7 @@ def execute(run: Prepared, *, stdout: BinaryIO, stderr: BinaryIO, say: TextIO, g
     return outcome.code
 
 
-def _report(say: TextIO, name: str, outcome, what: str | None) -> None:
+def _report(say: TextIO, name: str, outcome: Outcome, what: str | None) -> None:
     if outcome.interrupted is not None:
         sig = signal.Signals(outcome.interrupted).name
         say.write(f"trainspec run --local: {name} interrupted ({sig}): every process was stopped\n")
