@@ -289,3 +289,17 @@ def test_compile_trainjob_from_python_objects_and_paths() -> None:
     assert llama.claim_access_modes == ["ReadWriteMany"]
     with pytest.raises(KfpSpecError, match="does not compile"):
         compile_trainjob(EXAMPLES / "invalid" / "TS103-syntax-error.yaml")
+
+
+def test_lines_with_the_same_timestamp_are_all_printed_and_not_repeated_on_reconnect() -> None:
+    """Several lines in one timestamp (a burst of output): every line after the first was dropped."""
+    out = io.StringIO()
+    kube = _FakeKube()
+    kube.streams = [["2026-01-01T00:00:00.5Z a", "2026-01-01T00:00:00.5Z b", "2026-01-01T00:00:00.5Z c"],
+                    ["2026-01-01T00:00:00.5Z a", "2026-01-01T00:00:00.5Z b", "2026-01-01T00:00:00.5Z c",
+                     "2026-01-01T00:00:00.5Z d", "2026-01-01T00:00:01Z e"]]
+    follower = LogFollower(kube, "ml", "job", out=out, poll_seconds=0)
+    follower._pass(follow=True)
+    follower._pass(follow=True)
+    assert [line for line in out.getvalue().splitlines() if line.startswith("node-0")] == [
+        "node-0 | a", "node-0 | b", "node-0 | c", "node-0 | d", "node-0 | e"]

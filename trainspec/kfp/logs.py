@@ -10,17 +10,12 @@ from __future__ import annotations
 
 import sys
 import threading
-import time
-from collections.abc import Callable
 from typing import Any, TextIO
 
 from trainspec.kfp import names as N
+from trainspec.kube.follow import DONE_PHASES, STARTED_PHASES, since_seconds, stamp_key
 from trainspec.kube.retry import is_transient
 
-STARTED_PHASES = frozenset({"Running", "Succeeded", "Failed"})
-DONE_PHASES = frozenset({"Succeeded", "Failed"})
-#: Overlap asked for on reconnect; duplicates inside it are skipped by timestamp.
-RECONNECT_SLACK = 5
 
 
 def node0_selector(trainjob: str) -> str:
@@ -42,7 +37,9 @@ class LogFollower:
         self.lock = lock or threading.Lock()
         self._stop = threading.Event()
         self._final = threading.Event()
-        self._last: dict[str, str] = {}  # pod uid -> timestamp of the last printed line
+        # pod uid -> (timestamp of the last printed line, lines printed with that timestamp): a
+        # reconnect skips what is older and as many lines of that very timestamp as were printed.
+        self._last: dict[str, tuple[str, int]] = {}
         self._done: set[str] = set()     # pod uids streamed to their end
         self._announced: set[str] = set()
         self._thread = threading.Thread(target=self._run, name="trainspec-logs", daemon=True)
@@ -94,36 +91,25 @@ class LogFollower:
                 self._done.add(uid)
 
     def _stream(self, pod: str, uid: str, *, follow: bool) -> None:
-        last = self._last.get(uid)
+        resume = self._last.get(uid)
+        skip_same = resume[1] if resume else 0
         for line in self.kube.stream_log(self.namespace, pod, N.TRAINER_CONTAINER, follow=follow,
-                                         since_seconds=_since_seconds(last)):
+                                         since_seconds=since_seconds(resume[0] if resume else None)):
             stamp, _, text = line.partition(" ")
-            key = _stamp_key(stamp)
+            key = stamp_key(stamp)
             if key is None:  # not a timestamped line: print it whole
                 self._print(f"node-0 | {line}")
                 continue
-            if last is not None and key <= last:
+            if resume is not None and key < resume[0]:
                 continue  # printed before the reconnect
-            self._last[uid] = last = key
+            if resume is not None and key == resume[0] and skip_same > 0:
+                skip_same -= 1
+                continue
+            previous = self._last.get(uid)
+            self._last[uid] = (key, previous[1] + 1 if previous and previous[0] == key else 1)
             self._print(f"node-0 | {text}")
 
 
-def _stamp_key(stamp: str) -> str | None:
-    """An RFC 3339 timestamp as a sortable string (nanoseconds padded: kubelet trims zeros)."""
-    if len(stamp) < 20 or stamp[4] != "-" or stamp[10] != "T" or not stamp.endswith("Z"):
-        return None
-    head, _, fraction = stamp[:-1].partition(".")
-    return f"{head}.{fraction.ljust(9, '0')}"
-
-
-def _since_seconds(last: str | None, now: Callable[[], float] = time.time) -> int | None:
-    """How far back a reconnect must read to cover ``last`` (None: from the start)."""
-    if last is None:
-        return None
-    from datetime import datetime, timezone
-
-    try:
-        seen = datetime.strptime(last[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc).timestamp()
-    except ValueError:
-        return None
-    return max(1, int(now() - seen) + RECONNECT_SLACK)
+#: Kept for callers of the old private names.
+_stamp_key = stamp_key
+_since_seconds = since_seconds
