@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 
 from tests.conftest import run_cli
-from trainspec.cli.progress import ENV, Progress, enabled_for, pass_reporter
+from trainspec.progress import ENV, Progress, enabled_for, pass_reporter
 
 
 class FakeTTY(io.StringIO):
@@ -148,3 +148,30 @@ def test_compile_reports_passes_on_a_terminal_and_nothing_when_piped() -> None:
     # Piped (not a TTY): stderr holds no progress at all.
     proc = run_cli("compile", "examples/ddp-cpu.yaml", "-o", "-")
     assert proc.returncode == 0 and "\r" not in proc.stderr and proc.stderr == ""
+
+
+def test_the_sharding_stage_draws_progress_by_bytes_on_a_terminal(tmp_path, monkeypatch) -> None:
+    """Long work shows progress on a terminal: the stage reports the bytes it read."""
+    import io
+    import subprocess
+    import sys
+
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(f'{{"i": {i}}}\n' for i in range(2000)))
+    command = [sys.executable, "-m", "trainspec.stages.shard", "--source", str(data), "--format", "jsonl",
+               "--num-shards", "4", "--output", str(tmp_path / "out")]
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("TRAINSPEC_")}
+    quiet = subprocess.run(command, capture_output=True, text=True, env=env)
+    assert quiet.returncode == 0, quiet.stderr
+    assert "\r" not in quiet.stderr + quiet.stdout  # not a terminal: no progress line
+    from trainspec.progress import Progress
+    from trainspec.stages.sources import resolve_source
+
+    stream = io.StringIO()
+    bar = Progress("sharding", total=data.stat().st_size, stream=stream, enabled=True, delay=0.0, interval=0.0)
+    source = resolve_source(str(data), {}, exclude=tmp_path / "out")
+    source.on_read = bar.advance
+    with source.open(source.files[0]) as handle:
+        while handle.read(4096):
+            pass
+    assert bar.done == data.stat().st_size and "sharding:" in stream.getvalue() and "(100%)" in stream.getvalue()

@@ -79,6 +79,7 @@ def test_status_follows_suspended_queued_admitted_running_complete(api: StandIn,
     api.on_watch = step
     code, out, err = cli("status", "ddp-ckpt", "-n", "ml-dev", "--watch", "--interval", "1")
     assert code == 0, err
+    assert "waiting for admission" not in err and "\r" not in err  # not a terminal: no progress line
     firsts = [line for line in out.splitlines() if line.startswith("TrainJob ")]
     # Each change is printed once: Running twice (resumed; then pods and progress appeared).
     assert [f.split(": ", 1)[1].split(" ")[0] for f in firsts] == ["Queued", "Admitted", "Running", "Running",
@@ -90,6 +91,37 @@ def test_status_follows_suspended_queued_admitted_running_complete(api: StandIn,
                            for w in watches)
     status_patches = api.sent("PATCH", "/status$")
     assert status_patches and all(p.headers["Content-Type"] == "application/merge-patch+json" for p in status_patches)
+
+
+def test_watch_shows_a_spinner_while_queued_on_a_terminal(api: StandIn, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRAINSPEC_PROGRESS", "1")  # what a terminal gets
+    job = _submitted(api, tmp_path)
+    controller_patch(api.url, TJ, SUSPENDED)
+    workload = api.add_workload(job, queue="ml-dev", conditions=PENDING)
+    steps = [
+        lambda: workload["status"].update(conditions=ADMITTED),
+        lambda: controller_patch(api.url, TJ, {"conditions": [
+            RESUMED, {"type": "Complete", "status": "True", "reason": "JobsCompleted", "message": "done"}]}),
+    ]
+
+    def step(_: StandIn) -> None:
+        if steps:
+            import threading
+
+            t = threading.Thread(target=steps.pop(0))
+            api.lock.release()
+            try:
+                t.start()
+                t.join(30)
+            finally:
+                api.lock.acquire()
+
+    api.on_watch = step
+    code, out, err = cli("status", "ddp-ckpt", "-n", "ml-dev", "--watch", "--interval", "1")
+    assert code == 0, err
+    assert "waiting for admission" in err and "Pending" in err  # the spinner names Kueue's reason
+    assert "\r" not in out  # status lines stay clean on stdout
 
 
 def test_status_json_evicted_and_the_newest_pod_per_index(api: StandIn, tmp_path: Path) -> None:

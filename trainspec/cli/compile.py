@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from trainspec.cli.common import compile_args, report_foreign
     from trainspec.compiler.pipeline import Stop
 
-    from trainspec.cli.progress import Progress, pass_reporter
+    from trainspec.progress import Progress, pass_reporter
 
     to_dir = args.output != "-"
     # On a terminal, thousands of specs show which pass the compile is in; piped output stays clean.

@@ -62,19 +62,31 @@ def _watch(kube, ns: str, name: str, args: argparse.Namespace) -> int:
     from trainspec.kube import reading
     from trainspec.kube import resources as R
 
+    from trainspec.progress import Progress
+
     job = reading.trainjob(kube, ns, name)
     shown = None
+    waiting: Progress | None = None  # a spinner on a terminal while Kueue has not admitted the job
     while True:
         current = reading.job_view(kube, ns, name, job)
         key = json.dumps(current.to_dict() | {"age_seconds": None, "deadline_left_seconds": None}, sort_keys=True)
         if key != shown:
+            if waiting is not None:  # erase the spinner line before the new status
+                waiting.close()
+                waiting = None
             shown = key
             if args.format == "json":
                 print(json.dumps(current.to_dict(), sort_keys=True), flush=True)
             else:
                 print("\n".join(current.lines()), flush=True)
         if current.done:
+            if waiting is not None:
+                waiting.close()
             return 0 if current.phase == "Complete" else 1
+        if current.phase in ("Queued", "Suspended") and args.format != "json":
+            if waiting is None:
+                waiting = Progress("waiting for admission", delay=0.0)
+            waiting.update(detail=current.queue.reason if current.queue is not None else current.phase)
         version = (job.get("metadata") or {}).get("resourceVersion") or "0"
         changed = None
         try:

@@ -86,7 +86,7 @@ class Options:
     #: The YAML loader's caps (file size: ``--max-file-size``); None: the loader's defaults.
     limits: LoadLimits | None = None
     #: Called as ``progress(pass name, passes done, passes in all)`` before each pass (the CLI's
-    #: terminal progress line, trainspec.cli.progress); None: nothing is reported.
+    #: terminal progress line, trainspec.progress); None: nothing is reported.
     progress: Callable[[str, int, int], None] | None = field(default=None, compare=False)
 
 

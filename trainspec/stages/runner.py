@@ -107,9 +107,15 @@ def run(cfg: Config, env: Mapping[str, str], out: Any = None) -> int:
         ):
             _raise_fd_limit(settings.num_shards + 64)
         staging: Path | None = make_staging(out_dir)
+        from trainspec.progress import Progress
+
+        # On a terminal (a local run), a progress line by bytes read; in a pod, nothing.
+        bar = Progress("sharding", total=source.total_bytes or None)
+        source.on_read = bar.advance if bar.enabled else None
         try:
             assert staging is not None
-            results = _sharder(settings.format)(source, settings, options, staging)
+            with bar:
+                results = _sharder(settings.format)(source, settings, options, staging)
             changed = source.changed_files()
             if changed:  # the shards may mix old and new data; never publish that
                 raise StageError(

@@ -63,6 +63,8 @@ class Source:
     uri: str
     files: list[SourceFile]
     fs: Any = None  # an fsspec filesystem, or None for local files
+    #: Called with the number of bytes each read returned (the stage's progress line); None: no one.
+    on_read: Any = None
 
     @property
     def is_local(self) -> bool:
@@ -78,10 +80,12 @@ class Source:
         """Open an input file for binary reading (seekable, supports ``readinto``)."""
         try:
             if self.fs is None:
-                return open(f.location, "rb", buffering=0)
-            return self.fs.open(f.location, "rb", block_size=block_size)
+                handle: Readable = open(f.location, "rb", buffering=0)
+            else:
+                handle = self.fs.open(f.location, "rb", block_size=block_size)
         except OSError as exc:
             raise StageError(f"cannot read source file {f.location}: {exc.strerror or exc}") from None
+        return _Counted(handle, self.on_read) if self.on_read is not None else handle
 
     def changed_files(self) -> list[str]:
         """Local files whose size or mtime differ from when they were listed (empty if none).
@@ -274,3 +278,29 @@ def resolve_source(uri: str, env: Mapping[str, str], exclude: Path | None = None
     if not source.files:
         raise StageError(f"no input files found at {uri}")
     return source
+
+
+class _Counted:
+    """A source file that reports how many bytes each read returned (for the progress line)."""
+
+    def __init__(self, inner: Any, report: Any) -> None:
+        self._inner, self._report = inner, report
+
+    def read(self, size: int = -1, /) -> bytes:
+        data = self._inner.read(size)
+        self._report(len(data))
+        return data
+
+    def readinto(self, buffer: Any, /) -> int | None:
+        count = self._inner.readinto(buffer)
+        self._report(count or 0)
+        return count
+
+    def __getattr__(self, name: str) -> Any:  # seek, tell, close, context manager...
+        return getattr(self._inner, name)
+
+    def __enter__(self) -> _Counted:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._inner.close()

@@ -22,6 +22,7 @@ the output that follows starts on a clean line.
 
 from __future__ import annotations
 
+import _thread
 import os
 import sys
 import time
@@ -73,12 +74,17 @@ class Progress:
         self._last_draw: float | None = None
         self._drawn = 0  # characters on the line now (to erase them)
         self._frame = 0
+        self._lock = _thread.allocate_lock()  # the builtin lock: no `threading` import on start-up
 
     # -- updates -------------------------------------------------------------------------------
 
     def advance(self, n: int = 1, *, detail: str | None = None) -> None:
-        """``n`` more items done (with an optional short note, e.g. the current file)."""
-        self.update(self.done + n, detail=detail)
+        """``n`` more items done (with an optional short note, e.g. the current file).
+
+        Safe from several threads (the sharding stage reads in a thread pool).
+        """
+        with self._lock:
+            self.update(self.done + n, detail=detail)
 
     def update(self, done: int | None = None, *, detail: str | None = None, total: int | None = None) -> None:
         """Set the count, note or total; redraws if the last draw is older than ``interval``."""
