@@ -15,6 +15,7 @@ import re
 import shlex
 from typing import Any
 
+from trainspec.dsl.wellknown import MPI_SSH_AUTH_MOUNT_PATH
 from trainspec.dsl.quantity import Quantity
 from trainspec.k8s.wellknown import MAX_EXEC_TIME_LABEL
 
@@ -112,7 +113,7 @@ def _mpijob(obj: dict) -> Meaning:
         p["argv"] = [*(p.pop("command") or []), *(p.pop("args") or [])]
     return {**_metadata(obj), **_run_policy(spec.get("runPolicy") or {}),
             "replicas": {t: r.get("replicas", 1) for t, r in replicas.items()}, "pods": pods,
-            "slots": spec.get("slotsPerWorker", 1), "sshAuthMountPath": spec.get("sshAuthMountPath", "/root/.ssh"),
+            "slots": spec.get("slotsPerWorker", 1), "sshAuthMountPath": spec.get("sshAuthMountPath", MPI_SSH_AUTH_MOUNT_PATH),
             "runLauncherAsWorker": bool(spec.get("runLauncherAsWorker")),
             "mpiImplementation": spec.get("mpiImplementation", "OpenMPI")}
 

@@ -24,7 +24,7 @@ from trainspec.dsl.types import (
     LabelValue, Name, NamespaceName, ObjectName, ObjectStoreUri, ParamCount, Quantity, ResourceQuantity, StrictBool,
     VolumeSize,
 )
-from trainspec.dsl.wellknown import INT64_MAX, MAX_USER_ID, SEED_MAX
+from trainspec.dsl.wellknown import INT64_MAX, MAX_USER_ID, MPI_SSH_AUTH_MOUNT_PATH, SEED_MAX
 
 API_VERSION = "trainspec.dev/v1alpha1"
 API_GROUP = "trainspec.dev"
@@ -240,7 +240,7 @@ class DataSharding(_Model):
 class Mpi(_Model):
     """MPI settings (framework deepspeed or mpi)."""
 
-    ssh_auth_mount_path: AbsolutePath = field(default="/root/.ssh", description="Where the SSH keys are mounted.")
+    ssh_auth_mount_path: AbsolutePath = field(default=MPI_SSH_AUTH_MOUNT_PATH, description="Where the SSH keys are mounted.")
     run_launcher_as_node: StrictBool = field(default=True, description="The launcher also trains (counts as a node).")
     run_as_user: Optional[Count] = field(
         default=None, ge=0, le=MAX_USER_ID, description="User id of the MPI containers (sshd needs it)."

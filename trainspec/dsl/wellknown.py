@@ -66,6 +66,8 @@ PET_NODE_RANK_ENV = "PET_NODE_RANK"
 PET_MASTER_ADDR_ENV = "PET_MASTER_ADDR"
 PET_MASTER_PORT_ENV = "PET_MASTER_PORT"
 #: What Trainer's MPI plugin sets in the launcher's container (Open MPI's MCA settings).
+#: Where MPI launchers and workers find the SSH keys unless a runtime says otherwise.
+MPI_SSH_AUTH_MOUNT_PATH = "/root/.ssh"
 MPI_HOSTFILE_ENV = "OMPI_MCA_orte_default_hostfile"
 MPI_RSH_ARGS_ENV = "OMPI_MCA_plm_rsh_args"
 MPI_KEEP_FQDN_ENV = "OMPI_MCA_orte_keep_fqdn_hostnames"

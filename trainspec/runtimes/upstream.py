@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from trainspec.dsl.wellknown import MPI_SSH_AUTH_MOUNT_PATH
 from trainspec.dsl.models import Framework, Mpi, Resources, Runtime
 from trainspec.dsl.sources import LoadedSpec
 from trainspec.k8s.wellknown import DATASET_INITIALIZER, MODEL_INITIALIZER
@@ -114,7 +115,7 @@ def upstream_runtime(name: str) -> LoadedSpec | None:
         return None
     mpi = None
     if entry.policy == "mpi":
-        mpi = Mpi(ssh_auth_mount_path=entry.ssh_auth_mount_path or "/root/.ssh",
+        mpi = Mpi(ssh_auth_mount_path=entry.ssh_auth_mount_path or MPI_SSH_AUTH_MOUNT_PATH,
                   run_launcher_as_node=bool(entry.launcher_as_node))
     runtime = Runtime(
         name=_PLACEHOLDER, framework=framework, image=entry.image, nodes=entry.nodes, external=True,

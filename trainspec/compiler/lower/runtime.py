@@ -8,6 +8,7 @@ interconnect profile (NCCL env, RDMA devices and IPC_LOCK), a restart budget, ex
 
 from __future__ import annotations
 
+from trainspec.dsl.wellknown import MPI_SSH_AUTH_MOUNT_PATH
 from trainspec.compiler.lower import env as envs
 from trainspec.compiler.lower import labels as L
 from trainspec.compiler.plan import (
@@ -69,7 +70,7 @@ def _ml_policy(spec: RuntimeSpec) -> MLPolicy:
         mpi=MPIMLPolicySource(
             num_proc_per_node=spec.procs_per_node or gpus or 1,
             mpi_implementation="OpenMPI",
-            ssh_auth_mount_path=mpi.ssh_auth_mount_path if mpi else "/root/.ssh",
+            ssh_auth_mount_path=mpi.ssh_auth_mount_path if mpi else MPI_SSH_AUTH_MOUNT_PATH,
             run_launcher_as_node=mpi.run_launcher_as_node if mpi else True,
         ),
     )
