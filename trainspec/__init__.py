@@ -1,4 +1,4 @@
-"""trainspec: validate training specs and compile them into Kubeflow Trainer v2 resources.
+"""trainspec: validate training specs and compile them into the Kubernetes resources that run distributed training.
 
 The public Python API is re-exported here lazily, so that ``import trainspec.stages`` inside a
 training image stays standard-library only and start-up stays fast.

@@ -11,7 +11,7 @@ EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
 COMMANDS = {
     "validate": ("trainspec.cli.validate", "check specs and report every problem at once"),
-    "compile": ("trainspec.cli.compile", "compile specs into Kubeflow Trainer manifests"),
+    "compile": ("trainspec.cli.compile", "compile specs into manifests (Trainer TrainJobs, RayJobs, PyTorchJobs/MPIJobs)"),
     "check": ("trainspec.cli.check", "check compiled or given manifests against CRDs, webhooks and the Kueue queues"),
     "schema": ("trainspec.cli.schema", "print the JSON Schema of the spec language"),
     "explain": ("trainspec.cli.explain", "show each job's resolved plan, value origins, memory fit and cost"),
@@ -42,8 +42,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """
     from trainspec import __version__
 
-    parser = _Parser(prog="trainspec", description="Validate training specs and compile them into "
-                                                  "Kubeflow Trainer v2 resources.")
+    parser = _Parser(prog="trainspec", description="Validate training specs and compile them into the "
+                                                  "Kubernetes resources that run distributed training.")
     parser.add_argument("--version", action="version", version=f"trainspec {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
