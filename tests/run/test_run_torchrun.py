@@ -19,7 +19,9 @@ import torch.distributed as dist
 dist.init_process_group("gloo")
 value = torch.tensor([float(dist.get_rank())])
 dist.all_reduce(value)
-print(f"rank={dist.get_rank()} world={dist.get_world_size()} sum={int(value.item())}", flush=True)
+# One write per line: the ranks of a node share its stdout, and print() writes the text and the
+# newline separately, so two ranks' lines could interleave.
+os.write(1, f"rank={dist.get_rank()} world={dist.get_world_size()} sum={int(value.item())}\\n".encode())
 dist.destroy_process_group()
 """
 
