@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.checkcmd.conftest import check, codes, line_of
+from tests.checkcmd.conftest import check, line_of
 
 CLUSTER = """
 apiVersion: v1

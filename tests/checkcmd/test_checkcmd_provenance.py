@@ -8,7 +8,6 @@ runtime's line, not at the job's.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from tests.checkcmd.conftest import RUNTIME_SPEC, check, line_of
 from tests.checkcmd.test_checkcmd_crds import FAKE_TRAINJOB_CRD

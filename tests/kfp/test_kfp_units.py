@@ -11,13 +11,12 @@ pytest.importorskip("kubernetes", reason="the kfp extra is not installed: pip in
 
 from kfp_testing import COMPLETE, EXAMPLES, FAILED, RUNNING
 
-from trainspec.kfp import (
-    merge,
-    retry,
-)
+from trainspec.kfp import merge
+from trainspec.kube import retry
 from trainspec.kfp import names as N
 from trainspec.kfp.launcher import job_state
-from trainspec.kfp.logs import LogFollower, _stamp_key
+from trainspec.kfp.logs import LogFollower
+from trainspec.kube.follow import stamp_key as _stamp_key
 from trainspec.kfp.pipeline import compile_trainjob
 
 

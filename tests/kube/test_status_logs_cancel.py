@@ -38,6 +38,25 @@ def test_phase_comes_from_condition_status_not_the_last_conditions_type() -> Non
     assert view(job).phase == "Complete"
 
 
+def _play_controller(api: StandIn, steps: list) -> None:
+    """On each watch request, the test plays the controller's next step."""
+
+    def step(_: StandIn) -> None:
+        if steps:
+            # The controller's own HTTP calls go through the stand-in's lock on other threads: run them there.
+            import threading
+
+            t = threading.Thread(target=steps.pop(0))
+            api.lock.release()
+            try:
+                t.start()
+                t.join(30)
+            finally:
+                api.lock.acquire()
+
+    api.on_watch = step
+
+
 def test_status_follows_suspended_queued_admitted_running_complete(api: StandIn, tmp_path: Path) -> None:
     job = _submitted(api, tmp_path)
     controller_patch(api.url, TJ, SUSPENDED)
@@ -63,20 +82,7 @@ def test_status_follows_suspended_queued_admitted_running_complete(api: StandIn,
             RESUMED, {"type": "Complete", "status": "True", "reason": "JobsCompleted", "message": "done"}]}),
     ]
 
-    def step(_: StandIn) -> None:
-        if steps:
-            # The controller's own HTTP calls go through the stand-in's lock on other threads: run them there.
-            import threading
-
-            t = threading.Thread(target=steps.pop(0))
-            api.lock.release()
-            try:
-                t.start()
-                t.join(30)
-            finally:
-                api.lock.acquire()
-
-    api.on_watch = step
+    _play_controller(api, steps)
     code, out, err = cli("status", "ddp-ckpt", "-n", "ml-dev", "--watch", "--interval", "1")
     assert code == 0, err
     assert "waiting for admission" not in err and "\r" not in err  # not a terminal: no progress line
@@ -105,19 +111,7 @@ def test_watch_shows_a_spinner_while_queued_on_a_terminal(api: StandIn, tmp_path
             RESUMED, {"type": "Complete", "status": "True", "reason": "JobsCompleted", "message": "done"}]}),
     ]
 
-    def step(_: StandIn) -> None:
-        if steps:
-            import threading
-
-            t = threading.Thread(target=steps.pop(0))
-            api.lock.release()
-            try:
-                t.start()
-                t.join(30)
-            finally:
-                api.lock.acquire()
-
-    api.on_watch = step
+    _play_controller(api, steps)
     code, out, err = cli("status", "ddp-ckpt", "-n", "ml-dev", "--watch", "--interval", "1")
     assert code == 0, err
     assert "waiting for admission" in err and "Pending" in err  # the spinner names Kueue's reason

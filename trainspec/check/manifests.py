@@ -9,12 +9,8 @@ its ``key`` (``#m0``, ``#r3``, ``#c1``), which stands in for a file name until
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from trainspec.dsl.yaml_loader import LoadLimits
+from typing import Any
 
 RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
 
@@ -55,15 +51,15 @@ def compiled_manifests(result: Any) -> list[Manifest]:
     return out
 
 
-def read_manifests(files: Iterable[Any], limits: LoadLimits | None = None) -> tuple[list[Manifest], list[Any]]:
-    """Kubernetes manifests (not trainspec specs) in the input YAML files, and load problems.
-    ``limits``: the loader's caps (the load pass's, so both read the same files alike)."""
-    from trainspec.kueue.located import read_objects
+def foreign_manifests(result: Any) -> list[Manifest]:
+    """The Kubernetes manifests among the inputs: the documents the load pass left alone as not
+    trainspec's (already parsed, with their positions), that have an ``apiVersion`` and a ``kind``."""
+    from trainspec.kueue.located import Located
 
-    objects, problems = read_objects(list(files), limits)  # load problems repeat the compile pass's: deduplicated
-    # A kustomization (as `trainspec compile -o DIR` writes one) configures the build; it is never applied.
-    objects = [o for o in objects if not o.api_version.startswith("kustomize.config.k8s.io/")]
-    return [Manifest(f"#r{i}", o.data, located=o) for i, o in enumerate(objects)], problems
+    docs = [f.doc for f in result.foreign if f.doc is not None and f.api_version and f.kind
+            # A kustomization (as `trainspec compile -o DIR` writes one) configures the build; never applied.
+            and not f.api_version.startswith("kustomize.config.k8s.io/")]
+    return [Manifest(f"#r{i}", doc.data, located=Located(doc)) for i, doc in enumerate(docs)]
 
 
 def cluster_manifests(cluster: Any) -> list[Manifest]:

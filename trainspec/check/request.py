@@ -108,7 +108,7 @@ def run_check(request: CheckRequest) -> CheckReport:
     from trainspec.dsl.diagnostics import Diagnostic
 
     from .crd_source import resolve_crds
-    from .manifests import cluster_manifests, compiled_manifests, read_manifests
+    from .manifests import cluster_manifests, compiled_manifests, foreign_manifests
     from .passes import crd_findings, preflight_findings, webhook_findings
 
     problems = missing_paths(request)
@@ -122,11 +122,8 @@ def run_check(request: CheckRequest) -> CheckReport:
         target = Target()
     diagnostics: list[Diagnostic] = list(result.diagnostics)
     manifests = compiled_manifests(result)
-    # The load pass already told trainspec's documents from the others: read those as manifests.
-    files = sorted({Path(doc.file) for doc in result.foreign}, key=lambda p: p.as_posix())
-    read, found = read_manifests(files, pipeline_options(request).limits)
-    manifests += read
-    diagnostics += found
+    # The load pass already told trainspec's documents from the others (and parsed them).
+    manifests += foreign_manifests(result)
 
     cluster = None
     if request.cluster:

@@ -10,8 +10,6 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any, TextIO
 
-from trainspec.dsl.diagnostics import Diagnostic
-
 if TYPE_CHECKING:
     from trainspec.compiler.pipeline import CompileResult, Options, Stop
     from trainspec.dsl.yaml_loader import LoadLimits
@@ -120,28 +118,7 @@ def report_foreign(result: CompileResult, args: argparse.Namespace, stream: Text
     from trainspec.cli.report import location
 
     for doc in result.foreign:
-        what = " ".join(filter(None, (getattr(doc, "api_version", None), getattr(doc, "kind", None)))) or "no apiVersion"
+        what = " ".join(filter(None, (doc.api_version, doc.kind))) or "no apiVersion"
         stream.write(f"{location(doc.file, doc.line, doc.column)}: ignored: not a trainspec document ({what})\n")
     if result.foreign:
         stream.write(f"{len(result.foreign)} document{'s' * (len(result.foreign) != 1)} ignored as not trainspec's\n")
-
-
-def project_file(args: argparse.Namespace) -> str | None:
-    """The project file a command uses, if any (for commands that need its path)."""
-    if args.no_project:
-        return None
-    if args.project:
-        return args.project
-    from pathlib import Path
-
-    from trainspec.dsl.project import find_project_file
-
-    found = find_project_file(Path.cwd())
-    return str(found) if found else None
-
-
-def load_values(files: list[str]) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
-    """Merge values files (see :func:`trainspec.dsl.values.load_values`)."""
-    from trainspec.dsl.values import load_values as load
-
-    return load(files)

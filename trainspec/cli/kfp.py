@@ -89,7 +89,6 @@ def _pipeline(args: argparse.Namespace) -> int:
     import os
     import tempfile
 
-    from trainspec.cli import report
     from trainspec.cli.common import pipeline_options
     from trainspec.compiler.pipeline import Stop
     from trainspec.kfp import pipeline as P

@@ -162,7 +162,7 @@ class Compilation:
         target = self.result.target
         assert target is not None
         chosen = (self.options.target or {}).get("engine")
-        if chosen is None and getattr(runtime.spec.spec, "engine", None) is not None:
+        if chosen is None and runtime.spec.spec.engine is not None:
             chosen = runtime.spec.spec.engine.value
         return chosen or target.engine
 

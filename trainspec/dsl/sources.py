@@ -8,7 +8,7 @@ Finding files is :mod:`trainspec.dsl.discovery`; telling specs from other YAML i
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,8 @@ DEFAULT_PYTHON_TIMEOUT = 10.0
 class ForeignDoc:
     """A document that was read and left alone as not trainspec's (a Kubernetes manifest, ...).
 
-    ``api_version`` and ``kind`` are the document's own (None when absent or not a string).
+    ``api_version`` and ``kind`` are the document's own (None when absent or not a string);
+    ``doc`` is the parsed document, so ``check`` reads it as a manifest without reading the file again.
     """
 
     file: str
@@ -43,6 +44,7 @@ class ForeignDoc:
     column: int
     api_version: str | None
     kind: str | None
+    doc: SourceDoc | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -122,8 +124,8 @@ def spec_problems(loaded: LoadedSpec) -> list[Diagnostic]:
 
 
 def _python_name(model: Any, wire: Any) -> str:
-    for name, field in getattr(model, "model_fields", {}).items():
-        if field.alias == wire or name == wire:
+    for name, spec_field in getattr(model, "model_fields", {}).items():
+        if spec_field.alias == wire or name == wire:
             return name
     return str(wire)
 
@@ -212,7 +214,7 @@ def _specs_of(docs: list[SourceDoc], problems: list[Diagnostic], values: dict[st
 def _foreign(doc: SourceDoc) -> ForeignDoc:
     api_version, kind = doc.data.get("apiVersion"), doc.data.get("kind")
     return ForeignDoc(doc.file, doc.start.line, doc.start.column, api_version if isinstance(api_version, str) else None,
-                      kind if isinstance(kind, str) else None)
+                      kind if isinstance(kind, str) else None, doc)
 
 
 def _load_doc(doc: SourceDoc, values: dict[str, Any] | None) -> tuple[LoadedSpec | None, list[Diagnostic]]:

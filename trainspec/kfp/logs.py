@@ -108,8 +108,3 @@ class LogFollower:
             previous = self._last.get(uid)
             self._last[uid] = (key, previous[1] + 1 if previous and previous[0] == key else 1)
             self._print(f"node-0 | {text}")
-
-
-#: Kept for callers of the old private names.
-_stamp_key = stamp_key
-_since_seconds = since_seconds

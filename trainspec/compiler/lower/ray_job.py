@@ -25,8 +25,8 @@ from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
+from trainspec.compiler.lower.trainjob import metadata_sources
 from trainspec.compiler.lower import checkpoint, kueue
-from trainspec.compiler.lower import labels as L
 from trainspec.compiler.lower import env as envs
 from trainspec.compiler.lower.runtime import _scheduling, _security, _volumes
 from trainspec.compiler.plan import CheckpointKind, CheckpointPlan, JobPlan
@@ -253,15 +253,8 @@ def rayjob_sources(plan: JobPlan, obj: RayJob) -> FieldSources:
         entry = resolved.runtime
         return at("spec", "runtime") if entry.builtin or entry.external else SpecRef(entry.loaded, path)
 
-    sources = FieldSources(default=at())
+    sources = metadata_sources(resolved.loaded)
     for path, ref in (
-        (("metadata",), at("metadata", "name")),
-        (("metadata", "namespace"), at("metadata", "namespace")),
-        (("metadata", "labels"), at("metadata", "labels")),
-        (("metadata", "annotations"), at("metadata", "annotations")),
-        (("metadata", "labels", L.QUEUE_NAME), at("spec", "queue")),
-        (("metadata", "labels", L.PRIORITY_CLASS), at("spec", "priority")),
-        (("metadata", "labels", L.MAX_EXEC_TIME), at("spec", "maxRunTime")),
         (("spec", "suspend"), at("spec", "queue")),
         (("spec", "activeDeadlineSeconds"), at("spec", "maxRunTime")),
         (("spec", "backoffLimit"), runtime_at("spec", "restarts")),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from trainspec.compiler.lower.trainjob import metadata_sources
 from trainspec.compiler.lower.dialects import Lowered, TrainerDialect
 from trainspec.compiler.provenance import FieldSources, Origin, SpecRef
 from trainspec.dsl.models import Framework
@@ -74,7 +75,6 @@ def lower_object(plan: JobPlan) -> Any:
 
 def object_sources(plan: JobPlan, obj: Any) -> FieldSources:
     """What lowering set in the job object, field by field, and from which spec field."""
-    from trainspec.compiler.lower import labels as L
 
     resolved = plan.resolved
     job, runtime = resolved.loaded, resolved.runtime.loaded
@@ -82,15 +82,8 @@ def object_sources(plan: JobPlan, obj: Any) -> FieldSources:
     def at(*path: str) -> SpecRef:
         return SpecRef(job, path)
 
-    sources = FieldSources(default=SpecRef(job, ()))
+    sources = metadata_sources(job)
     for path, ref in (
-        (("metadata",), at("metadata", "name")),
-        (("metadata", "namespace"), at("metadata", "namespace")),
-        (("metadata", "labels"), at("metadata", "labels")),
-        (("metadata", "annotations"), at("metadata", "annotations")),
-        (("metadata", "labels", L.QUEUE_NAME), at("spec", "queue")),
-        (("metadata", "labels", L.PRIORITY_CLASS), at("spec", "priority")),
-        (("metadata", "labels", L.MAX_EXEC_TIME), at("spec", "maxRunTime")),
         (("spec", "runPolicy"), SpecRef(runtime, ("spec", "restarts"))),
         (("spec", "runPolicy", "suspend"), at("spec", "queue")),
         (("spec", "runPolicy", "activeDeadlineSeconds"), at("spec", "maxRunTime")),

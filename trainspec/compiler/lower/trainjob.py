@@ -10,6 +10,7 @@ from trainspec.compiler.lower import labels as L
 from trainspec.compiler.plan import RJOB_DATASET, JobPlan
 from trainspec.compiler.provenance import FieldSources, Origin, SpecRef
 from trainspec.dsl.models import Framework, Scope
+from trainspec.dsl.sources import LoadedSpec
 from trainspec.k8s.wellknown import DATA_DIR_ENV, NODE, NUM_SHARDS_ENV
 from trainspec.k8s import (
     ContainerPatch, JobSetSpecPatch, JobSetTemplatePatch, JobSpecPatch, JobTemplatePatch, MetadataPatch,
@@ -144,6 +145,26 @@ def _pod_patch(rjob: str, metadata: MetadataPatch | None, volumes: list[Volume] 
 _POD = ("template", "spec", "template")
 
 
+def metadata_sources(job: LoadedSpec) -> FieldSources:
+    """Where a job object's metadata and Kueue labels come from: the same for every engine's object."""
+
+    def at(*path: str) -> SpecRef:
+        return SpecRef(job, path)
+
+    sources = FieldSources(default=SpecRef(job, ()))
+    for path, ref in (
+        (("metadata",), at("metadata", "name")),
+        (("metadata", "namespace"), at("metadata", "namespace")),
+        (("metadata", "labels"), at("metadata", "labels")),
+        (("metadata", "annotations"), at("metadata", "annotations")),
+        (("metadata", "labels", L.QUEUE_NAME), at("spec", "queue")),
+        (("metadata", "labels", L.PRIORITY_CLASS), at("spec", "priority")),
+        (("metadata", "labels", L.MAX_EXEC_TIME), at("spec", "maxRunTime")),
+    ):
+        sources.set(path, ref)
+    return sources
+
+
 def job_sources(plan: JobPlan, obj: PersistentVolumeClaim | TrainJob) -> FieldSources:
     """What lowering set in ``obj`` (a job's PVC or TrainJob), field by field, and from where."""
     resolved = plan.resolved
@@ -159,15 +180,8 @@ def job_sources(plan: JobPlan, obj: PersistentVolumeClaim | TrainJob) -> FieldSo
         sources.set(("spec", "accessModes"), at("spec", "checkpoint", "accessMode"))
         sources.set(("metadata", "namespace"), at("metadata", "namespace"))
         return sources
-    sources = FieldSources(default=SpecRef(job, ()))
+    sources = metadata_sources(job)
     for path, ref in (
-        (("metadata",), at("metadata", "name")),
-        (("metadata", "namespace"), at("metadata", "namespace")),
-        (("metadata", "labels"), at("metadata", "labels")),
-        (("metadata", "annotations"), at("metadata", "annotations")),
-        (("metadata", "labels", L.QUEUE_NAME), at("spec", "queue")),
-        (("metadata", "labels", L.PRIORITY_CLASS), at("spec", "priority")),
-        (("metadata", "labels", L.MAX_EXEC_TIME), at("spec", "maxRunTime")),
         (("spec", "suspend"), at("spec", "queue")),
         (("spec", "activeDeadlineSeconds"), at("spec", "maxRunTime")),
         (("spec", "runtimeRef"), at("spec", "runtime")),
