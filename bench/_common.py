@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 import gc
 import os
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -19,15 +19,37 @@ ROOT = Path(__file__).resolve().parents[1]
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def median_wall(command: list[str], runs: int, cwd: Path = ROOT) -> float:
-    """Median wall time of ``command`` over ``runs`` runs (after one warm-up run)."""
-    subprocess.run(command, cwd=cwd, capture_output=True, check=False, env=ENV)
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(command, cwd=cwd, capture_output=True, check=False, env=ENV)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def interleaved_walls(
+    commands: dict[str, list[str]], runs: int, cwd: Path = ROOT, warmup: int = 2
+) -> dict[str, list[float]]:
+    """Wall seconds of each command over ``runs`` rounds, side by side.
+
+    Every round runs each command once, in an order rotated from round to round, so load from
+    elsewhere on the machine falls on all of them alike; ``warmup`` untimed rounds first (bytecode
+    caches written, files in the page cache).
+    """
+    names = list(commands)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for round_no in range(warmup + runs):
+        shift = round_no % len(names)
+        for name in names[shift:] + names[:shift]:
+            start = time.perf_counter()
+            subprocess.run(
+                commands[name], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=ENV
+            )
+            if round_no >= warmup:
+                times[name].append(time.perf_counter() - start)
+    return times
+
+
+def machine() -> str:
+    """Cores, kernel, Python and the load average now: the line every report starts with."""
+    uname = os.uname()
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (
+        f"{os.cpu_count()} cores, {uname.sysname} {uname.release} {uname.machine}, "
+        f"Python {sys.version.split()[0]}, load average {load}"
+    )
 
 
 def trainspec_command(*args: str) -> list[str]:
@@ -100,26 +122,28 @@ def generate_specs(directory: Path, jobs: int, runtimes: int = 10) -> list[Path]
         paths.append(path)
     for i in range(jobs):
         path = directory / f"job-{i:04d}.yaml"
-        path.write_text(JOB.format(i=i, r=i % runtimes, team=i % 7, epochs=1 + i % 5, nodes=1 + i % 8,
-                                   hours=1 + i % 72, params=(7, 13, 70)[i % 3]))
+        path.write_text(
+            JOB.format(
+                i=i,
+                r=i % runtimes,
+                team=i % 7,
+                epochs=1 + i % 5,
+                nodes=1 + i % 8,
+                hours=1 + i % 72,
+                params=(7, 13, 70)[i % 3],
+            )
+        )
         paths.append(path)
     return paths
 
 
-def many_specs_arguments(doc: str) -> argparse.Namespace:
-    """The options of the in-process throughput benchmarks."""
-    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--jobs", type=int, default=1000)
-    parser.add_argument("--repeat", type=int, default=5, help="runs of each side; medians are reported")
-    return parser.parse_args()
-
-
-def interleaved(floor, measured, repeat: int) -> tuple[float, float]:
+def interleaved(floor: Callable[[], object], measured: Callable[[], object], repeat: int) -> tuple[float, float]:
     """Median seconds of ``floor()`` and ``measured()``, run alternately so both see the same load.
 
     The heap is collected before every run so each starts like a fresh process would.
     """
-    floors, runs = [], []
+    floors: list[float] = []
+    runs: list[float] = []
     for _ in range(repeat):
         for timings, work in ((floors, floor), (runs, measured)):
             gc.collect()

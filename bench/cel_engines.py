@@ -11,6 +11,7 @@ set-up (fresh processes), compile and evaluate per rule (in process, medians).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import subprocess
 import sys
@@ -24,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 def _fresh(code: str, runs: int = 7) -> float:
     """Median wall time of ``python -c code`` minus that of ``python -c pass``."""
+
     def median(source: str) -> float:
         times = []
         for _ in range(runs):
@@ -49,9 +51,7 @@ def _objects(verdicts: Path) -> list[tuple[str, dict, str]]:
         text = path.read_text()
         header = [line for line in text.splitlines() if line.startswith("# verdict:")]
         verdict = header[0].split(":", 1)[1].strip() if header else ""
-        for doc in yaml.safe_load_all(text):
-            if isinstance(doc, dict):
-                out.append((path.name, doc, verdict))
+        out.extend((path.name, doc, verdict) for doc in yaml.safe_load_all(text) if isinstance(doc, dict))
     return out
 
 
@@ -60,8 +60,11 @@ def _compiled() -> list[tuple[str, dict, str]]:
     from trainspec.compiler.emit import manifest_dicts
 
     result = pipeline.run([str(ROOT / "examples")], options=pipeline.Options(stop=pipeline.Stop.LOWER))
-    return [(f"compiled {output.path}", data, "ACCEPTED") for output in result.outputs
-            for data in manifest_dicts(output.objects)]
+    return [
+        (f"compiled {output.path}", data, "ACCEPTED")
+        for output in result.outputs
+        for data in manifest_dicts(output.objects)
+    ]
 
 
 def _findings(engine: object, registry: object, manifest: dict) -> list[tuple[str, str, str]]:
@@ -82,8 +85,7 @@ PROBES = [
     ("double printed as Go does", "string(self.r) == '2'", {"r": 2.0}, True),
     ("optional field selection", "self.?a.orValue(1) == 1", {}, True),
     ("cel.bind", "cel.bind(x, self.n, x > 0)", {"n": 1}, True),
-    ("the IP/CIDR library", "isCIDR('10.0.0.0/8') && cidr('10.0.0.0/8').containsIP('10.1.2.3')", {},
-     True),
+    ("the IP/CIDR library", "isCIDR('10.0.0.0/8') && cidr('10.0.0.0/8').containsIP('10.1.2.3')", {}, True),
 ]
 
 
@@ -142,34 +144,47 @@ def main() -> None:
     _probes(engines)
     print("cold cost in a fresh process (minus python -c pass): the library alone, then through trainspec")
     for name, code in (
-        ("cel-expr-python", "from cel_expr_python import cel; cel.NewEnv(variables={'self': cel.Type.DYN})"
-                            ".compile('self > 1')"),
+        (
+            "cel-expr-python",
+            ("from cel_expr_python import cel; cel.NewEnv(variables={'self': cel.Type.DYN}).compile('self > 1')"),
+        ),
         ("cel-python", "import celpy; celpy.Environment().compile('self > 1')"),
-        ("cel-expr-python", "import trainspec.check; from trainspec.check.cel import make_engine; "
-                            "make_engine('cel-expr').compile('self > 1')"),
-        ("cel-python", "import trainspec.check; from trainspec.check.cel import make_engine; "
-                       "make_engine('celpy').compile('self > 1')"),
+        (
+            "cel-expr-python",
+            (
+                "import trainspec.check; from trainspec.check.cel import make_engine; "
+                "make_engine('cel-expr').compile('self > 1')"
+            ),
+        ),
+        (
+            "cel-python",
+            (
+                "import trainspec.check; from trainspec.check.cel import make_engine; "
+                "make_engine('celpy').compile('self > 1')"
+            ),
+        ),
     ):
         print(f"  {name:16} {code[:60]:60} {_fresh(code) * 1000:6.1f} ms")
 
-    sample = {"self": {"metadata": {"name": "x"}, "replicatedJobs": [{"name": "node", "replicas": 1}] * 4,
-                       "levels": [{"nodeLabel": "a"}, {"nodeLabel": "kubernetes.io/hostname"}]}}
+    sample = {
+        "self": {
+            "metadata": {"name": "x"},
+            "replicatedJobs": [{"name": "node", "replicas": 1}] * 4,
+            "levels": [{"nodeLabel": "a"}, {"nodeLabel": "kubernetes.io/hostname"}],
+        }
+    }
     for name in engines:
         engine = make_engine("cel-expr" if name == "cel-expr-python" else "celpy")
         start = time.perf_counter()
         programs = []
         for rule in rules:
-            try:
+            with contextlib.suppress(CelCompileError):
                 programs.append(engine.compile(rule))
-            except CelCompileError:
-                pass
         compile_ms = (time.perf_counter() - start) * 1000 / len(rules)
         start = time.perf_counter()
         for program in programs * 20:
-            try:
+            with contextlib.suppress(Exception):
                 engine.evaluate(program, sample)
-            except Exception:  # noqa: BLE001 - errors count as evaluations too
-                pass
         eval_us = (time.perf_counter() - start) * 1e6 / (len(programs) * 20)
         print(f"  {name:16} compile {compile_ms:6.3f} ms/rule   evaluate {eval_us:7.1f} us/rule")
 

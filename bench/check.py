@@ -84,8 +84,14 @@ def _breakdown(paths: list[str], crds: str, runs: int) -> dict[str, float]:
     env = {**ENV, "TRAINSPEC_NO_CACHE": "1"}
     samples: list[dict[str, float]] = []
     for _ in range(runs):
-        proc = subprocess.run([sys.executable, "-c", _BREAKDOWN, *paths, "--crds", crds], cwd=ROOT,
-                              capture_output=True, text=True, env=env, check=True)
+        proc = subprocess.run(
+            [sys.executable, "-c", _BREAKDOWN, *paths, "--crds", crds],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        )
         samples.append(json.loads(proc.stdout.strip().splitlines()[-1]))
     return {key: statistics.median(s[key] for s in samples) for key in samples[0]}
 
@@ -123,12 +129,16 @@ def main() -> None:
 
     base = statistics.median(times["validate"])
     paths = " ".join(args.paths)
-    print(f"paths: {paths}   crds: {os.path.relpath(crds, ROOT)}   runs: {args.runs}   python {sys.version.split()[0]}"
-          f"   load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"paths: {paths}   crds: {os.path.relpath(crds, ROOT)}   runs: {args.runs}   python {sys.version.split()[0]}"
+        f"   load average {os.getloadavg()[0]:.1f}"
+    )
     print(f"{'command':22} {'median':>8} {'min':>8} {'vs validate':>12}")
     for name, values in times.items():
-        print(f"{name:22} {statistics.median(values) * 1000:6.0f}ms {min(values) * 1000:6.0f}ms "
-              f"{statistics.median(values) / base:11.2f}x")
+        print(
+            f"{name:22} {statistics.median(values) * 1000:6.0f}ms {min(values) * 1000:6.0f}ms "
+            f"{statistics.median(values) / base:11.2f}x"
+        )
     ratio = statistics.median(times["check (no cache)"]) / base
     print(f"goal cold check <= 2x validate: {'met' if ratio <= 2 else 'NOT met'} ({ratio:.2f}x without a cache)")
 

@@ -1,24 +1,26 @@
-"""Benchmark of the data-sharding stage (``python -m trainspec.stages.shard``).
+"""Side-by-side benchmark of the data-sharding stage (``python -m trainspec.stages.shard``).
 
-Runs, in one invocation and interleaved so that background noise hits both sides alike:
+For each size (default 1 GiB and 4 GiB) one deterministic JSONL file is generated (JSON
+objects of 200-2,000 bytes), then these contenders run on that same file, interleaved (one
+round runs each of them once, in a rotated order; ``--repeats`` rounds, medians reported):
 
-* JSONL, 16 contiguous shards, at ``--size-gb`` and twice that (peak RSS must stay flat):
-  trainspec (default: fsync before publishing) against ``split -n l/16 && sync`` (equally
-  durable), and trainspec ``--no-fsync`` against plain ``split -n l/16``;
-* ``files`` mode on 10,000 small files (16 shards);
-* ``parquet`` on a parquet file of about ``--size-gb`` (16 contiguous shards).
+* ``cat FILE > /dev/null``: the read floor;
+* ``split -n l/16 FILE PREFIX``: coreutils, into the same filesystem as the stage's output;
+* the stage, 16 shards, jsonl: ``--mode index --balance records``, ``--mode index --balance
+  bytes``, ``--mode copy`` (by records), ``--mode copy --balance bytes`` (what ``split -n l/16``
+  does) and ``--mode copy --checksum xxh3`` (when xxhash is importable).
 
-Every tool runs as a child process under GNU ``/usr/bin/time -f %M`` (its ``ru_maxrss``
-covers the waited-for children too, such as trainspec's forked counters; measuring
-through a small ``time`` process matters because Linux bills the pre-exec copy of the
-forking parent to the child's peak RSS). Wall time is measured around the child. Medians
-and best times over ``--reps`` runs are reported (the machine may be shared, and noise
-only ever slows a run down). The output directory is deleted and ``sync`` run before each
-measurement so leftover writeback of the previous run is not billed to the next. Prints a
-Markdown report.
+Before every measured run the previous output is removed, ``sync`` runs, and the page cache
+is put in the same state for every contender: warm (the input read once with ``cat FILE >
+/dev/null``), or with ``--cold`` dropped (``/proc/sys/vm/drop_caches``). Throughput is input
+bytes / median wall seconds; peak RSS (the largest of the rounds) comes from ``/usr/bin/time
+-f %M`` around each command (else ``getrusage`` in a small wrapper). Neither side is durable
+by default (``split`` does not fsync, the stage runs with ``--no-fsync``); ``--durable``
+compares the stage's default (fsync before publishing) with ``split ... && sync PARTS``. A contender that fails is reported as ``n/a (error: ...)``.
+Then each reader of index mode (``bench/shard_readers.py``) against ``open().read()``.
 
-    python bench/shard.py                 # 1 GB and 2 GB, files, parquet
-    python bench/shard.py --size-gb 0.1   # quick run
+    python bench/shard.py                       # 1 GiB and 4 GiB, 5 rounds
+    python bench/shard.py --quick --repeats 1   # 64 MiB smoke run
 """
 
 from __future__ import annotations
@@ -26,355 +28,344 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
-import shutil
+import shlex
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from array import array
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
-REPO = Path(__file__).resolve().parents[1]
-GB = 1 << 30
+from _shard_lib import (  # bench/ is on sys.path: run as a script
+    MIB,
+    Result,
+    can_drop_caches,
+    check_disk,
+    filesystem,
+    generate_jsonl,
+    importable,
+    install_kind,
+    machine,
+    parse_size,
+    prepare_cache,
+    remove,
+    rss_method,
+    run_measured,
+    size_label,
+    stage_env,
+)
+
 SHARDS = 16
+#: Peak RSS allowed for a stage run, and how much it may grow from the smallest to the largest size.
+RSS_LIMIT_MB = 100.0
+RSS_FLAT = 1.10
+READERS = Path(__file__).resolve().parent / "shard_readers.py"
 
 
-@dataclass
-class Runs:
-    """Measurements of one command variant."""
+class Contender(NamedTuple):
+    """One command of the comparison; ``argv(source, out)`` builds it."""
 
     name: str
-    walls: list[float] = field(default_factory=list)
-    rss_kb: list[int] = field(default_factory=list)
-
-    @property
-    def wall(self) -> float:
-        return statistics.median(self.walls)
-
-    @property
-    def best(self) -> float:
-        return min(self.walls)
-
-    @property
-    def rss_mb(self) -> float:
-        return max(self.rss_kb) / 1024
+    argv: Callable[[Path, Path], list[str]]
+    stage: dict[str, str] | None  # manifest settings the stage must report, None for the tools
+    goal: float | None  # required throughput ratio to split
+    skip: str = ""  # why it cannot run here (reported instead of a figure)
 
 
-TIME = "/usr/bin/time"
-
-
-def measure(cmd: list[str], cwd: Path | None = None) -> tuple[float, int]:
-    """Run a command; return (wall seconds, peak RSS in KiB). Fails loudly on a non-zero exit."""
-    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss_file:
-        start = time.perf_counter()
-        proc = subprocess.run(
-            [TIME, "-q", "-f", "%M", "-o", rss_file.name, *cmd],
-            cwd=cwd,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            check=False,
-        )
-        wall = time.perf_counter() - start
-        if proc.returncode != 0:
-            raise SystemExit(
-                f"benchmark command failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr.decode()}"
-            )
-        return wall, int(rss_file.read().split()[-1])
-
-
-def fresh(path: Path) -> None:
-    """Remove a previous output and flush dirty pages, outside the measured time."""
-    if path.is_dir():
-        shutil.rmtree(path)
-    os.sync()
-
-
-def gen_jsonl(path: Path, size: int) -> int:
-    """Write about ``size`` bytes of varied JSON lines; returns the line count."""
-    rng = random.Random(1)
-    words = [
-        "".join(rng.choice("abcdefghijklmnopqrstuvwxyz ") for _ in range(rng.randint(20, 300)))
-        for _ in range(4096)
-    ]
-    lines = 0
-    with open(path, "w", encoding="utf-8") as fh:
-        written = 0
-        while written < size:
-            chunk = "".join(
-                f'{{"id": {i}, "text": "{words[i % 4096]}", "label": {i % 7}, '
-                f'"score": {(i * 2654435761 % 1000003) / 1000003:.6f}}}\n'
-                for i in range(lines, lines + 100_000)
-            )
-            fh.write(chunk)
-            written += len(chunk)
-            lines += 100_000
-    return lines
-
-
-def double(src: Path, dst: Path) -> None:
-    """dst = src twice (the 2x input for the RSS flatness check)."""
-    with open(dst, "wb") as out:
-        for _ in range(2):
-            with open(src, "rb") as fh:
-                shutil.copyfileobj(fh, out, 16 << 20)
-
-
-def gen_small_files(root: Path, count: int) -> int:
-    """``count`` files of 1-16 KiB in 100 directories; returns total bytes."""
-    rng = random.Random(2)
-    total = 0
-    for i in range(count):
-        d = root / f"dir-{i % 100:03d}"
-        d.mkdir(parents=True, exist_ok=True)
-        data = rng.randbytes(rng.randint(1024, 16384))
-        (d / f"file-{i:05d}.bin").write_bytes(data)
-        total += len(data)
-    return total
-
-
-def gen_parquet(path: Path, size: int) -> int:
-    """About ``size`` bytes of parquet (hex text barely compresses); returns the row count."""
-    import pyarrow as pa  # type: ignore[import-untyped,unused-ignore]
-    import pyarrow.compute as pc  # type: ignore[import-untyped,unused-ignore]
-    import pyarrow.parquet as pq  # type: ignore[import-untyped,unused-ignore]
-
-    rows_per_batch, text = 500_000, 100
-    offsets = array("i", range(0, rows_per_batch * text + 1, text)).tobytes()
-    rows = 0
-    with pq.ParquetWriter(
-        path, pa.schema([("id", pa.int64()), ("text", pa.string()), ("value", pa.float64())])
-    ) as writer:
-        while not path.exists() or path.stat().st_size < size:
-            data = os.urandom(rows_per_batch * text // 2).hex().encode()
-            strings = pa.StringArray.from_buffers(rows_per_batch, pa.py_buffer(offsets), pa.py_buffer(data))
-            ids = pa.array(range(rows, rows + rows_per_batch), type=pa.int64())
-            writer.write_table(
-                pa.table({"id": ids, "text": strings, "value": pc.divide(pc.cast(ids, pa.float64()), 7.0)})
-            )
-            rows += rows_per_batch
-    return rows
-
-
-def trainspec_cmd(source: Path, fmt: str, out: Path, *extra: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "trainspec.stages.shard",
-        "--source",
-        str(source),
-        "--format",
-        fmt,
-        "--num-shards",
-        str(SHARDS),
-        "--output",
-        str(out),
-        "--force",
-        *extra,
-    ]
-
-
-def check_output(out: Path, size: int, records: int) -> None:
-    manifest = json.loads((out / "manifest.json").read_text())
-    if manifest["bytes"] != size or manifest["records"] != records:
-        raise SystemExit(
-            f"trainspec output mismatch: {manifest['bytes']} bytes / {manifest['records']} records"
-        )
-
-
-def bench_jsonl(work: Path, data: Path, lines: int, reps: int, with_split: bool) -> dict[str, Runs]:
-    size = data.stat().st_size
-    out, parts = work / "out-ts", work / "out-split"
-    parts.mkdir(exist_ok=True)
-    variants = {
-        "trainspec": (trainspec_cmd(data, "jsonl", out), out),
-        "trainspec --no-fsync": (trainspec_cmd(data, "jsonl", out, "--no-fsync"), out),
-    }
-    if with_split:
-        variants["split -n l/16 && sync"] = (
-            ["sh", "-c", f"split -n l/{SHARDS} '{data}' x_ && sync x_*"],
-            parts,
-        )
-        variants["split -n l/16"] = (["split", "-n", f"l/{SHARDS}", str(data), "x_"], parts)
-    runs = {name: Runs(name) for name in variants}
-    for _ in range(reps):
-        for name, (cmd, target) in variants.items():
-            fresh(target)
-            parts.mkdir(exist_ok=True)  # split writes into its working directory
-            wall, rss = measure(cmd, cwd=parts)
-            runs[name].walls.append(wall)
-            runs[name].rss_kb.append(rss)
-            if target == out:
-                check_output(out, size, lines)
-    fresh(out)
-    shutil.rmtree(parts, ignore_errors=True)
-    return runs
-
-
-def bench_one(
-    work: Path, source: Path, fmt: str, reps: int, baseline: list[str] | None = None
-) -> dict[str, Runs]:
-    """trainspec with and without fsync on one source, plus an optional baseline command
-    whose output goes to ``<work>/out-base``."""
-    out, base_out = work / f"out-{fmt}", work / "out-base"
-    variants: dict[str, list[str]] = {
-        "trainspec": trainspec_cmd(source, fmt, out),
-        "trainspec --no-fsync": trainspec_cmd(source, fmt, out, "--no-fsync"),
-    }
-    if baseline:
-        variants[" ".join(baseline)] = [*baseline, str(source), str(base_out)]
-    runs = {name: Runs(name) for name in variants}
-    for _ in range(reps):
-        for name, cmd in variants.items():
-            fresh(out)
-            fresh(base_out)
-            wall, rss = measure(cmd)
-            runs[name].walls.append(wall)
-            runs[name].rss_kb.append(rss)
-    fresh(out)
-    fresh(base_out)
-    return runs
-
-
-def bench_assignments(work: Path, data: Path, lines: int) -> dict[str, Runs]:
-    """One run each of the per-line assignments (informational)."""
-    out = work / "out-assign"
-    runs = {}
-    for assignment in ("round-robin", "hashed"):
-        fresh(out)
-        wall, rss = measure(trainspec_cmd(data, "jsonl", out, "--assignment", assignment))
-        check_output(out, data.stat().st_size, lines)
-        runs[assignment] = Runs(f"trainspec --assignment {assignment}", [wall], [rss])
-    fresh(out)
-    return runs
-
-
-def mbps(size: int, seconds: float) -> str:
-    return f"{size / seconds / 1e6:,.0f} MB/s"
-
-
-def jsonl_table(runs: dict[str, Runs], size: int) -> list[str]:
-    rows = [
-        "| command | median wall | best wall | throughput (median / best) | peak RSS |",
-        "|---|---:|---:|---:|---:|",
-    ]
-    for r in runs.values():
-        rows.append(
-            f"| `{r.name}` | {r.wall:.2f} s | {r.best:.2f} s | "
-            f"{mbps(size, r.wall)} / {mbps(size, r.best)} | {r.rss_mb:.1f} MB |"
-        )
-    return rows
-
-
-def ratios(runs: dict[str, Runs]) -> str:
-    durable, fast = runs["split -n l/16 && sync"], runs["split -n l/16"]
-    ts, ts_fast = runs["trainspec"], runs["trainspec --no-fsync"]
-    return (
-        f"Throughput ratio trainspec / split (median, best): durable (fsync both) "
-        f"**{durable.wall / ts.wall:.2f}x**, {durable.best / ts.best:.2f}x; without fsync "
-        f"**{fast.wall / ts_fast.wall:.2f}x**, {fast.best / ts_fast.best:.2f}x (goal >= 0.7x)."
-    )
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--size-gb", type=float, default=1.0, help="JSONL size (the 2x run doubles it); default 1"
-    )
-    parser.add_argument("--reps", type=int, default=3, help="runs per variant (median reported); default 3")
-    parser.add_argument(
-        "--workdir", type=Path, help="where to put generated data (default: a temp dir); cleaned up"
-    )
-    parser.add_argument(
-        "--files", type=int, default=10_000, help="small files for the files-mode run (0 skips)"
-    )
-    parser.add_argument("--no-parquet", action="store_true", help="skip the parquet run")
-    parser.add_argument("--no-double", action="store_true", help="skip the 2x size run")
-    args = parser.parse_args()
-    if not os.access(TIME, os.X_OK):
-        raise SystemExit(f"{TIME} (GNU time) is needed to measure peak RSS")
-
-    base = args.workdir
-    if base is not None:
-        base.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="trainspec-bench-", dir=base))
-    report: list[str] = []
-    try:
-        size = int(args.size_gb * GB)
-        data = work / "data.jsonl"
-        t = time.perf_counter()
-        lines = gen_jsonl(data, size)
-        size = data.stat().st_size
-        print(
-            f"generated {size / GB:.2f} GiB JSONL ({lines} lines) in {time.perf_counter() - t:.1f}s",
-            file=sys.stderr,
-        )
-        cpus = len(os.sched_getaffinity(0))
-        load = os.getloadavg()[0]
-
-        runs = bench_jsonl(work, data, lines, args.reps, with_split=True)
-        report += [f"### JSONL, {size / GB:.2f} GiB, {lines:,} lines, 16 contiguous shards", ""]
-        report += jsonl_table(runs, size)
-        report += ["", ratios(runs), ""]
-        rss = {size: runs["trainspec"].rss_mb}
-        other = bench_assignments(work, data, lines)
-        report += (
-            ["Per-line assignments on the same file (one run each):", ""] + jsonl_table(other, size) + [""]
-        )
-
-        if not args.no_double:
-            big = work / "data-2x.jsonl"
-            double(data, big)
-            data.unlink()
-            runs2 = bench_jsonl(work, big, 2 * lines, args.reps, with_split=True)
-            report += [f"### JSONL, {2 * size / GB:.2f} GiB (2x)", ""] + jsonl_table(runs2, 2 * size)
-            report += ["", ratios(runs2), ""]
-            rss[2 * size] = runs2["trainspec"].rss_mb
-            big.unlink()
-        report += [
-            "Peak RSS of trainspec by input size: "
-            + ", ".join(f"{s / GB:.2f} GiB -> {mb:.1f} MB" for s, mb in rss.items()),
-            "",
+def _stage(python: str, durable: bool, *flags: str) -> Callable[[Path, Path], list[str]]:
+    def argv(source: Path, out: Path) -> list[str]:
+        return [
+            python,
+            "-m",
+            "trainspec.stages.shard",
+            "--source",
+            str(source),
+            "--output",
+            str(out),
+            "--num-shards",
+            str(SHARDS),
+            "--format",
+            "jsonl",
+            "--force",
+            *flags,
+            *(() if durable else ("--no-fsync",)),
         ]
-        data.unlink(missing_ok=True)
 
-        if args.files:
-            src = work / "small"
-            total = gen_small_files(src, args.files)
-            fr = bench_one(work, src, "files", args.reps, baseline=["cp", "-r"])
-            report += [
-                f"### files, {args.files:,} files, {total / 1e6:.0f} MB, 16 shards (greedy by bytes)",
-                "",
-                "| command | median wall | best wall | files/s (median) | peak RSS |",
-                "|---|---:|---:|---:|---:|",
-            ]
-            for r in fr.values():
-                report.append(
-                    f"| `{r.name}` | {r.wall:.2f} s | {r.best:.2f} s | "
-                    f"{args.files / r.wall:,.0f} | {r.rss_mb:.1f} MB |"
-                )
-            report.append("")
-            shutil.rmtree(src)
+    return argv
 
-        if not args.no_parquet:
-            pq_file = work / "data.parquet"
-            rows = gen_parquet(pq_file, int(args.size_gb * GB))
-            psize = pq_file.stat().st_size
-            pr = bench_one(work, pq_file, "parquet", args.reps)
-            report += [f"### parquet, {psize / GB:.2f} GiB, {rows:,} rows, 16 contiguous shards", ""]
-            report += jsonl_table(pr, psize) + [""]
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    machine = (
-        f"Machine: {cpus} CPUs, Python {sys.version.split()[0]}, {args.reps} runs per variant "
-        f"(median and best); load average {load:.1f} at start, {os.getloadavg()[0]:.1f} at end."
+
+def contenders(python: str, durable: bool, xxhash: bool) -> list[Contender]:
+    """Every row of the table, in table order."""
+
+    def split(source: Path, out: Path) -> list[str]:
+        out.mkdir(parents=True, exist_ok=True)
+        argv = ["split", "-n", f"l/{SHARDS}", str(source), str(out / "x_")]
+        if not durable:
+            return argv
+        return ["sh", "-c", f"{shlex.join(argv)} && sync {shlex.quote(str(out))}/x_*"]
+
+    return [
+        Contender("cat FILE > /dev/null (read floor)", lambda s, o: ["cat", str(s)], None, None),
+        Contender(f"split -n l/{SHARDS}" + (" && sync" if durable else ""), split, None, None),
+        Contender(
+            "stage --mode index --balance records",
+            _stage(python, durable, "--mode", "index", "--balance", "records"),
+            {"mode": "index", "balance": "records"},
+            1.5,
+        ),
+        Contender(
+            "stage --mode index --balance bytes",
+            _stage(python, durable, "--mode", "index", "--balance", "bytes"),
+            {"mode": "index", "balance": "bytes"},
+            10.0,
+        ),
+        Contender("stage --mode copy", _stage(python, durable, "--mode", "copy"), {"mode": "copy"}, 1.0),
+        # `split -n l/N` balances by bytes (N chunks of about equal size, lines kept whole): this is
+        # the like-for-like row; the default balance above also counts every record first.
+        Contender(
+            "stage --mode copy --balance bytes",
+            _stage(python, durable, "--mode", "copy", "--balance", "bytes"),
+            {"mode": "copy", "balance": "bytes"},
+            None,
+        ),
+        Contender(
+            "stage --mode copy --checksum xxh3",
+            _stage(python, durable, "--mode", "copy", "--checksum", "xxh3"),
+            {"mode": "copy", "checksum": "xxh3"},
+            None,
+            "" if xxhash else "xxhash is not importable by the stage's interpreter",
+        ),
+    ]
+
+
+def check_manifest(out: Path, size: int, lines: int, expected: dict[str, str]) -> str:
+    """ "" when the stage's manifest describes the whole input with the settings asked for."""
+    try:
+        manifest = json.loads((out / "manifest.json").read_text())
+    except (OSError, ValueError) as exc:
+        return f"no readable manifest ({exc})"
+    settings = manifest.get("settings", {})
+    wrong = [f"{k}={settings.get(k)!r}" for k, v in expected.items() if settings.get(k) != v]
+    if wrong:
+        return f"manifest settings {', '.join(wrong)}, asked {expected}"
+    if manifest.get("bytes") != size or manifest.get("records") not in (lines, None):
+        return f"manifest has {manifest.get('bytes')} bytes / {manifest.get('records')} records, input {size} / {lines}"
+    shards = manifest.get("shards", [])
+    if expected["mode"] == "index":  # only a manifest of ranges: nothing copied
+        covered = sum(r["end"] - r["start"] for s in shards for r in s.get("ranges", []))
+        if (out / "shards").exists() or covered != size:
+            return f"index mode asked, but the output has shard files or ranges covering {covered} of {size} bytes"
+    else:
+        copied = sum((out / s["path"]).stat().st_size for s in shards if "path" in s and (out / s["path"]).is_file())
+        if copied != size:
+            return f"copy mode asked, but the shard files hold {copied} of {size} bytes"
+    want = expected.get("checksum")
+    if want and not all(str(s.get("checksum") or "").startswith(want + ":") for s in shards):
+        return f"--checksum {want} asked, but not every shard has an {want} checksum"
+    return ""
+
+
+def measure_size(
+    work: Path, data: Path, lines: int, rows: list[Contender], repeats: int, cold: bool, env: dict[str, str]
+) -> dict[str, list[Result] | str]:
+    """Interleaved rounds over ``rows``; per contender its results, or why it has none."""
+    size = data.stat().st_size
+    outcome: dict[str, list[Result] | str] = {c.name: (c.skip or []) for c in rows}
+    for round_ in range(repeats):
+        order = rows[round_ % len(rows) :] + rows[: round_ % len(rows)]
+        for c in order:
+            runs = outcome[c.name]
+            if isinstance(runs, str):  # failed or skipped: once is enough
+                continue
+            out = work / "out"
+            remove(out)
+            argv = c.argv(data, out)
+            prepare_cache(data, cold)
+            result = run_measured(argv, cwd=work, env=env)
+            try:
+                problem = result.error or (check_manifest(out, size, lines, c.stage) if c.stage else "")
+            except (KeyError, TypeError, ValueError, OSError) as exc:  # a manifest of another shape
+                problem = f"unexpected manifest ({type(exc).__name__}: {exc})"
+            outcome[c.name] = f"error: {problem}" if problem else [*runs, result]
+            remove(out)
+    return outcome
+
+
+def _ratio(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}x"
+
+
+def size_table(size: int, outcome: dict[str, list[Result] | str], rows: list[Contender]) -> list[str]:
+    """The Markdown table of one input size."""
+    walls = {k: statistics.median(r.wall for r in v) for k, v in outcome.items() if not isinstance(v, str)}
+    split_wall = walls.get(rows[1].name)
+    table = [
+        "| contender | median wall | best | throughput | vs split | CPU (user+sys) | peak RSS | goal | result |",
+        "|---|---:|---:|---:|---:|---:|---:|---|---|",
+    ]
+    for c in rows:
+        runs = outcome[c.name]
+        goal = f">= {c.goal:g}x split" if c.goal else ""
+        if isinstance(runs, str):
+            table.append(f"| `{c.name}` | n/a ({runs}) | | | | | | {goal} | {'n/a' if goal else ''} |")
+            continue
+        wall, rss = walls[c.name], max(r.rss_kib for r in runs) / 1024
+        cpu = statistics.median(r.cpu for r in runs)
+        ratio = split_wall / wall if split_wall else None
+        verdict = "" if not c.goal else ("n/a" if ratio is None else "pass" if ratio >= c.goal else "miss")
+        table.append(
+            f"| `{c.name}` | {wall:.3f} s | {min(r.wall for r in runs):.3f} s | {size / wall / 1e6:,.0f} MB/s | {_ratio(ratio)} | "
+            f"{cpu:.2f} s | {rss:.1f} MB | {goal} | {verdict} |"
+        )
+    return table
+
+
+def goals_table(results: dict[int, dict[str, list[Result] | str]], rows: list[Contender]) -> list[str]:
+    """One row per goal, one column per size, and pass/miss over all sizes."""
+    sizes = sorted(results)
+    table = [
+        "| goal | " + " | ".join(size_label(s) for s in sizes) + " | result |",
+        "|---|" + "---:|" * len(sizes) + "---|",
+    ]
+    split = rows[1].name
+    for c in rows:
+        if c.goal is None:
+            continue
+        cells, ok = [], []
+        for s in sizes:
+            runs, base = results[s][c.name], results[s][split]
+            if isinstance(runs, str) or isinstance(base, str):
+                cells.append("n/a")
+                continue
+            ratio = statistics.median(r.wall for r in base) / statistics.median(r.wall for r in runs)
+            cells.append(f"{ratio:.2f}x")
+            ok.append(ratio >= c.goal)
+        verdict = "pass" if ok and all(ok) and len(ok) == len(sizes) else "miss" if ok else "n/a"
+        table.append(f"| `{c.name}` >= {c.goal:g}x split | " + " | ".join(cells) + f" | {verdict} |")
+    peaks: dict[int, float] = {}
+    cells = []
+    for s in sizes:
+        rss = [
+            max(r.rss_kib for r in v) / 1024
+            for c in rows
+            if c.stage
+            for v in (results[s][c.name],)
+            if not isinstance(v, str)
+        ]
+        if rss:
+            peaks[s] = max(rss)
+        cells.append(f"{max(rss):.1f} MB" if rss else "n/a")
+    verdict = ("pass" if all(p <= RSS_LIMIT_MB for p in peaks.values()) else "miss") if peaks else "n/a"
+    table.append(
+        f"| stage peak RSS <= {RSS_LIMIT_MB:g} MB (largest of the stage rows) | "
+        + " | ".join(cells)
+        + f" | {verdict} |"
     )
-    header = [machine, ""]
-    print("\n".join(header + report))
+    if len(peaks) >= 2:
+        small, big = peaks[min(peaks)], peaks[max(peaks)]
+        growth = f"{small:.1f} -> {big:.1f} MB ({big / small:.2f}x)"
+        flat = "pass" if big <= small * RSS_FLAT else "miss"
+    else:
+        growth, flat = "needs two sizes", "n/a"
+    table.append(
+        f"| stage peak RSS flat as the input grows (<= {RSS_FLAT:.2f}x) | {growth} |"
+        + " |" * (len(sizes) - 1)
+        + f" {flat} |"
+    )
+    return table
+
+
+def readers(python: str, work: Path, data: Path, repeats: int, cold: bool, env: dict[str, str]) -> list[str]:
+    """Shard ``data`` in index mode (untimed) and run ``bench/shard_readers.py`` on it."""
+    out = work / "readers-out"
+    remove(out)
+    argv = _stage(python, False, "--mode", "index", "--balance", "records")(data, out)
+    setup = run_measured(argv, cwd=work, env=env)
+    cmd = [python, str(READERS), "--data", str(data), "--shards", str(out), "--repeats", str(repeats)]
+    if setup.error:
+        cmd += ["--unavailable", f"index-mode manifest: {setup.error}"]
+    proc = subprocess.run(
+        cmd + (["--cold"] if cold else []), cwd=work, env=env, capture_output=True, text=True, check=False
+    )
+    remove(out)
+    if proc.returncode != 0:
+        return [f"readers: n/a (error: {(proc.stderr.strip().splitlines() or ['?'])[-1]})"]
+    return proc.stdout.rstrip("\n").splitlines()
+
+
+def arguments(argv: list[str] | None) -> argparse.Namespace:
+    """The command line."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--sizes", default=None, help="input sizes, e.g. 1G,4G (default; --quick: 64M)")
+    p.add_argument("--repeats", type=int, default=5, help="interleaved rounds; medians reported (default 5)")
+    p.add_argument("--workdir", type=Path, help="parent of the work directory (default: the temp dir); removed after")
+    p.add_argument("--quick", action="store_true", help="64 MiB only: a smoke run")
+    p.add_argument("--cold", action="store_true", help="drop the page cache before each run instead of warming it")
+    p.add_argument("--durable", action="store_true", help="stage with fsync (its default) against split && sync")
+    p.add_argument("--python", default=sys.executable, help="interpreter that runs the stage (default: this one)")
+    p.add_argument("--no-readers", action="store_true", help="skip the reader throughput table")
+    args = p.parse_args(argv)
+    args.size_list = [parse_size(s) for s in (args.sizes or ("64M" if args.quick else "1G,4G")).split(",")]
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print a Markdown report."""
+    args = arguments(argv)
+    if args.cold and (why := can_drop_caches()):
+        raise SystemExit(f"bench/shard.py: --cold needs to drop the page cache, and {why}")
+    parent = args.workdir or Path(tempfile.gettempdir())
+    parent.mkdir(parents=True, exist_ok=True)
+    # The input plus one output at a time (split's parts or the copy mode's shards), and a margin.
+    check_disk(parent, 2 * max(args.size_list) + max(args.size_list) // 10 + 256 * MIB)
+    work = Path(tempfile.mkdtemp(prefix="trainspec-shard-bench-", dir=parent))
+    installed = importable(args.python, "trainspec", work, os.environ.copy())
+    env = stage_env(installed)
+    kind = install_kind(args.python, work, env, on_path=not installed)
+    # The stage's optional fast paths (the data extra): numpy's newline count, xxhash for xxh3.
+    extras = {name: importable(args.python, name, work, env) for name in ("numpy", "xxhash")}
+    rows = contenders(args.python, args.durable, extras["xxhash"])
+    cache = (
+        "cold: page cache dropped (`echo 3 > /proc/sys/vm/drop_caches`) before each measured run"
+        if args.cold
+        else "warm: the input read once with `cat FILE > /dev/null` before each measured run"
+    )
+    report = [
+        *machine(args.python),
+        f"trainspec: {kind}",
+        "optional packages: " + ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in extras.items()),
+        f"filesystem: {filesystem(work)}",
+        f"page cache: {cache}; previous output removed and `sync` run first",
+        f"durability: {'stage fsyncs (default) vs `split && sync`' if args.durable else 'none on either side (stage --no-fsync, plain split)'}",
+        f"peak RSS: {rss_method()}; CPU: user+sys of the command and its children (os.wait4)",
+        f"{args.repeats} interleaved round(s), medians; {SHARDS} shards",
+        "",
+    ]
+    results: dict[int, dict[str, list[Result] | str]] = {}
+    try:
+        for size in args.size_list:
+            data = work / "data.jsonl"
+            started = time.perf_counter()
+            lines = generate_jsonl(data, size)
+            actual = data.stat().st_size
+            print(
+                f"generated {size_label(actual)} ({lines:,} records) in {time.perf_counter() - started:.1f} s",
+                file=sys.stderr,
+            )
+            results[size] = measure_size(work, data, lines, rows, args.repeats, args.cold, env)
+            report += [f"### JSONL, {size_label(size)} ({actual:,} bytes, {lines:,} records)", ""]
+            report += [*size_table(actual, results[size], rows), ""]
+            if not args.no_readers:
+                report += [f"Readers of index mode on the same file ({size_label(size)}):", ""]
+                report += [*readers(args.python, work, data, args.repeats, args.cold, env), ""]
+            data.unlink()
+        report += ["### Goals", "", *goals_table(results, rows), ""]
+        report.append(f"load average {os.getloadavg()[0]:.2f} at the end")
+    finally:
+        remove(work)
+    print("\n".join(report))
     return 0
 
 

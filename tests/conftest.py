@@ -22,8 +22,13 @@ def root() -> Path:
 def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
     """Run ``trainspec`` as a user would: a separate process, real exit code and streams."""
     return subprocess.run(
-        [sys.executable, "-m", "trainspec", *args], cwd=cwd or ROOT, capture_output=True, text=True,
-        env={**os.environ, **(env or {})}, timeout=120,
+        [sys.executable, "-m", "trainspec", *args],
+        cwd=cwd or ROOT,
+        check=False,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
     )
 
 
@@ -33,6 +38,9 @@ SHARED = ROOT.parent / "shared"
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Under CI a missing ``../shared`` (real CRDs, upstream examples, API-server verdicts) is a
     failure: without it the CRD and differential tests would skip and CI would be green for nothing."""
-    if os.environ.get("CI", "").lower() == "true" and not (SHARED / "crds").is_dir() \
-            and not os.environ.get("TRAINSPEC_CRDS_DIR"):
+    if (
+        os.environ.get("CI", "").lower() == "true"
+        and not (SHARED / "crds").is_dir()
+        and not os.environ.get("TRAINSPEC_CRDS_DIR")
+    ):
         raise pytest.UsageError(f"CI=true but {SHARED} is missing: the CRD tests would silently skip")

@@ -12,10 +12,20 @@ from trainspec.k8s import ClusterTrainingRuntime, PersistentVolumeClaim, TrainJo
 
 
 def test_compile_python_objects_returns_typed_kubernetes_objects() -> None:
-    runtime = Runtime(name="torch-h100", framework="torch", image="nvcr.io/nvidia/pytorch:25.01-py3",
-                      resources_per_node=Resources(gpu=8))
-    job = TrainingJob(name="sft", namespace="nlp", runtime="torch-h100", nodes=2, queue="nlp",
-                      checkpoint=Checkpoint(size="auto", model=ModelSize(parameters="7B")))
+    runtime = Runtime(
+        name="torch-h100",
+        framework="torch",
+        image="nvcr.io/nvidia/pytorch:25.01-py3",
+        resources_per_node=Resources(gpu=8),
+    )
+    job = TrainingJob(
+        name="sft",
+        namespace="nlp",
+        runtime="torch-h100",
+        nodes=2,
+        queue="nlp",
+        checkpoint=Checkpoint(size="auto", model=ModelSize(parameters="7B")),
+    )
     result = trainspec.compile(runtime, job)
     assert result.ok, result.diagnostics
     kinds = [type(o) for o in result.objects()]
@@ -33,6 +43,16 @@ def test_compile_mixes_files_and_objects() -> None:
     assert {p.resolved.name for p in result.plans} == {"llama-sft", "extra"}
 
 
+def test_compile_takes_a_list_of_specs_as_it_takes_them_one_by_one() -> None:
+    jobs = [
+        TrainingJob(name=f"smoke-{i}", namespace="ml", runtime="trainspec-torch", image="python:3.12") for i in range(2)
+    ]
+    listed = trainspec.compile(jobs)
+    assert listed.ok, listed.diagnostics
+    assert listed.to_yaml() == trainspec.compile(*jobs).to_yaml()
+    assert [d.code for d in trainspec.validate([EXAMPLES / "ddp-cpu.yaml"])] == []
+
+
 def test_validate_returns_diagnostics_for_python_objects() -> None:
     diagnostics = trainspec.validate(TrainingJob(name="x", runtime="no-such-runtime"))
     assert [d.code for d in diagnostics] == ["TS305"]
@@ -46,16 +66,21 @@ def test_load_reads_yaml_and_python() -> None:
 
 
 def test_importing_the_helpers_stays_standard_library_only() -> None:
-    code = ("import sys, trainspec.stages; bad = [m for m in ('pydantic', 'yaml', 'jinja2', 'kfp', 'kubernetes') "
-            "if m in sys.modules]; print(bad)")
+    code = (
+        "import sys, trainspec.stages; bad = [m for m in ('pydantic', 'yaml', 'jinja2', 'kfp', 'kubernetes') "
+        "if m in sys.modules]; print(bad)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "[]"
 
 
 def test_validate_and_compile_never_import_heavy_integrations(tmp_path) -> None:
-    code = ("import sys; from trainspec.cli.main import main; "
-            "main(['validate', '-q', 'examples/']); main(['compile', 'examples/', '-o', sys.argv[1]]); "
-            "print(sorted(m for m in ('kfp', 'kubernetes', 'celpy', 'jsonschema', 'pyarrow', 'fsspec') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "out")], capture_output=True, text=True,
-                         cwd=ROOT, check=True)
+    code = (
+        "import sys; from trainspec.cli.main import main; "
+        "main(['validate', '-q', 'examples/']); main(['compile', 'examples/', '-o', sys.argv[1]]); "
+        "print(sorted(m for m in ('kfp', 'kubernetes', 'celpy', 'jsonschema', 'pyarrow', 'fsspec') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "out")], capture_output=True, text=True, cwd=ROOT, check=True
+    )
     assert out.stdout.strip().splitlines()[-1] == "[]"

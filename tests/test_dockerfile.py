@@ -99,7 +99,10 @@ def base_of(stage: list[Instruction], defaults: dict[str, str]) -> str:
 def test_parser_joins_continuations_and_skips_comments() -> None:
     parsed = parse("# c\nFROM a:1.2.3\nRUN one \\\n  # inside\n    two\nUSER 1\n")
     assert [(i.keyword, i.args, i.line) for i in parsed] == [
-        ("FROM", "a:1.2.3", 2), ("RUN", "one two", 3), ("USER", "1", 6)]
+        ("FROM", "a:1.2.3", 2),
+        ("RUN", "one two", 3),
+        ("USER", "1", 6),
+    ]
 
 
 def test_every_base_image_is_pinned(instructions: list[Instruction]) -> None:
@@ -110,8 +113,14 @@ def test_every_base_image_is_pinned(instructions: list[Instruction]) -> None:
 
 
 def test_the_pin_check_refuses_floating_tags() -> None:
-    for floating in ("python", "python:3.12", "python:3-slim", "python:latest", "python:3.12-slim",
-                     "docker.io/library/python:3.12-slim-bookworm"):
+    for floating in (
+        "python",
+        "python:3.12",
+        "python:3-slim",
+        "python:latest",
+        "python:3.12-slim",
+        "docker.io/library/python:3.12-slim-bookworm",
+    ):
         assert not pinned(floating), floating
     assert pinned("python:3.12.8-slim-bookworm")
     assert pinned("python@sha256:" + "a" * 64)
@@ -165,14 +174,19 @@ def ignored(path: str, patterns: list[str]) -> bool:
         negate = pattern.startswith("!")
         body = pattern[1:] if negate else pattern
         body = body.rstrip("/")
-        if fnmatch.fnmatch(path, body) or path.startswith(body + "/") or fnmatch.fnmatch(path, body.replace("**/", "*/")):
+        if (
+            fnmatch.fnmatch(path, body)
+            or path.startswith(body + "/")
+            or fnmatch.fnmatch(path, body.replace("**/", "*/"))
+        ):
             state = not negate
     return state
 
 
 def test_the_build_context_holds_only_what_the_wheel_needs(instructions: list[Instruction]) -> None:
-    patterns = [line.strip() for line in DOCKERIGNORE.read_text().splitlines()
-                if line.strip() and not line.startswith("#")]
+    patterns = [
+        line.strip() for line in DOCKERIGNORE.read_text().splitlines() if line.strip() and not line.startswith("#")
+    ]
     assert patterns[0] == "*", "the context must exclude everything by default"
     for ins in instructions:
         if ins.keyword == "COPY" and "--from" not in ins.args:
@@ -187,7 +201,13 @@ def test_nothing_shipped_names_the_image_nobody_built() -> None:
     """The old default, ghcr.io/trainspec/trainspec, was never published: no built-in, example or doc
     may point at it (tests of explicit runtimes may still spell it out)."""
     roots = [ROOT / "trainspec", ROOT / "examples", ROOT / "docs", ROOT / "README.md"]
-    files = [p for r in roots for p in ([r] if r.is_file() else r.rglob("*"))
-             if p.is_file() and p.suffix in (".yaml", ".yml", ".py", ".md", ".json")]
-    offenders = [str(p.relative_to(ROOT)) for p in files if "ghcr.io/trainspec/trainspec" in p.read_text(errors="ignore")]
+    files = [
+        p
+        for r in roots
+        for p in ([r] if r.is_file() else r.rglob("*"))
+        if p.is_file() and p.suffix in (".yaml", ".yml", ".py", ".md", ".json")
+    ]
+    offenders = [
+        str(p.relative_to(ROOT)) for p in files if "ghcr.io/trainspec/trainspec" in p.read_text(errors="ignore")
+    ]
     assert offenders == []

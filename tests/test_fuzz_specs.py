@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tests.conftest import EXAMPLES
 from trainspec.compiler.emit import render_stream
@@ -14,15 +11,49 @@ from trainspec.dsl.diagnostics import CODES, Diagnostic
 from trainspec.dsl.sources import load_string
 
 SOURCES = [p.read_text() for p in [EXAMPLES / "ddp-cpu.yaml", EXAMPLES / "jax.yaml", EXAMPLES / "deepspeed.yaml"]]
-RUNTIME_AND_JOB = (EXAMPLES / "llama-sft" / "runtime.yaml").read_text() + "---\n" + (
-    EXAMPLES / "llama-sft" / "job.yaml").read_text()
+RUNTIME_AND_JOB = (
+    (EXAMPLES / "llama-sft" / "runtime.yaml").read_text() + "---\n" + (EXAMPLES / "llama-sft" / "job.yaml").read_text()
+)
 SOURCES.append(RUNTIME_AND_JOB)
 
-NASTY = st.sampled_from([
-    "", "0", "-1", "no", "yes", "~", "null", "1e3", "[]", "{}", "[a, b]", "{a: 1}", "&a x", "*a", "!!binary aGk=",
-    "'unterminated", '"\\u0000"', "9" * 30, "auto", "1600Gi", "500m", "72h", "s3://x/", "pvc://c/p", "/data",
-    "ReadWriteOnce", "\t", "? x", "<<: *a", "- x", "a: b: c", "x" * 300, "é", "\x00",
-])
+NASTY = st.sampled_from(
+    [
+        "",
+        "0",
+        "-1",
+        "no",
+        "yes",
+        "~",
+        "null",
+        "1e3",
+        "[]",
+        "{}",
+        "[a, b]",
+        "{a: 1}",
+        "&a x",
+        "*a",
+        "!!binary aGk=",
+        "'unterminated",
+        '"\\u0000"',
+        "9" * 30,
+        "auto",
+        "1600Gi",
+        "500m",
+        "72h",
+        "s3://x/",
+        "pvc://c/p",
+        "/data",
+        "ReadWriteOnce",
+        "\t",
+        "? x",
+        "<<: *a",
+        "- x",
+        "a: b: c",
+        "x" * 300,
+        "é",
+        "\x00",
+    ]
+)
 
 
 def _check(text: str) -> None:
@@ -73,5 +104,5 @@ def test_structural_mutations_never_crash(source: str, data: st.DataObject) -> N
 @settings(max_examples=100, deadline=None)
 @given(st.binary(max_size=400))
 def test_random_bytes_never_crash(blob: bytes) -> None:
-    specs, problems = load_string(blob, "fuzz.yaml")
+    specs, _problems = load_string(blob, "fuzz.yaml")
     compile_specs(specs)

@@ -57,8 +57,15 @@ def _run(command: str, cwd: Path) -> str:
     words = shlex.split(command)
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRAINSPEC_")}
     env["XDG_CACHE_HOME"] = str(cwd.parent / "cache")
-    done = subprocess.run([sys.executable, "-m", "trainspec", *words[1:]], cwd=cwd, capture_output=True, text=True,
-                          env=env, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "trainspec", *words[1:]],
+        cwd=cwd,
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     return (done.stdout + done.stderr).rstrip("\n")
 
 

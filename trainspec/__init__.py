@@ -1,7 +1,16 @@
 """trainspec: validate training specs and compile them into the Kubernetes resources that run distributed training.
 
 The public Python API is re-exported here lazily, so that ``import trainspec.stages`` inside a
-training image stays standard-library only and start-up stays fast.
+training image stays standard-library only and start-up stays fast: ``__all__`` and ``dir()``
+list every public name, and a name's module is imported on first use. ::
+
+    import trainspec
+    from trainspec import Resources, TrainingJob
+
+    job = TrainingJob(name="sft", runtime="trainspec-torch", nodes=2, resources_per_node=Resources(cpu=4))
+    result = trainspec.compile(job, project=None)
+    print(result.to_yaml())          # what `trainspec compile -o -` prints
+    result.write("deploy/")          # what `trainspec compile -o deploy/` writes
 """
 
 from __future__ import annotations
@@ -10,32 +19,121 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
+_MODELS = "trainspec.dsl.models"
 _EXPORTS = {
     # spec models (the Python DSL)
-    "TrainingJob": "trainspec.dsl.models",
-    "Runtime": "trainspec.dsl.models",
-    "Resources": "trainspec.dsl.models",
-    "Checkpoint": "trainspec.dsl.models",
-    "ModelSize": "trainspec.dsl.models",
-    "Data": "trainspec.dsl.models",
-    "Network": "trainspec.dsl.models",
-    "Restarts": "trainspec.dsl.models",
-    "Scheduling": "trainspec.dsl.models",
-    "Toleration": "trainspec.dsl.models",
-    "Topology": "trainspec.dsl.models",
-    "SecretRef": "trainspec.dsl.models",
-    "DataSharding": "trainspec.dsl.models",
-    "Metadata": "trainspec.dsl.models",
-    # diagnostics
+    **dict.fromkeys(
+        (
+            "TrainingJob",
+            "Runtime",
+            "Metadata",
+            "TrainingJobSpec",
+            "RuntimeSpec",
+            "Resources",
+            "Checkpoint",
+            "ModelSize",
+            "Data",
+            "DataSharding",
+            "Network",
+            "Restarts",
+            "Scheduling",
+            "Toleration",
+            "Topology",
+            "SecretRef",
+            "NodeRange",
+            "Accelerator",
+            "Mpi",
+            # their enums
+            "Framework",
+            "Engine",
+            "Scope",
+            "Gang",
+            "DataFormat",
+            "ShardBy",
+            "Assignment",
+            "AccessMode",
+            "DType",
+            "Optimizer",
+            "TopologyMode",
+            "TolerationOperator",
+            "TaintEffect",
+        ),
+        _MODELS,
+    ),
+    # the parallelism planner's and the metrics' parts
+    "TransformerModel": "trainspec.dsl.parallelism",
+    "Parallelism": "trainspec.dsl.parallelism",
+    "JobObservability": "trainspec.dsl.observability",
+    "RuntimeObservability": "trainspec.dsl.observability",
+    # value types
+    "Quantity": "trainspec.dsl.types",
+    "Duration": "trainspec.dsl.types",
+    "ParamCount": "trainspec.dsl.types",
+    # errors and diagnostics
+    "ValidationError": "trainspec.dsl.errors",
     "Diagnostic": "trainspec.dsl.diagnostics",
     "Severity": "trainspec.dsl.diagnostics",
-    # library entry points
+    # library entry points and what they return
     "load": "trainspec.api",
     "validate": "trainspec.api",
     "compile": "trainspec.api",
+    "CompileResult": "trainspec.api",
+    "OutputRefused": "trainspec.api",
+    "OutputReport": "trainspec.compiler.outtree",
 }
 
-__all__ = sorted(_EXPORTS) + ["__version__"]
+#: Written out (not computed) so that type checkers read it; a test keeps it equal to the exports.
+__all__ = [
+    "Accelerator",
+    "AccessMode",
+    "Assignment",
+    "Checkpoint",
+    "CompileResult",
+    "DType",
+    "Data",
+    "DataFormat",
+    "DataSharding",
+    "Diagnostic",
+    "Duration",
+    "Engine",
+    "Framework",
+    "Gang",
+    "JobObservability",
+    "Metadata",
+    "ModelSize",
+    "Mpi",
+    "Network",
+    "NodeRange",
+    "Optimizer",
+    "OutputRefused",
+    "OutputReport",
+    "Parallelism",
+    "ParamCount",
+    "Quantity",
+    "Resources",
+    "Restarts",
+    "Runtime",
+    "RuntimeObservability",
+    "RuntimeSpec",
+    "Scheduling",
+    "Scope",
+    "SecretRef",
+    "Severity",
+    "ShardBy",
+    "TaintEffect",
+    "Toleration",
+    "TolerationOperator",
+    "Topology",
+    "TopologyMode",
+    "TrainingJob",
+    "TrainingJobSpec",
+    "TransformerModel",
+    "ValidationError",
+    "compile",
+    "load",
+    "validate",
+    "__version__",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -49,10 +147,51 @@ def __getattr__(name: str) -> Any:
     return value
 
 
+def __dir__() -> list[str]:
+    """The public names (imported or not yet) and the module's dunders, for ``dir()`` and completion:
+    not the typing helpers this module itself imports, nor subpackages loaded along the way."""
+    return sorted({*__all__, *(name for name in globals() if name.startswith("__"))})
+
+
 if TYPE_CHECKING:  # pragma: no cover
-    from trainspec.api import compile, load, validate
+    from trainspec.api import CompileResult, OutputRefused, compile, load, validate
+    from trainspec.compiler.outtree import OutputReport
     from trainspec.dsl.diagnostics import Diagnostic, Severity
+    from trainspec.dsl.errors import ValidationError
     from trainspec.dsl.models import (
-        Checkpoint, Data, DataSharding, Metadata, ModelSize, Network, Resources, Restarts,
-        Runtime, Scheduling, SecretRef, Toleration, Topology, TrainingJob,
+        Accelerator,
+        AccessMode,
+        Assignment,
+        Checkpoint,
+        Data,
+        DataFormat,
+        DataSharding,
+        DType,
+        Engine,
+        Framework,
+        Gang,
+        Metadata,
+        ModelSize,
+        Mpi,
+        Network,
+        NodeRange,
+        Optimizer,
+        Resources,
+        Restarts,
+        Runtime,
+        RuntimeSpec,
+        Scheduling,
+        Scope,
+        SecretRef,
+        ShardBy,
+        TaintEffect,
+        Toleration,
+        TolerationOperator,
+        Topology,
+        TopologyMode,
+        TrainingJob,
+        TrainingJobSpec,
     )
+    from trainspec.dsl.observability import JobObservability, RuntimeObservability
+    from trainspec.dsl.parallelism import Parallelism, TransformerModel
+    from trainspec.dsl.types import Duration, ParamCount, Quantity

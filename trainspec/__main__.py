@@ -1,5 +1,3 @@
-import sys
+from trainspec.cli.main import console
 
-from trainspec.cli.main import main
-
-sys.exit(main())
+console()

@@ -7,16 +7,76 @@ reports exactly what ``trainspec validate`` does.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from trainspec.compiler.pipeline import DISCOVER, CompileResult, Options, Stop, run
+from trainspec.compiler import pipeline
+from trainspec.compiler.pipeline import DISCOVER, Options, Stop, run
 from trainspec.dsl.diagnostics import Diagnostic
 from trainspec.dsl.models import Runtime, Spec, TrainingJob
+from trainspec.dsl.record import fields
 from trainspec.dsl.sources import load_specs
 
-PathLike = str | Path
+if TYPE_CHECKING:
+    from trainspec.compiler.outtree import OutputReport
+
+__all__ = ["CompileResult", "OutputRefused", "compile", "load", "validate"]
+
+PathLike = str | os.PathLike[str]
+
+
+class OutputRefused(Exception):
+    """:meth:`CompileResult.write` wrote nothing: the compile had errors, or the directory was refused
+    (TS412 and the other checks of ``trainspec compile -o DIR``). ``diagnostics`` say why."""
+
+    def __init__(self, diagnostics: list[Diagnostic], messages: list[str] | None = None) -> None:
+        self.diagnostics = diagnostics
+        lines = [*(messages or ()), *(f"{d.code}: {d.message}" for d in diagnostics if d.is_error)]
+        super().__init__("\n".join(lines) or "nothing written")
+
+
+class CompileResult(pipeline.CompileResult, frozen=False):
+    """What :func:`compile` returns: diagnostics, plans and typed Kubernetes objects.
+
+    ``result.ok`` (no errors), ``result.diagnostics``, ``result.objects()`` (apply order),
+    ``result.to_yaml()`` (the stream ``compile -o -`` prints) and ``result.write(dir)`` (the
+    tree ``compile -o DIR`` writes).
+    """
+
+    #: The paths this compile read (``write`` refuses a directory holding one of them).
+    inputs: tuple[str, ...] = ()
+
+    def write(
+        self, directory: PathLike, *, gitops: str | None = None, force: bool = False, allow_volume_removal: bool = False
+    ) -> OutputReport:
+        """Write the objects as the output tree at ``directory``, exactly as ``trainspec compile -o
+        DIR`` does (same files, same safe replacement of the whole tree, same refusals).
+
+        Raises :class:`OutputRefused` (nothing written) when the compile had errors or the
+        directory is refused: the working directory, ``/``, your home, a repository root or
+        anything in ``.git``, a directory holding the inputs (TS412), hand-edited managed files
+        without ``force`` (TS411), a PersistentVolumeClaim that would vanish without
+        ``allow_volume_removal`` (TS410). Returns the report (``messages``: what changed).
+        """
+        if not self.ok:
+            raise OutputRefused(self.diagnostics, ["the compile found errors: nothing written"])
+        from trainspec.compiler import emit
+        from trainspec.compiler.outtree import emit_directory
+
+        output = os.fspath(directory)
+        files = emit.render_tree(self.outputs, gitops=gitops, root=output)
+        project = [self.project_spec.file] if self.project_spec is not None else []
+        report = emit_directory(
+            output,
+            files,
+            inputs=[*self.inputs, *(s.file for s in self.specs), *project],
+            force=force,
+            allow_volume_removal=allow_volume_removal,
+        )
+        if report.exit_code != 0:
+            raise OutputRefused(report.diagnostics, report.messages)
+        return report
 
 
 def load(*paths: PathLike, values: dict[str, Any] | None = None) -> tuple[list[Spec], list[Diagnostic]]:
@@ -25,16 +85,28 @@ def load(*paths: PathLike, values: dict[str, Any] | None = None) -> tuple[list[S
     return [item.spec for item in loaded], problems
 
 
-def validate(*inputs: PathLike | Runtime | TrainingJob, project: Any = DISCOVER,
-             values: Mapping[str, Any] | None = None, values_files: tuple[str, ...] = (),
-             target: Mapping[str, Any] | str | None = None) -> list[Diagnostic]:
-    """Every problem ``compile`` would report, without building anything (``trainspec validate``)."""
+def validate(
+    *inputs: PathLike | Runtime | TrainingJob,
+    project: Any = DISCOVER,
+    values: Mapping[str, Any] | None = None,
+    values_files: tuple[str, ...] = (),
+    target: Mapping[str, Any] | str | None = None,
+) -> list[Diagnostic]:
+    """Every problem ``compile`` would report, without building anything (``trainspec validate``).
+
+    ``inputs``: spec files or directories (YAML or Python) and/or spec objects; the other
+    arguments are those of :func:`compile`.
+    """
     return _run(inputs, Stop.CHECK, project, values, values_files, target).diagnostics
 
 
-def compile(*inputs: PathLike | Runtime | TrainingJob, project: Any = DISCOVER,
-            values: Mapping[str, Any] | None = None, values_files: tuple[str, ...] = (),
-            target: Mapping[str, Any] | str | None = None) -> CompileResult:
+def compile(
+    *inputs: PathLike | Runtime | TrainingJob,
+    project: Any = DISCOVER,
+    values: Mapping[str, Any] | None = None,
+    values_files: tuple[str, ...] = (),
+    target: Mapping[str, Any] | str | None = None,
+) -> CompileResult:
     """Compile spec files and/or spec objects. ``result.objects()`` are the typed Kubernetes objects.
 
     ``project``: the project file (``trainspec.yaml``) is discovered from the working directory
@@ -45,16 +117,29 @@ def compile(*inputs: PathLike | Runtime | TrainingJob, project: Any = DISCOVER,
 
         result = trainspec.compile("specs/", TrainingJob(name="smoke", runtime="trainspec-torch"))
         assert result.ok, result.diagnostics
-        print(result.to_yaml())
+        print(result.to_yaml())     # what `trainspec compile specs/ -o -` prints
+        result.write("deploy/")     # what `trainspec compile specs/ -o deploy/` writes
     """
     return _run(inputs, Stop.LOWER, project, values, values_files, target)
 
 
-def _run(inputs: tuple[Any, ...], stop: Stop, project: Any, values: Mapping[str, Any] | None,
-         values_files: tuple[str, ...], target: Mapping[str, Any] | str | None) -> CompileResult:
+def _run(
+    inputs: tuple[Any, ...],
+    stop: Stop,
+    project: Any,
+    values: Mapping[str, Any] | None,
+    values_files: tuple[str, ...],
+    target: Mapping[str, Any] | str | None,
+) -> CompileResult:
     if isinstance(target, str):
         from trainspec.compiler.targets import parse_target_option
 
         target = parse_target_option(target)
-    return run(inputs, Options(project=project, values=values, values_files=tuple(values_files), target=target,
-                               stop=stop))
+    # `compile(jobs)` with a list of specs (or paths) means what `compile(*jobs)` means.
+    inputs = tuple(item for given in inputs for item in (given if isinstance(given, (list, tuple)) else (given,)))
+    done = run(
+        inputs, Options(project=project, values=values, values_files=tuple(values_files), target=target, stop=stop)
+    )
+    paths = tuple(os.fspath(i) for i in inputs if isinstance(i, (str, os.PathLike)))
+    state = {f.name: getattr(done, f.name) for f in fields(done)}
+    return CompileResult(**state, inputs=(*paths, *values_files))

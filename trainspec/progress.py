@@ -56,9 +56,18 @@ def enabled_for(stream: TextIO, environ: dict[str, str] | None = None) -> bool:
 class Progress:
     """A progress line on stderr; every method is a cheap no-op when it is disabled."""
 
-    def __init__(self, label: str, total: int | None = None, *, stream: TextIO | None = None,
-                 enabled: bool | None = None, interval: float = 0.1, delay: float = 0.5,
-                 clock: Callable[[], float] = time.monotonic, width: int | None = None) -> None:
+    def __init__(
+        self,
+        label: str,
+        total: int | None = None,
+        *,
+        stream: TextIO | None = None,
+        enabled: bool | None = None,
+        interval: float = 0.1,
+        delay: float = 0.5,
+        clock: Callable[[], float] = time.monotonic,
+        width: int | None = None,
+    ) -> None:
         self.label = label
         self.total = total
         self.done = 0
@@ -144,8 +153,7 @@ class Progress:
     def __enter__(self) -> Progress:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
 
 

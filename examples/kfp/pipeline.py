@@ -34,7 +34,7 @@ def prepare_data(data_dir: str, rows: int) -> int:
     import random
 
     os.makedirs(data_dir, exist_ok=True)
-    rng = random.Random(0)
+    rng = random.Random(0)  # noqa: S311 (synthetic sample data, seeded so every run writes the same)
     with open(os.path.join(data_dir, "train.jsonl"), "w", encoding="utf-8") as handle:
         for i in range(rows):
             x = rng.uniform(-1, 1)
@@ -54,8 +54,10 @@ def evaluate(checkpoint_dir: str, trainjob: str, phase: str, metrics: dsl.Output
     return phase
 
 
-@dsl.pipeline(name="trainspec-kfp-example",
-              description="Synthetic data -> 2-node CPU DDP TrainJob compiled by trainspec -> evaluation.")
+@dsl.pipeline(
+    name="trainspec-kfp-example",
+    description="Synthetic data -> 2-node CPU DDP TrainJob compiled by trainspec -> evaluation.",
+)
 def example_pipeline(rows: int = 1000):
     pvc = kubernetes.CreatePVC(
         pvc_name_suffix=f"-{JOB.name}-checkpoints",

@@ -1,16 +1,22 @@
 """A toy data-parallel training script that runs anywhere (standard library only, no torch).
 
 Each process fits ``y = w . x + b`` by SGD over the records of its own shard, as a real
-DDP script would over its data loader. It shows the three helpers a trainspec job uses:
+DDP script would over its data loader. It shows the helpers a trainspec job uses:
 
-* ``my_shards()``         - which shard file(s) this rank reads (from the stage's manifest)
+* ``open_shard()``        - a reader over this rank's records (from the stage's manifest: byte
+  ranges of the source in index mode, the default; a shard file in copy mode)
 * ``latest_checkpoint()`` - resume from the newest *complete* checkpoint
 * ``save_checkpoint()``   - write a checkpoint atomically every ``--save-every`` steps
+* ``StepMetrics``         - ``data_wait()`` around fetching a batch, ``step()`` around the SGD step
+* ``ProgressReporter``    - progress, ETA, loss and the data-wait fraction from rank 0 only: to the
+  TrainJob's status with Trainer's TrainJobStatus feature, else a ``trainspec progress:`` line
 
 Like real DDP, only rank 0 saves (replicas hold the same weights) and every rank resumes
-from that checkpoint; a step is one batch, so each rank skips ``step * batch`` records of its
-shard on resume. Unlike real DDP the replicas do not all-reduce gradients (that needs a
-communication backend); the comment at that spot marks where it would happen.
+from that checkpoint; a step is one batch, so on resume each rank starts reading its shard at
+record ``(step % steps_per_epoch) * batch`` (``reader.records(start=...)``) instead of
+re-reading what it already trained on. Records are streamed, never all held in memory.
+Unlike real DDP the replicas do not all-reduce gradients (that needs a communication
+backend); the comment at that spot marks where it would happen.
 
 ``--rendezvous DIR`` (a fresh directory per launch) makes the ranks wait for each other
 after choosing their resume point, as ``init_process_group`` does. Without it, a slow rank
@@ -38,15 +44,27 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from trainspec.stages import latest_checkpoint, my_shards, process_info, save_checkpoint
+from trainspec.stages import (
+    ProgressReporter,
+    ShardReader,
+    StepMetrics,
+    latest_checkpoint,
+    open_shard,
+    process_info,
+    save_checkpoint,
+)
 
 
-def read_records(paths: list[Path]) -> Iterator[dict[str, Any]]:
-    """Yield the JSON records of this rank's shard files, in order."""
-    for path in paths:
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                yield json.loads(line)
+def batches(shard: ShardReader, first_record: int, size: int) -> Iterator[list[dict[str, Any]]]:
+    """This rank's JSON records from record ``first_record`` of its shard on, ``size`` at a time."""
+    batch: list[dict[str, Any]] = []
+    for record in shard.records(start=first_record):
+        batch.append(json.loads(record))
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def rendezvous(directory: Path, rank: int, world: int, timeout: float = 300.0) -> None:
@@ -90,14 +108,14 @@ def sgd_step(state: dict[str, Any], batch: list[dict[str, Any]], lr: float) -> f
     w, b = state["w"], state["b"]
     gw, gb, loss = [0.0] * len(w), 0.0, 0.0
     for rec in batch:
-        err = sum(wi * xi for wi, xi in zip(w, rec["x"])) + b - rec["y"]
+        err = sum(wi * xi for wi, xi in zip(w, rec["x"], strict=True)) + b - rec["y"]
         loss += err * err
         for i, xi in enumerate(rec["x"]):
             gw[i] += 2 * err * xi
         gb += 2 * err
     n = len(batch)
     # Real DDP: all-reduce (average) gw and gb across ranks here, so replicas stay identical.
-    state["w"] = [wi - lr * g / n for wi, g in zip(w, gw)]
+    state["w"] = [wi - lr * g / n for wi, g in zip(w, gw, strict=True)]
     state["b"] = b - lr * gb / n
     return loss / n
 
@@ -110,15 +128,18 @@ def main() -> int:
     parser.add_argument("--save-every", type=int, default=5, help="checkpoint every K steps (rank 0)")
     parser.add_argument("--report", type=Path, help="write a JSON report (records read, resume step) here")
     parser.add_argument("--rendezvous", type=Path, help="fresh directory the ranks meet in before training")
-    parser.add_argument("--barrier", action="store_true",
-                        help="meet the other ranks at PET_MASTER_ADDR:PET_MASTER_PORT before training")
+    parser.add_argument(
+        "--barrier", action="store_true", help="meet the other ranks at PET_MASTER_ADDR:PET_MASTER_PORT before training"
+    )
     parser.add_argument("--report-dir", type=Path, help="write the JSON report to DIR/rank-<rank>.json")
     args = parser.parse_args()
 
     info = process_info()
-    shards = my_shards()
-    records = list(read_records(shards))  # the toy dataset is small; stream for real data
-    steps_per_epoch = max(1, math.ceil(len(records) / args.batch_size))
+    shard = open_shard()  # checks the source against the manifest: a changed file is an error here
+    num_records = shard.num_records
+    if num_records is None:  # a manifest balanced by bytes may not count records: count them once
+        num_records = sum(1 for _ in shard.records())
+    steps_per_epoch = max(1, math.ceil(num_records / args.batch_size))
     total_steps = args.epochs * steps_per_epoch
 
     state: dict[str, Any] = {"step": 0, "w": [0.0, 0.0], "b": 0.0}
@@ -131,8 +152,12 @@ def main() -> int:
     if args.rendezvous is not None:  # every rank has picked its resume point before rank 0 saves again
         rendezvous(args.rendezvous, info.rank, info.world_size)
     if args.barrier:
-        tcp_barrier(info.rank, info.world_size, os.environ.get("PET_MASTER_ADDR", "127.0.0.1"),
-                    int(os.environ.get("PET_MASTER_PORT", "29500")))
+        tcp_barrier(
+            info.rank,
+            info.world_size,
+            os.environ.get("PET_MASTER_ADDR", "127.0.0.1"),
+            int(os.environ.get("PET_MASTER_PORT", "29500")),
+        )
 
     crash_after = int(os.environ.get("TRAIN_CRASH_AFTER_STEP", "-1"))
     crash_rank = os.environ.get("TRAIN_CRASH_RANK", "")
@@ -140,21 +165,30 @@ def main() -> int:
         crash_after = -1
     seen: list[int] = []
     loss = float("nan")
+    stream: Iterator[list[dict[str, Any]]] | None = None
+    meter = StepMetrics()  # is this loop starved by its input? (data_wait_fraction)
+    progress = ProgressReporter(metrics=meter)  # rank 0 reports; on the other ranks a no-op
     for step in range(state["step"], total_steps):
         i = step % steps_per_epoch
-        batch = records[i * args.batch_size : (i + 1) * args.batch_size]
+        if stream is None or i == 0:  # a new epoch, or the resume point: the record offset of this step
+            stream = batches(shard, i * args.batch_size, args.batch_size)
+        with meter.data_wait():
+            batch = next(stream, [])
         if batch:
-            loss = sgd_step(state, batch, args.lr)
+            with meter.step():
+                loss = sgd_step(state, batch, args.lr)
             seen.extend(rec["id"] for rec in batch)
         state["step"] = step + 1
+        progress.report(state["step"], total_steps, metrics={"loss": round(loss, 4)})
         if info.rank == 0 and state["step"] % args.save_every == 0:
             with save_checkpoint(state["step"]) as tmp:
                 (tmp / "state.json").write_text(json.dumps(state))
         if state["step"] == crash_after:
             os.kill(os.getpid(), signal.SIGKILL)
+    progress.close()  # the final flush: the last step's values
 
     print(
-        f"rank {info.rank}/{info.world_size}: {len(seen)} records from {[p.name for p in shards]}, "
+        f"rank {info.rank}/{info.world_size}: {len(seen)} records from {[Path(shard.name).name]}, "
         f"step {state['step']}, loss {loss:.4f}, w={[round(v, 3) for v in state['w']]}, b={state['b']:.3f}",
         flush=True,
     )
@@ -167,7 +201,7 @@ def main() -> int:
                 {
                     "rank": info.rank,
                     "world_size": info.world_size,
-                    "shards": [str(p) for p in shards],
+                    "shards": [shard.name],
                     "ids": seen,
                     "resumed_from": resumed_from,
                     "final_step": state["step"],

@@ -24,9 +24,7 @@ def crd_dirs() -> list[Path]:
     return dirs
 
 
-def rjob(
-    name: str, container: str, *, ancestor: str | None = None, mounts: bool = False, **extra: Any
-) -> dict:
+def rjob(name: str, container: str, *, ancestor: str | None = None, mounts: bool = False, **extra: Any) -> dict:
     """A replicatedJob with one container (optionally ancestor-labelled and mounting 'initializer')."""
     c: dict[str, Any] = {"name": container, "image": f"example.com/{container}:1"}
     if mounts:
@@ -83,17 +81,13 @@ _TRAINJOB: dict[str, Any] = {
                                     "template": {
                                         "spec": {
                                             "template": {
-                                                "metadata": {
-                                                    "labels": {"app.kubernetes.io/part-of": "trainspec"}
-                                                },
+                                                "metadata": {"labels": {"app.kubernetes.io/part-of": "trainspec"}},
                                                 "spec": {
                                                     "nodeSelector": {"gpu": "a100"},
                                                     "containers": [
                                                         {
                                                             "name": "node",
-                                                            "volumeMounts": [
-                                                                {"name": "ckpt", "mountPath": "/ckpt"}
-                                                            ],
+                                                            "volumeMounts": [{"name": "ckpt", "mountPath": "/ckpt"}],
                                                         }
                                                     ],
                                                     "volumes": [

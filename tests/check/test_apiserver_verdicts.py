@@ -125,7 +125,7 @@ def server_fields(verdict: Verdict) -> list[tuple[str | int, ...]]:
     out = []
     for index, match in enumerate(starts):
         end = starts[index + 1].start() if index + 1 < len(starts) else len(details)
-        text = details[match.end():end]
+        text = details[match.end() : end]
         if "some validation rules were not checked" in text:
             continue  # the server's note that CEL was skipped, not an error of its own
         where = match.group(1)
@@ -277,21 +277,49 @@ def test_trainspec_check_on_the_whole_folder_gives_the_same_verdicts(monkeypatch
 @pytest.mark.parametrize(
     ("message", "manifest", "expected"),
     [
-        ('HTTP 422 Invalid: X "a" is invalid: spec.trainer.numNodes: Invalid value: -1: must be >= 0', {},
-         [("spec", "trainer", "numNodes")]),
-        ('HTTP 422 Invalid: X "a" is invalid: <nil>: Invalid value: "": Checked value must be of type integer '
-         "with format int32 in spec.a.b", {}, [("spec", "a", "b")]),
+        (
+            'HTTP 422 Invalid: X "a" is invalid: spec.trainer.numNodes: Invalid value: -1: must be >= 0',
+            {},
+            [("spec", "trainer", "numNodes")],
+        ),
+        (
+            (
+                'HTTP 422 Invalid: X "a" is invalid: <nil>: Invalid value: "": Checked value must be of type integer '
+                "with format int32 in spec.a.b"
+            ),
+            {},
+            [("spec", "a", "b")],
+        ),
         ('HTTP 422 Invalid: X "a" is invalid: <nil>: Invalid value: metadata.name must match', {}, [()]),
-        ('HTTP 422 Invalid: X "a" is invalid: [spec.x: Unsupported value: "M": supported values: "All", "Any", '
-         "<nil>: Invalid value: null: some validation rules were not checked because the object was invalid]",
-         {}, [("spec", "x")]),
-        ('HTTP 422 Invalid: X "a" is invalid: [spec.l: Invalid value: must be unique, spec.l: Invalid value: b]',
-         {}, [("spec", "l"), ("spec", "l")]),
-        ("HTTP 500 : failed to create typed patch object (ns/a; g/v, Kind=X): "
-         '.spec.jobs[name="b"].c: field not declared in schema',
-         {"spec": {"jobs": [{"name": "a"}, {"name": "b"}]}}, [("spec", "jobs", 1, "c")]),
-        ('HTTP 422 Invalid: PersistentVolumeClaim "c" is invalid: spec.resources[storage]: Invalid value: "-5Gi": '
-         "must be greater than zero", {}, [("spec", "resources", "requests", "storage")]),
+        (
+            (
+                'HTTP 422 Invalid: X "a" is invalid: [spec.x: Unsupported value: "M": supported values: "All", "Any", '
+                "<nil>: Invalid value: null: some validation rules were not checked because the object was invalid]"
+            ),
+            {},
+            [("spec", "x")],
+        ),
+        (
+            'HTTP 422 Invalid: X "a" is invalid: [spec.l: Invalid value: must be unique, spec.l: Invalid value: b]',
+            {},
+            [("spec", "l"), ("spec", "l")],
+        ),
+        (
+            (
+                "HTTP 500 : failed to create typed patch object (ns/a; g/v, Kind=X): "
+                '.spec.jobs[name="b"].c: field not declared in schema'
+            ),
+            {"spec": {"jobs": [{"name": "a"}, {"name": "b"}]}},
+            [("spec", "jobs", 1, "c")],
+        ),
+        (
+            (
+                'HTTP 422 Invalid: PersistentVolumeClaim "c" is invalid: spec.resources[storage]: Invalid value: "-5Gi": '
+                "must be greater than zero"
+            ),
+            {},
+            [("spec", "resources", "requests", "storage")],
+        ),
     ],
 )
 def test_server_messages_are_read_field_by_field(message, manifest, expected):

@@ -31,8 +31,11 @@ def run(engine, rule, value=None):
 
 
 def _schema(*rules, **properties):
-    return {"type": "object", "properties": properties or {"n": {"type": "integer"}},
-            "x-kubernetes-validations": [r if isinstance(r, dict) else {"rule": r} for r in rules]}
+    return {
+        "type": "object",
+        "properties": properties or {"n": {"type": "integer"}},
+        "x-kubernetes-validations": [r if isinstance(r, dict) else {"rule": r} for r in rules],
+    }
 
 
 def _found(value, schema, **kwargs):
@@ -53,15 +56,20 @@ def test_reading_an_absent_field_is_a_rejection_with_the_servers_words():
 def test_has_of_a_field_of_an_absent_object_is_a_rejection():
     # The volumeClaimPolicies rule on a template without metadata: the server rejects it.
     meta = {"type": "object", "properties": {"name": {"type": "string"}, "namespace": {"type": "string"}}}
-    schema = {"type": "object", "properties": {"templates": {"type": "array", "items": {
-        "type": "object", "properties": {"metadata": meta}}}},
-        "x-kubernetes-validations": [{"rule": "self.templates.all(t, !has(t.metadata.namespace))",
-                                      "message": "namespace cannot be set"}]}
+    schema = {
+        "type": "object",
+        "properties": {"templates": {"type": "array", "items": {"type": "object", "properties": {"metadata": meta}}}},
+        "x-kubernetes-validations": [
+            {"rule": "self.templates.all(t, !has(t.metadata.namespace))", "message": "namespace cannot be set"}
+        ],
+    }
     assert _found({"templates": [{"metadata": {"name": "a"}}]}, schema) == []
     assert _found({"templates": [{"metadata": {"namespace": "x"}}]}, schema) == [
-        ("TS501", "", "namespace cannot be set")]
+        ("TS501", "", "namespace cannot be set")
+    ]
     assert _found({"templates": [{}]}, schema) == [
-        ("TS501", "", "no such key: metadata evaluating rule: namespace cannot be set")]
+        ("TS501", "", "no such key: metadata evaluating rule: namespace cannot be set")
+    ]
 
 
 def test_errors_are_absorbed_by_or_and_macros():
@@ -70,8 +78,7 @@ def test_errors_are_absorbed_by_or_and_macros():
 
 
 def test_runtime_overload_mismatch_is_worded_as_the_server_does():
-    schema = _schema({"rule": "self.mem > 1", "message": "too small"},
-                     mem={"x-kubernetes-int-or-string": True})
+    schema = _schema({"rule": "self.mem > 1", "message": "too small"}, mem={"x-kubernetes-int-or-string": True})
     assert _found({"mem": 2}, schema) == []
     [(code, _, message)] = _found({"mem": "2Gi"}, schema)
     assert code == "TS501" and message.startswith("'no such overload': call arguments did not match")
@@ -146,17 +153,24 @@ def test_atomic_maps_do_not_correlate_their_entries():
 
 
 def test_rules_of_all_of_branches_run():
-    schema = {"type": "object", "properties": {"n": {"type": "integer"}},
-              "allOf": [{"x-kubernetes-validations": [{"rule": "self.n > 0", "message": "branch"}]},
-                        {"properties": {"n": {"x-kubernetes-validations": [{"rule": "self < 5", "message": "deep"}]}}}]}
+    schema = {
+        "type": "object",
+        "properties": {"n": {"type": "integer"}},
+        "allOf": [
+            {"x-kubernetes-validations": [{"rule": "self.n > 0", "message": "branch"}]},
+            {"properties": {"n": {"x-kubernetes-validations": [{"rule": "self < 5", "message": "deep"}]}}},
+        ],
+    }
     assert _found({"n": 0}, schema) == [("TS501", "", "branch")]
     assert _found({"n": 7}, schema) == [("TS501", "n", "deep")]
     assert sum(1 for _ in cel.iter_rules(schema)) == 2
 
 
 def test_null_values_run_no_rules():
-    schema = {"type": "object", "properties": {"n": {"type": "integer", "nullable": True,
-                                                     "x-kubernetes-validations": [{"rule": "self > 0"}]}}}
+    schema = {
+        "type": "object",
+        "properties": {"n": {"type": "integer", "nullable": True, "x-kubernetes-validations": [{"rule": "self > 0"}]}},
+    }
     assert _found({"n": None}, schema) == []
 
 
@@ -178,8 +192,10 @@ def test_unescapable_property_names_are_invisible():
 def test_string_formats_become_cel_types():
     schema = _schema(
         "self.at > timestamp('2024-01-01T00:00:00Z') && self.wait > duration('1m') && self.raw == b'hi'",
-        at={"type": "string", "format": "date-time"}, wait={"type": "string", "format": "duration"},
-        raw={"type": "string", "format": "byte"})
+        at={"type": "string", "format": "date-time"},
+        wait={"type": "string", "format": "duration"},
+        raw={"type": "string", "format": "byte"},
+    )
     assert _found({"at": "2025-06-01T10:00:00Z", "wait": "1h30m", "raw": "aGk="}, schema) == []
     assert [c for c, _, _ in _found({"at": "2023-06-01T10:00:00Z", "wait": "1h", "raw": "aGk="}, schema)] == ["TS501"]
     value = cel_value(schema, {"at": "2025-06-01", "wait": "soon", "raw": "!!"})
@@ -277,8 +293,10 @@ LIBRARY_TRUE = [
     "format.named('dns1035Label').hasValue() && !format.named('nope').hasValue()",
     "format.named('qualifiedName').value().validate('example.com/name') == optional.none()",
     "format.labelValue().validate('ok').orValue([]) == []",
-    "format.dns1123Subdomain().validate('a..b').value().size() == 1 && !format.uuid().validate("
-    "'123e4567-e89b-12d3-a456-426614174000').hasValue()",
+    (
+        "format.dns1123Subdomain().validate('a..b').value().size() == 1 && !format.uuid().validate("
+        "'123e4567-e89b-12d3-a456-426614174000').hasValue()"
+    ),
     # lists
     "[1, 2, 3].isSorted() && ![3, 1].isSorted() && [1, 2, 3].sum() == 6 && [1.5, 2.5].sum() == 4.0",
     "[1, 5, 2].max() == 5 && [4, 2, 9].min() == 2 && ['b', 'a'].min() == 'a'",
@@ -328,8 +346,10 @@ def test_kubernetes_library_errors_are_evaluation_errors(engine, rule, error):
 
 
 def test_library_rule_in_a_crd_runs_through_check_cel():
-    schema = _schema({"rule": "quantity(self.size).compareTo(quantity('1Ti')) <= 0", "message": "too big"},
-                     size={"x-kubernetes-int-or-string": True})
+    schema = _schema(
+        {"rule": "quantity(self.size).compareTo(quantity('1Ti')) <= 0", "message": "too big"},
+        size={"x-kubernetes-int-or-string": True},
+    )
     assert _found({"size": "500Gi"}, schema) == []
     assert _found({"size": "2Ti"}, schema) == [("TS501", "", "too big")]
 
@@ -353,8 +373,10 @@ def test_importing_the_checker_loads_no_cel_engine():
     import subprocess
     import sys
 
-    code = ("import sys, trainspec.check, trainspec.check.cel, trainspec.check.cache, trainspec.check.cel_lib; "
-            "print(sorted(m for m in ('cel_expr_python', 'celpy', 'google.protobuf', 're2') if m in sys.modules))")
+    code = (
+        "import sys, trainspec.check, trainspec.check.cel, trainspec.check.cache, trainspec.check.cel_lib; "
+        "print(sorted(m for m in ('cel_expr_python', 'celpy', 'google.protobuf', 're2') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
     rule_less = check_cel({"a": 1}, {"type": "object", "properties": {"a": {"type": "integer"}}})

@@ -64,11 +64,12 @@ def test_reserved_word_property_is_reachable_as_written(rule, value, ok):
     assert _cel(schema, value) == ([] if ok else [("TS501", "")])
 
 
-@pytest.mark.xfail(strict=True, reason="cel_values shows a keyword field under both names, so an object's size "
-                                       "and keys count it twice; the server counts it once, under the escaped name")
-@pytest.mark.parametrize(
-    "rule", ["size(self) == 1", "self.all(k, k == '__namespace__')"]
+@pytest.mark.xfail(
+    strict=True,
+    reason="cel_values shows a keyword field under both names, so an object's size "
+    "and keys count it twice; the server counts it once, under the escaped name",
 )
+@pytest.mark.parametrize("rule", ["size(self) == 1", "self.all(k, k == '__namespace__')"])
 def test_reserved_word_lookup_adds_no_key(rule):
     # Upstream's unstructuredMap: Size() is the number of fields; Iterator() yields escaped names.
     schema = _object({"namespace": _STRING}, [rule])
@@ -97,8 +98,9 @@ def test_reserved_word_rule_under_list_items_and_nested_objects():
     schema = {"type": "object", "properties": {"policies": {"type": "array", "items": policy}}}
     ok = {"policies": [{"templates": [{"metadata": {"name": "a"}}, {"metadata": {"namespace": ""}}]}]}
     assert _cel(schema, ok) == []
-    bad = {"policies": [{"templates": [{"metadata": {"name": "a"}}]},
-                        {"templates": [{"metadata": {"namespace": "x"}}]}]}
+    bad = {
+        "policies": [{"templates": [{"metadata": {"name": "a"}}]}, {"templates": [{"metadata": {"namespace": "x"}}]}]
+    }
     assert _cel(schema, bad) == [("TS501", "policies[1]")]
 
 
@@ -112,24 +114,64 @@ _POSITIVE = {"type": "integer", "x-kubernetes-validations": [{"rule": "self > 0"
     ("schema", "value", "expected"),
     [
         # a map's values
-        ({"type": "object", "properties": {"m": {"type": "object", "additionalProperties": _POSITIVE}}},
-         {"m": {"a": 1, "b": 0}}, ["m.b"]),
+        (
+            {"type": "object", "properties": {"m": {"type": "object", "additionalProperties": _POSITIVE}}},
+            {"m": {"a": 1, "b": 0}},
+            ["m.b"],
+        ),
         # list in list
-        ({"type": "object", "properties": {"l": {"type": "array", "items": {"type": "array", "items": _POSITIVE}}}},
-         {"l": [[1], [2, 0]]}, ["l[1][1]"]),
+        (
+            {"type": "object", "properties": {"l": {"type": "array", "items": {"type": "array", "items": _POSITIVE}}}},
+            {"l": [[1], [2, 0]]},
+            ["l[1][1]"],
+        ),
         # a declared field inside a preserve-unknown-fields subtree (unknown siblings kept)
-        ({"type": "object", "properties": {"p": {"type": "object", "x-kubernetes-preserve-unknown-fields": True,
-                                                 "properties": {"n": _POSITIVE}}}},
-         {"p": {"n": 0, "other": {"x": 1}}}, ["p.n"]),
+        (
+            {
+                "type": "object",
+                "properties": {
+                    "p": {
+                        "type": "object",
+                        "x-kubernetes-preserve-unknown-fields": True,
+                        "properties": {"n": _POSITIVE},
+                    }
+                },
+            },
+            {"p": {"n": 0, "other": {"x": 1}}},
+            ["p.n"],
+        ),
         # inside an embedded resource
-        ({"type": "object", "properties": {"e": {"type": "object", "x-kubernetes-embedded-resource": True,
-                                                 "properties": {"spec": {"type": "object",
-                                                                         "properties": {"n": _POSITIVE}}}}}},
-         {"e": {"apiVersion": "v1", "kind": "X", "metadata": {"name": "a"}, "spec": {"n": -1}}}, ["e.spec.n"]),
+        (
+            {
+                "type": "object",
+                "properties": {
+                    "e": {
+                        "type": "object",
+                        "x-kubernetes-embedded-resource": True,
+                        "properties": {"spec": {"type": "object", "properties": {"n": _POSITIVE}}},
+                    }
+                },
+            },
+            {"e": {"apiVersion": "v1", "kind": "X", "metadata": {"name": "a"}, "spec": {"n": -1}}},
+            ["e.spec.n"],
+        ),
         # a map of lists of objects
-        ({"type": "object", "properties": {"m": {"type": "object", "additionalProperties": {
-            "type": "array", "items": {"type": "object", "properties": {"n": _POSITIVE}}}}}},
-         {"m": {"k": [{"n": 1}, {"n": 0}]}}, ["m.k[1].n"]),
+        (
+            {
+                "type": "object",
+                "properties": {
+                    "m": {
+                        "type": "object",
+                        "additionalProperties": {
+                            "type": "array",
+                            "items": {"type": "object", "properties": {"n": _POSITIVE}},
+                        },
+                    }
+                },
+            },
+            {"m": {"k": [{"n": 1}, {"n": 0}]}},
+            ["m.k[1].n"],
+        ),
     ],
 )
 def test_rules_run_at_every_depth(schema, value, expected):
@@ -142,8 +184,11 @@ def test_every_rule_of_the_real_runtime_crd_runs_where_its_field_is(crd_dirs):
     runtime = _verdict_manifest("24-ctr-vcp-namespace.yaml")
     found = check_manifest(runtime, registry)
     assert [(d.code, d.path, d.message) for d in found] == [
-        ("TS501", "spec.template.spec.volumeClaimPolicies[0]",
-         "namespace cannot be set for VolumeClaimPolicies templates"),
+        (
+            "TS501",
+            "spec.template.spec.volumeClaimPolicies[0]",
+            "namespace cannot be set for VolumeClaimPolicies templates",
+        ),
     ]
     namespaced = copy.deepcopy(runtime)
     namespaced["kind"] = "TrainingRuntime"
@@ -155,9 +200,7 @@ def test_every_rule_of_the_real_runtime_crd_runs_where_its_field_is(crd_dirs):
         "metadata": {"name": "js", "namespace": "team-a"},
         "spec": copy.deepcopy(runtime["spec"]["template"]["spec"]),
     }
-    assert [(d.code, d.path) for d in check_manifest(jobset, registry)] == [
-        ("TS501", "spec.volumeClaimPolicies[0]")
-    ]
+    assert [(d.code, d.path) for d in check_manifest(jobset, registry)] == [("TS501", "spec.volumeClaimPolicies[0]")]
     # An empty namespace is allowed by the rule; no namespace at all too.
     for value in ("", None):
         fixed = copy.deepcopy(runtime)

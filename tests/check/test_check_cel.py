@@ -28,11 +28,7 @@ def found_at(diagnostics, code):
 def test_every_crd_rule_compiles(crd_dirs):
     registry = load_crds(crd_dirs)
     engine = default_engine()
-    rules = {
-        (crd.kind, crd.version, path, rule["rule"])
-        for crd in registry
-        for path, rule in iter_rules(crd.schema)
-    }
+    rules = {(crd.kind, crd.version, path, rule["rule"]) for crd in registry for path, rule in iter_rules(crd.schema)}
     assert len({r[3] for r in rules}) >= 40, "the shared CRDs carry ~48 distinct rules"
     failures = []
     for kind, version, path, text in sorted(rules):
@@ -76,9 +72,7 @@ def test_managed_by_nonsense(check, runtime, trainjob):
     assert check(runtime(), tj) == []
 
 
-@pytest.mark.parametrize(
-    "uri, ok", [("data/train", False), ("hf://org/ds", True), ("", True), ("s3://b/k", True)]
-)
+@pytest.mark.parametrize(("uri", "ok"), [("data/train", False), ("hf://org/ds", True), ("", True), ("s3://b/k", True)])
 def test_storage_uri_scheme(check, runtime, trainjob, rjob, uri, ok):
     rt = runtime()
     rt["spec"]["template"]["spec"]["replicatedJobs"].insert(
@@ -183,9 +177,7 @@ def test_topology_hostname_must_be_last(check):
         ("spec.levels", "the kubernetes.io/hostname label can only be used at the lowest level of topology")
     ]
     assert check(_topology("cloud.example.com/rack", "kubernetes.io/hostname")) == []
-    assert [p for p, _ in found_at(check(_topology("a.example.com/x", "a.example.com/x")), "TS501")] == [
-        "spec.levels"
-    ]
+    assert [p for p, _ in found_at(check(_topology("a.example.com/x", "a.example.com/x")), "TS501")] == ["spec.levels"]
 
 
 # -- engine behaviour on synthetic schemas --------------------------------------------------

@@ -7,8 +7,7 @@ from fractions import Fraction
 import pytest
 
 from trainspec.check import CelEvalError, default_engine
-from trainspec.dsl.quantity import QuantityError, is_quantity
-from trainspec.dsl.quantity import parse_quantity as parse
+from trainspec.dsl.quantity import QuantityError, is_quantity, parse_quantity as parse
 
 pytest.importorskip("celpy", reason="cel-python is needed for the CEL shims")
 
@@ -19,7 +18,7 @@ def run(rule, value=None):
 
 
 @pytest.mark.parametrize(
-    "text, value",
+    ("text", "value"),
     [
         ("1", 1),
         ("500m", Fraction(1, 2)),

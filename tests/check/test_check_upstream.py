@@ -17,9 +17,12 @@ def _load() -> list[tuple[str, dict]]:
         pytest.skip(f"../shared/upstream/trainer-runtimes not found: {UPSTREAM}")
     out = []
     for path in sorted(UPSTREAM.rglob("*.yaml")):
-        for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
-            if isinstance(doc, dict) and doc.get("kind") != "Kustomization":
-                out.append((str(path.relative_to(UPSTREAM)), doc))
+        docs = yaml.safe_load_all(path.read_text(encoding="utf-8"))
+        out.extend(
+            (str(path.relative_to(UPSTREAM)), doc)
+            for doc in docs
+            if isinstance(doc, dict) and doc.get("kind") != "Kustomization"
+        )
     return out
 
 

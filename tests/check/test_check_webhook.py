@@ -91,9 +91,7 @@ def test_initializer_needs_the_volume_mount(check, runtime, trainjob, rjob):
 
 def test_initializer_needs_the_container(check, runtime, trainjob, rjob):
     rt = runtime()
-    rt["spec"]["template"]["spec"]["replicatedJobs"].insert(
-        0, rjob("model-initializer", "fetch", mounts=True)
-    )
+    rt["spec"]["template"]["spec"]["replicatedJobs"].insert(0, rjob("model-initializer", "fetch", mounts=True))
     tj = trainjob()
     tj["spec"]["initializer"] = {"model": {"storageUri": "hf://org/model"}}
     found = check(rt, tj)
@@ -103,9 +101,9 @@ def test_initializer_needs_the_container(check, runtime, trainjob, rjob):
 
 def test_patch_env_on_node(check, runtime, trainjob):
     tj = trainjob()
-    tj["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"][0][
+    tj["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"][
         "template"
-    ]["spec"]["template"]["spec"]["containers"][0]["env"] = [{"name": "A", "value": "1"}]
+    ]["spec"]["containers"][0]["env"] = [{"name": "A", "value": "1"}]
     found = check(runtime(), tj)
     assert ts503(found) == [("m1.yaml", PATCH_POD + ".containers[0].env")]
     assert "spec.trainer.env" in found[0].message
@@ -240,9 +238,7 @@ def test_claim_policies_must_be_mounted(check, runtime):
             ]
         }
     ]
-    assert ts503(check(rt)) == [
-        ("m0.yaml", "spec.template.spec.volumeClaimPolicies[0].templates[0].metadata.name")
-    ]
+    assert ts503(check(rt)) == [("m0.yaml", "spec.template.spec.volumeClaimPolicies[0].templates[0].metadata.name")]
 
 
 def test_trainspec_policy_for_runtimes(check, runtime):

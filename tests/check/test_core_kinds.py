@@ -47,8 +47,10 @@ def test_good_claims_pass():
     assert errors(pvc(accessModes=["ReadWriteOnce", "ReadOnlyMany"])) == []
     assert errors(pvc(resources={"requests": {"storage": 1}, "limits": {"storage": "2Gi"}})) == []
     assert errors(pvc(dataSource={"kind": "PersistentVolumeClaim", "name": "src"})) == []
-    assert errors(pvc(dataSourceRef={"apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot",
-                                     "name": "snap"})) == []
+    assert (
+        errors(pvc(dataSourceRef={"apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot", "name": "snap"}))
+        == []
+    )
 
 
 @pytest.mark.parametrize(
@@ -67,19 +69,42 @@ def test_good_claims_pass():
         ({"volumeAttributesClassName": "Gold!"}, "spec.volumeAttributesClassName", "RFC 1123 subdomain"),
         ({"dataSource": {"kind": "VolumeSnapshot", "name": "s"}}, "spec.dataSource", "default apiGroup"),
         ({"dataSource": {"kind": "PersistentVolumeClaim"}}, "spec.dataSource.name", "required"),
-        ({"dataSource": {"apiGroup": "Bad_Group", "kind": "X", "name": "s"}}, "spec.dataSource.apiGroup",
-         "RFC 1123 subdomain"),
-        ({"dataSourceRef": {"kind": "PersistentVolumeClaim", "name": "s", "namespace": "Other_NS"}},
-         "spec.dataSourceRef.namespace", "RFC 1123 label"),
-        ({"dataSource": {"kind": "PersistentVolumeClaim", "name": "a"},
-          "dataSourceRef": {"kind": "PersistentVolumeClaim", "name": "b"}}, "spec.dataSource", "must match"),
-        ({"dataSource": {"kind": "PersistentVolumeClaim", "name": "a"},
-          "dataSourceRef": {"kind": "PersistentVolumeClaim", "name": "a", "namespace": "other"}},
-         "spec.dataSource", "dataSourceRef.namespace"),
-        ({"selector": {"matchExpressions": [{"key": "tier", "operator": "In"}]}},
-         "spec.selector.matchExpressions[0].values", "must be specified"),
-        ({"selector": {"matchExpressions": [{"key": "tier", "operator": "Exists", "values": ["a"]}]}},
-         "spec.selector.matchExpressions[0].values", "must be empty"),
+        (
+            {"dataSource": {"apiGroup": "Bad_Group", "kind": "X", "name": "s"}},
+            "spec.dataSource.apiGroup",
+            "RFC 1123 subdomain",
+        ),
+        (
+            {"dataSourceRef": {"kind": "PersistentVolumeClaim", "name": "s", "namespace": "Other_NS"}},
+            "spec.dataSourceRef.namespace",
+            "RFC 1123 label",
+        ),
+        (
+            {
+                "dataSource": {"kind": "PersistentVolumeClaim", "name": "a"},
+                "dataSourceRef": {"kind": "PersistentVolumeClaim", "name": "b"},
+            },
+            "spec.dataSource",
+            "must match",
+        ),
+        (
+            {
+                "dataSource": {"kind": "PersistentVolumeClaim", "name": "a"},
+                "dataSourceRef": {"kind": "PersistentVolumeClaim", "name": "a", "namespace": "other"},
+            },
+            "spec.dataSource",
+            "dataSourceRef.namespace",
+        ),
+        (
+            {"selector": {"matchExpressions": [{"key": "tier", "operator": "In"}]}},
+            "spec.selector.matchExpressions[0].values",
+            "must be specified",
+        ),
+        (
+            {"selector": {"matchExpressions": [{"key": "tier", "operator": "Exists", "values": ["a"]}]}},
+            "spec.selector.matchExpressions[0].values",
+            "must be empty",
+        ),
         ({"selector": {"matchLabels": {"bad key": "v"}}}, "spec.selector.matchLabels['bad key']", "label key"),
         ({"selector": {"matchLabels": {"tier": "-bad"}}}, "spec.selector.matchLabels.tier", "label value"),
     ],

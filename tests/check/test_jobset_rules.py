@@ -23,15 +23,35 @@ TRAINER_API = "trainer.kubeflow.org/v1alpha1"
 ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
 
 
-def rj(name: str, *, mounts: tuple[str, ...] = (), init_mounts: tuple[str, ...] = (), volumes: tuple[str, ...] = (),
-       ancestor: str | None = None, container: str = "main", **job: Any) -> dict[str, Any]:
+def rj(
+    name: str,
+    *,
+    mounts: tuple[str, ...] = (),
+    init_mounts: tuple[str, ...] = (),
+    volumes: tuple[str, ...] = (),
+    ancestor: str | None = None,
+    container: str = "main",
+    **job: Any,
+) -> dict[str, Any]:
     """A replicatedJob; ``job`` holds Job spec fields (parallelism, completions, ...), except
     ``replicas``/``groupName``/``dependsOn`` which go on the replicatedJob."""
-    pod: dict[str, Any] = {"containers": [{"name": container, "image": "example.com/x:1",
-                                           "volumeMounts": [{"name": m, "mountPath": f"/{m}"} for m in mounts]}]}
+    pod: dict[str, Any] = {
+        "containers": [
+            {
+                "name": container,
+                "image": "example.com/x:1",
+                "volumeMounts": [{"name": m, "mountPath": f"/{m}"} for m in mounts],
+            }
+        ]
+    }
     if init_mounts:
-        pod["initContainers"] = [{"name": "init", "image": "example.com/x:1",
-                                  "volumeMounts": [{"name": m, "mountPath": f"/{m}"} for m in init_mounts]}]
+        pod["initContainers"] = [
+            {
+                "name": "init",
+                "image": "example.com/x:1",
+                "volumeMounts": [{"name": m, "mountPath": f"/{m}"} for m in init_mounts],
+            }
+        ]
     if volumes:
         pod["volumes"] = [{"name": v, "emptyDir": {}} for v in volumes]
     out: dict[str, Any] = {"name": name}
@@ -44,13 +64,18 @@ def rj(name: str, *, mounts: tuple[str, ...] = (), init_mounts: tuple[str, ...] 
     return out
 
 
-def jobset(*rjobs: dict[str, Any], name: str | None = "train", meta: dict[str, Any] | None = None,
-           **spec: Any) -> dict[str, Any]:
+def jobset(
+    *rjobs: dict[str, Any], name: str | None = "train", meta: dict[str, Any] | None = None, **spec: Any
+) -> dict[str, Any]:
     metadata = dict(meta or {})
     if name is not None:
         metadata["name"] = name
-    return {"apiVersion": JS_API, "kind": "JobSet", "metadata": metadata,
-            "spec": {"replicatedJobs": list(rjobs or [rj("workers")]), **spec}}
+    return {
+        "apiVersion": JS_API,
+        "kind": "JobSet",
+        "metadata": metadata,
+        "spec": {"replicatedJobs": list(rjobs or [rj("workers")]), **spec},
+    }
 
 
 def run(*manifests: dict[str, Any], **kwargs: Any):
@@ -74,20 +99,40 @@ def only(*manifests: dict[str, Any], **kwargs: Any):
 def good_jobset() -> dict[str, Any]:
     return jobset(
         rj("leader", completions=1, parallelism=1, mounts=("scratch",)),
-        rj("workers", replicas=2, completions=4, parallelism=4, groupName="pool-a",
-           dependsOn=[{"name": "leader", "status": "Ready"}]),
+        rj(
+            "workers",
+            replicas=2,
+            completions=4,
+            parallelism=4,
+            groupName="pool-a",
+            dependsOn=[{"name": "leader", "status": "Ready"}],
+        ),
         network={"subdomain": "train-net"},
         managedBy="example.com/batch-controller",
         successPolicy={"operator": "All", "targetReplicatedJobs": ["workers"]},
-        failurePolicy={"maxRestarts": 3, "rules": [
-            {"name": "fail_fast", "action": "FailJobSet", "onJobFailureReasons": ["PodFailurePolicy"],
-             "targetReplicatedJobs": ["leader"]},
-            {"action": "RestartJobSet", "onJobFailureReasons": ["BackoffLimitExceeded", "DeadlineExceeded"]},
-        ]},
+        failurePolicy={
+            "maxRestarts": 3,
+            "rules": [
+                {
+                    "name": "fail_fast",
+                    "action": "FailJobSet",
+                    "onJobFailureReasons": ["PodFailurePolicy"],
+                    "targetReplicatedJobs": ["leader"],
+                },
+                {"action": "RestartJobSet", "onJobFailureReasons": ["BackoffLimitExceeded", "DeadlineExceeded"]},
+            ],
+        },
         coordinator={"replicatedJob": "workers", "jobIndex": 1, "podIndex": 3},
-        volumeClaimPolicies=[{"templates": [{"metadata": {"name": "scratch"},
-                                             "spec": {"accessModes": ["ReadWriteOnce"],
-                                                      "resources": {"requests": {"storage": "1Gi"}}}}]}],
+        volumeClaimPolicies=[
+            {
+                "templates": [
+                    {
+                        "metadata": {"name": "scratch"},
+                        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+                    }
+                ]
+            }
+        ],
     )
 
 
@@ -98,10 +143,18 @@ def test_a_jobset_using_every_rule_field_correctly_passes():
 # -- network, managedBy, groupName -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("subdomain, ok", [
-    ("train-net", True), ("", True), ("Train", False), ("a.b", False), ("9net", False), ("n" * 63, True),
-    ("n" * 64, False),
-])
+@pytest.mark.parametrize(
+    ("subdomain", "ok"),
+    [
+        ("train-net", True),
+        ("", True),
+        ("Train", False),
+        ("a.b", False),
+        ("9net", False),
+        ("n" * 63, True),
+        ("n" * 64, False),
+    ],
+)
 def test_network_subdomain_is_a_subdomain_and_an_rfc1035_label(subdomain, ok):
     found = errors(jobset(network={"subdomain": subdomain}))
     assert found == ([] if ok else [("m0.yaml", "spec.network.subdomain")])
@@ -112,20 +165,38 @@ def test_subdomain_message_names_the_component_and_the_problem():
     assert "JobSet webhook rejects" in found.message and "no more than 63 characters (has 64)" in found.message
 
 
-@pytest.mark.parametrize("manager, ok", [
-    ("example.com/batch", True), ("example.com/a/b:c", True), ("tool", False), ("example.com/", False),
-    ("/tool", False), ("", False), ("Example.com/x", False), ("example.com/a@b", False),
-    ("example.com/" + "x" * 51, True), ("example.com/" + "x" * 52, False),
-])
+@pytest.mark.parametrize(
+    ("manager", "ok"),
+    [
+        ("example.com/batch", True),
+        ("example.com/a/b:c", True),
+        ("tool", False),
+        ("example.com/", False),
+        ("/tool", False),
+        ("", False),
+        ("Example.com/x", False),
+        ("example.com/a@b", False),
+        ("example.com/" + "x" * 51, True),
+        ("example.com/" + "x" * 52, False),
+    ],
+)
 def test_managed_by_is_a_domain_prefixed_path_of_at_most_63(manager, ok):
     found = errors(jobset(managedBy=manager))
     assert found == ([] if ok else [("m0.yaml", "spec.managedBy")])
 
 
-@pytest.mark.parametrize("group, ok", [
-    (None, True), ("pool-a", True), ("g" * 63, True), ("g" * 64, False), ("", False), ("Pool", False),
-    ("1pool", False),
-])
+@pytest.mark.parametrize(
+    ("group", "ok"),
+    [
+        (None, True),
+        ("pool-a", True),
+        ("g" * 63, True),
+        ("g" * 64, False),
+        ("", False),
+        ("Pool", False),
+        ("1pool", False),
+    ],
+)
 def test_group_name_is_an_rfc1035_label(group, ok):
     job = rj("workers") if group is None else rj("workers", groupName=group)
     found = errors(jobset(job))
@@ -135,10 +206,17 @@ def test_group_name_is_an_rfc1035_label(group, ok):
 # -- generated names -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name, rjob, ok", [
-    ("train", "workers", True), ("train", "2nd", True), ("train.v1", "workers", False), ("1train", "workers", False),
-    ("train", "Workers", False), ("train", "w_1", False),
-])
+@pytest.mark.parametrize(
+    ("name", "rjob", "ok"),
+    [
+        ("train", "workers", True),
+        ("train", "2nd", True),
+        ("train.v1", "workers", False),
+        ("1train", "workers", False),
+        ("train", "Workers", False),
+        ("train", "w_1", False),
+    ],
+)
 def test_generated_job_names_are_rfc1035_labels(name, rjob, ok):
     found = errors(jobset(rj(rjob), name=name))
     assert found == ([] if ok else [("m0.yaml", "spec.replicatedJobs[0].name")])
@@ -163,10 +241,13 @@ def test_pod_name_budget_counts_completions_of_indexed_jobs():
     assert "at most 44 characters" in found.message
 
 
-@pytest.mark.parametrize("job", [
-    {"parallelism": 100},  # no completions: the webhook does not compute pod names
-    {"completions": 100, "parallelism": 100, "completionMode": "NonIndexed"},
-])
+@pytest.mark.parametrize(
+    "job",
+    [
+        {"parallelism": 100},  # no completions: the webhook does not compute pod names
+        {"completions": 100, "parallelism": 100, "completionMode": "NonIndexed"},
+    ],
+)
 def test_pod_name_budget_applies_only_to_indexed_jobs_with_completions(job):
     assert errors(jobset(rj("workers", replicas=2, **job), name="j" * 45)) == []
 
@@ -197,8 +278,11 @@ def test_depends_on_rules():
     assert errors(later) == [("m0.yaml", "spec.replicatedJobs[1].dependsOn[0].name")]
     unknown = jobset(rj("a"), rj("b", dependsOn=[{"name": "x", "status": "Ready"}]))
     assert errors(unknown) == [("m0.yaml", "spec.replicatedJobs[1].dependsOn[0].name")]
-    ok = jobset(rj("a"), rj("b", dependsOn=[{"name": "a", "status": "Complete"}]),
-                rj("c", dependsOn=[{"name": "a", "status": "Ready"}, {"name": "b", "status": "Ready"}]))
+    ok = jobset(
+        rj("a"),
+        rj("b", dependsOn=[{"name": "a", "status": "Complete"}]),
+        rj("c", dependsOn=[{"name": "a", "status": "Ready"}, {"name": "b", "status": "Ready"}]),
+    )
     assert run(ok) == []
 
 
@@ -220,10 +304,20 @@ def _with_rules(*rules: dict[str, Any], **policy: Any) -> dict[str, Any]:
     return jobset(rj("a"), rj("b"), failurePolicy={"rules": list(rules), **policy})
 
 
-@pytest.mark.parametrize("name, ok", [
-    ("r", True), ("rule_1", True), ("a:b,c_", True), ("r" * 128, True), ("r" * 129, False), ("1rule", False),
-    ("rule,", False), ("rule-1", False), ("_rule", False),
-])
+@pytest.mark.parametrize(
+    ("name", "ok"),
+    [
+        ("r", True),
+        ("rule_1", True),
+        ("a:b,c_", True),
+        ("r" * 128, True),
+        ("r" * 129, False),
+        ("1rule", False),
+        ("rule,", False),
+        ("rule-1", False),
+        ("_rule", False),
+    ],
+)
 def test_failure_policy_rule_names(name, ok):
     found = errors(_with_rules({"name": name, "action": "FailJobSet"}))
     assert found == ([] if ok else [("m0.yaml", "spec.failurePolicy.rules[0].name")])
@@ -241,10 +335,20 @@ def test_failure_policy_rule_names_are_unique_after_defaulting():
 
 
 def test_failure_policy_reasons_and_targets():
-    found = errors(_with_rules({"name": "r", "action": "FailJobSet", "targetReplicatedJobs": ["a", "c"],
-                                "onJobFailureReasons": ["FailedIndexes", "OOMKilled"]}))
-    assert found == [("m0.yaml", "spec.failurePolicy.rules[0].targetReplicatedJobs[1]"),
-                     ("m0.yaml", "spec.failurePolicy.rules[0].onJobFailureReasons[1]")]
+    found = errors(
+        _with_rules(
+            {
+                "name": "r",
+                "action": "FailJobSet",
+                "targetReplicatedJobs": ["a", "c"],
+                "onJobFailureReasons": ["FailedIndexes", "OOMKilled"],
+            }
+        )
+    )
+    assert found == [
+        ("m0.yaml", "spec.failurePolicy.rules[0].targetReplicatedJobs[1]"),
+        ("m0.yaml", "spec.failurePolicy.rules[0].onJobFailureReasons[1]"),
+    ]
 
 
 @pytest.mark.parametrize("action", ["RestartJob", "RestartJobAndIgnoreMaxRestarts"])
@@ -267,24 +371,29 @@ def test_in_place_restart_needs_the_gate_and_its_job_settings():
     plain = jobset(rj("a", completions=2, parallelism=1), failurePolicy={"restartStrategy": "InPlaceRestart"})
     base = "spec.replicatedJobs[0].template.spec"
     assert errors(plain, jobset_gates={"InPlaceRestart"}) == [
-        ("m0.yaml", f"{base}.backoffLimit"), ("m0.yaml", f"{base}.podReplacementPolicy"),
-        ("m0.yaml", f"{base}.completions")]
+        ("m0.yaml", f"{base}.backoffLimit"),
+        ("m0.yaml", f"{base}.podReplacementPolicy"),
+        ("m0.yaml", f"{base}.completions"),
+    ]
     assert errors(jobset(rj("a"), failurePolicy={"restartStrategy": "Recreate"})) == []
 
 
 # -- coordinator -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("coordinator, job, path", [
-    ({"replicatedJob": "w"}, {"completions": 2}, None),
-    ({"replicatedJob": "w", "jobIndex": 1, "podIndex": 1}, {"replicas": 2, "completions": 2}, None),
-    ({"replicatedJob": "x"}, {"completions": 2}, "spec.coordinator.replicatedJob"),
-    ({"replicatedJob": "w", "jobIndex": 1}, {"completions": 2}, "spec.coordinator.jobIndex"),
-    ({"replicatedJob": "w", "jobIndex": -1}, {"completions": 2}, "spec.coordinator.jobIndex"),
-    ({"replicatedJob": "w"}, {"parallelism": 2}, "spec.coordinator.replicatedJob"),
-    ({"replicatedJob": "w"}, {"completions": 2, "completionMode": "NonIndexed"}, "spec.coordinator.replicatedJob"),
-    ({"replicatedJob": "w", "podIndex": 2}, {"completions": 2}, "spec.coordinator.podIndex"),
-])
+@pytest.mark.parametrize(
+    ("coordinator", "job", "path"),
+    [
+        ({"replicatedJob": "w"}, {"completions": 2}, None),
+        ({"replicatedJob": "w", "jobIndex": 1, "podIndex": 1}, {"replicas": 2, "completions": 2}, None),
+        ({"replicatedJob": "x"}, {"completions": 2}, "spec.coordinator.replicatedJob"),
+        ({"replicatedJob": "w", "jobIndex": 1}, {"completions": 2}, "spec.coordinator.jobIndex"),
+        ({"replicatedJob": "w", "jobIndex": -1}, {"completions": 2}, "spec.coordinator.jobIndex"),
+        ({"replicatedJob": "w"}, {"parallelism": 2}, "spec.coordinator.replicatedJob"),
+        ({"replicatedJob": "w"}, {"completions": 2, "completionMode": "NonIndexed"}, "spec.coordinator.replicatedJob"),
+        ({"replicatedJob": "w", "podIndex": 2}, {"completions": 2}, "spec.coordinator.podIndex"),
+    ],
+)
 def test_coordinator_rules(coordinator, job, path):
     found = errors(jobset(rj("w", **job), coordinator=coordinator))
     assert found == ([] if path is None else [("m0.yaml", path)])
@@ -292,17 +401,20 @@ def test_coordinator_rules(coordinator, job, path):
 
 def test_coordinator_label_value_fits_63_characters():
     # <name>-w-0-0.<subdomain>: 20 + 7 + 36 = 63 fits, one more character does not.
-    ok = jobset(rj("w", completions=1), name="j" * 20, coordinator={"replicatedJob": "w"},
-                network={"subdomain": "s" * 36})
+    ok = jobset(
+        rj("w", completions=1), name="j" * 20, coordinator={"replicatedJob": "w"}, network={"subdomain": "s" * 36}
+    )
     assert errors(ok) == []
-    long = jobset(rj("w", completions=1), name="j" * 20, coordinator={"replicatedJob": "w"},
-                  network={"subdomain": "s" * 37})
+    long = jobset(
+        rj("w", completions=1), name="j" * 20, coordinator={"replicatedJob": "w"}, network={"subdomain": "s" * 37}
+    )
     found = only(long)
     assert found.path == "spec.coordinator" and "jobset.sigs.k8s.io/coordinator" in found.message
     # Without a subdomain the JobSet name stands in for it.
     assert errors(jobset(rj("w", completions=1), name="j" * 28, coordinator={"replicatedJob": "w"})) == []
     assert errors(jobset(rj("w", completions=1), name="j" * 29, coordinator={"replicatedJob": "w"})) == [
-        ("m0.yaml", "spec.coordinator")]
+        ("m0.yaml", "spec.coordinator")
+    ]
 
 
 # -- volumeClaimPolicies ---------------------------------------------------------------------------
@@ -317,7 +429,8 @@ def test_claim_templates_must_be_mounted_by_a_container_or_init_container():
     assert errors(jobset(rj("w", mounts=("data",)), volumeClaimPolicies=_claims("data"))) == []
     assert errors(jobset(rj("w", init_mounts=("data",)), volumeClaimPolicies=_claims("data"))) == []
     assert errors(jobset(rj("w"), volumeClaimPolicies=_claims("data"))) == [
-        ("m0.yaml", "spec.volumeClaimPolicies[0].templates[0].metadata.name")]
+        ("m0.yaml", "spec.volumeClaimPolicies[0].templates[0].metadata.name")
+    ]
 
 
 def test_claim_template_names_are_unique_subdomains():
@@ -339,8 +452,9 @@ def test_claim_pvc_names_fit_63_characters():
 
 
 def test_claim_templates_must_not_clash_with_pod_volumes():
-    js = jobset(rj("a", mounts=("data",)), rj("b", mounts=("data",), volumes=("data",)),
-                volumeClaimPolicies=_claims("data"))
+    js = jobset(
+        rj("a", mounts=("data",)), rj("b", mounts=("data",), volumes=("data",)), volumeClaimPolicies=_claims("data")
+    )
     assert errors(js) == [("m0.yaml", "spec.replicatedJobs[1].template.spec.template.spec.volumes[0].name")]
 
 
@@ -349,19 +463,26 @@ def test_claim_templates_must_not_clash_with_pod_volumes():
 
 def runtime(*rjobs: dict[str, Any], mlpolicy: dict[str, Any] | None = None, **spec: Any) -> dict[str, Any]:
     return {
-        "apiVersion": TRAINER_API, "kind": "ClusterTrainingRuntime",
+        "apiVersion": TRAINER_API,
+        "kind": "ClusterTrainingRuntime",
         "metadata": {"name": "rt", "labels": {"trainer.kubeflow.org/framework": "torch"}},
-        "spec": {"mlPolicy": mlpolicy or {"numNodes": 1, "torch": {}},
-                 "template": {"spec": {"replicatedJobs": list(rjobs or [rj("node", ancestor="trainer",
-                                                                             container="node")]),
-                                       **spec}}},
+        "spec": {
+            "mlPolicy": mlpolicy or {"numNodes": 1, "torch": {}},
+            "template": {
+                "spec": {"replicatedJobs": list(rjobs or [rj("node", ancestor="trainer", container="node")]), **spec}
+            },
+        },
     }
 
 
 def trainjob(name: str = "llama", num_nodes: int | None = None, **spec: Any) -> dict[str, Any]:
     trainer = {} if num_nodes is None else {"numNodes": num_nodes}
-    return {"apiVersion": TRAINER_API, "kind": "TrainJob", "metadata": {"name": name, "namespace": "team"},
-            "spec": {"runtimeRef": {"name": "rt"}, "trainer": trainer, **spec}}
+    return {
+        "apiVersion": TRAINER_API,
+        "kind": "TrainJob",
+        "metadata": {"name": name, "namespace": "team"},
+        "spec": {"runtimeRef": {"name": "rt"}, "trainer": trainer, **spec},
+    }
 
 
 def node(**job: Any) -> dict[str, Any]:
@@ -369,10 +490,13 @@ def node(**job: Any) -> dict[str, Any]:
 
 
 def test_runtime_template_rules_are_reported_at_the_runtime():
-    rt = runtime(node(), network={"subdomain": "Bad"},
-                 failurePolicy={"rules": [{"name": "1x", "action": "FailJobSet"}]})
-    assert errors(rt, policy=False) == [("m0.yaml", "spec.template.spec.network.subdomain"),
-                                        ("m0.yaml", "spec.template.spec.failurePolicy.rules[0].name")]
+    rt = runtime(
+        node(), network={"subdomain": "Bad"}, failurePolicy={"rules": [{"name": "1x", "action": "FailJobSet"}]}
+    )
+    assert errors(rt, policy=False) == [
+        ("m0.yaml", "spec.template.spec.network.subdomain"),
+        ("m0.yaml", "spec.template.spec.failurePolicy.rules[0].name"),
+    ]
     assert "JobSet Trainer builds from this runtime" in run(rt, policy=False)[0].message
     # ... and not again at each TrainJob using it.
     assert errors(rt, trainjob(), policy=False) == errors(rt, policy=False)
@@ -420,18 +544,66 @@ def test_coordinator_in_a_runtime_counts_trainer_pods():
 
 def test_runtime_patches_that_clash_with_claim_templates():
     rt = runtime(node(mounts=("initializer",)), volumeClaimPolicies=_claims("initializer"))
-    patch = {"manager": "example.com/tool", "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [
-        {"name": "node", "template": {"spec": {"template": {"spec": {
-            "volumes": [{"name": "initializer", "emptyDir": {}}]}}}}}]}}}}
+    patch = {
+        "manager": "example.com/tool",
+        "trainingRuntimeSpec": {
+            "template": {
+                "spec": {
+                    "replicatedJobs": [
+                        {
+                            "name": "node",
+                            "template": {
+                                "spec": {"template": {"spec": {"volumes": [{"name": "initializer", "emptyDir": {}}]}}}
+                            },
+                        }
+                    ]
+                }
+            }
+        },
+    }
     assert errors(rt, trainjob(), policy=False) == []
     assert errors(rt, trainjob(runtimePatches=[patch]), policy=False) == [("m1.yaml", "spec.runtimePatches")]
 
 
 def test_runtime_patches_can_add_the_claim_mount():
     rt = runtime(node(), volumeClaimPolicies=_claims("scratch"))
-    spec = trainer_jobset_spec(rt, trainjob(runtimePatches=[{"manager": "example.com/tool", "trainingRuntimeSpec": {
-        "template": {"spec": {"replicatedJobs": [{"name": "node", "template": {"spec": {"template": {"spec": {
-            "containers": [{"name": "node", "volumeMounts": [{"name": "scratch", "mountPath": "/s"}]}]}}}}}]}}}}]))
+    spec = trainer_jobset_spec(
+        rt,
+        trainjob(
+            runtimePatches=[
+                {
+                    "manager": "example.com/tool",
+                    "trainingRuntimeSpec": {
+                        "template": {
+                            "spec": {
+                                "replicatedJobs": [
+                                    {
+                                        "name": "node",
+                                        "template": {
+                                            "spec": {
+                                                "template": {
+                                                    "spec": {
+                                                        "containers": [
+                                                            {
+                                                                "name": "node",
+                                                                "volumeMounts": [
+                                                                    {"name": "scratch", "mountPath": "/s"}
+                                                                ],
+                                                            }
+                                                        ]
+                                                    }
+                                                }
+                                            }
+                                        },
+                                    }
+                                ]
+                            }
+                        }
+                    },
+                }
+            ]
+        ),
+    )
     mounts = spec["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]
     assert [m["name"] for m in mounts] == ["scratch"]
 
@@ -467,8 +639,12 @@ def test_a_known_runtime_reports_its_template_problems_at_the_trainjob():
 def test_the_shortest_name_is_valid_and_upstream_runtimes_shapes_pass():
     # A torch runtime shaped like trainspec's and upstream's: initializer, then node; claim mounted.
     rt = runtime(
-        rj("dataset-initializer", container="dataset-initializer", ancestor="dataset-initializer",
-           mounts=("initializer",)),
+        rj(
+            "dataset-initializer",
+            container="dataset-initializer",
+            ancestor="dataset-initializer",
+            mounts=("initializer",),
+        ),
         node(mounts=("initializer",), dependsOn=[{"name": "dataset-initializer", "status": "Complete"}]),
         volumeClaimPolicies=_claims("initializer"),
         successPolicy={"operator": "All", "targetReplicatedJobs": ["node"]},
@@ -507,12 +683,38 @@ def _replace(value: Any, path: tuple, new: Any) -> Any:
 def test_malformed_jobsets_runtimes_and_trainjobs_give_diagnostics_never_exceptions():
     rng = random.Random(11)
     rules = {"rules": [{"name": "r", "action": "RestartJob"}]}
-    rt = runtime(node(mounts=("scratch",)), coordinator={"replicatedJob": "node"},
-                 volumeClaimPolicies=_claims("scratch"), failurePolicy=rules)
-    patch = {"manager": "example.com/tool", "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [
-        {"name": "node", "template": {"spec": {"template": {"spec": {
-            "volumes": [{"name": "v", "emptyDir": {}}],
-            "containers": [{"name": "node", "volumeMounts": [{"name": "v", "mountPath": "/v"}]}]}}}}}]}}}}
+    rt = runtime(
+        node(mounts=("scratch",)),
+        coordinator={"replicatedJob": "node"},
+        volumeClaimPolicies=_claims("scratch"),
+        failurePolicy=rules,
+    )
+    patch = {
+        "manager": "example.com/tool",
+        "trainingRuntimeSpec": {
+            "template": {
+                "spec": {
+                    "replicatedJobs": [
+                        {
+                            "name": "node",
+                            "template": {
+                                "spec": {
+                                    "template": {
+                                        "spec": {
+                                            "volumes": [{"name": "v", "emptyDir": {}}],
+                                            "containers": [
+                                                {"name": "node", "volumeMounts": [{"name": "v", "mountPath": "/v"}]}
+                                            ],
+                                        }
+                                    }
+                                }
+                            },
+                        }
+                    ]
+                }
+            }
+        },
+    }
     seeds = (good_jobset(), rt, trainjob(num_nodes=2, runtimePatches=[patch]))
     checked = 0
     for base in seeds:

@@ -111,7 +111,8 @@ def injection_runtime(runtime, rjob, *targets: dict) -> dict:
 
 def test_env_injection_targets_that_exist_pass(runtime, rjob, trainjob) -> None:
     rt = injection_runtime(
-        runtime, rjob,
+        runtime,
+        rjob,
         {"jobName": "node", "containerNames": ["preflight", "sidecar"]},  # an init container counts too
         {"jobName": "prep", "containerNames": ["prep"]},
     )
@@ -136,8 +137,9 @@ def test_env_injection_counts_containers_a_runtime_patch_adds(runtime, rjob, tra
     """The plugin looks at the runtime merged with the TrainJob's patches."""
     rt = injection_runtime(runtime, rjob, {"jobName": "node", "containerNames": ["monitor"]})
     tj = trainjob()
-    pod = tj["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"][0][
-        "template"]["spec"]["template"]["spec"]
+    pod = tj["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"][0]["template"][
+        "spec"
+    ]["template"]["spec"]
     pod["containers"].append({"name": "monitor"})
     found = run(rt, tj)
     # The runtime alone is still incomplete; the TrainJob's patch adds the container (which the
@@ -184,11 +186,14 @@ def test_flux_installer_added_by_a_runtime_patch(runtime, rjob, trainjob) -> Non
     pod["initContainers"] = pod["initContainers"][:1]
     tj = trainjob()
     patch_pod = tj["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"][0][
-        "template"]["spec"]["template"]["spec"]
+        "template"
+    ]["spec"]["template"]["spec"]
     patch_pod["initContainers"] = [{"name": "flux-installer"}]
     found = run(rt, tj)
-    path = ("spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0]"
-            ".template.spec.template.spec.initContainers[0].name")
+    path = (
+        "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0]"
+        ".template.spec.template.spec.initContainers[0].name"
+    )
     flux = [d for d in found if "Flux plugin" in d.message]
     assert [(d.file, d.path) for d in flux] == [("m1.yaml", path)]
 
@@ -220,8 +225,9 @@ def tune(runtime, trainjob, runtime_name: str, *args: str, gpus: int = 2, **kw: 
     return run(tune_runtime(runtime, runtime_name, gpus), tune_job(trainjob, runtime_name, *args, **kw))
 
 
-@pytest.mark.parametrize("name", ["torchtune-llama3.2-1b", "torchtune-llama3.2-3b", "torchtune-qwen2.5-1.5b",
-                                  "torchtune-llama3.3-70b"])
+@pytest.mark.parametrize(
+    "name", ["torchtune-llama3.2-1b", "torchtune-llama3.2-3b", "torchtune-qwen2.5-1.5b", "torchtune-llama3.3-70b"]
+)
 def test_torchtune_supported_models_pass(runtime, trainjob, name) -> None:
     assert tune(runtime, trainjob, name, "dataset.source=parquet") == []
 
@@ -268,8 +274,7 @@ def test_torchtune_qlora_not_for_qwen(runtime, trainjob) -> None:
     assert errors(found) == [("m1.yaml", "spec.runtimeRef.name")]
     assert "QLoRA" in found[0].message
     # DoRA turns the quantized base into a plain LoRA run; a false flag is no QLoRA either.
-    assert tune(runtime, trainjob, "torchtune-qwen2.5-1.5b", "model.quantize_base=True",
-                "model.use_dora=True") == []
+    assert tune(runtime, trainjob, "torchtune-qwen2.5-1.5b", "model.quantize_base=True", "model.use_dora=True") == []
     assert tune(runtime, trainjob, "torchtune-qwen2.5-1.5b", "model.quantize_base= false") == []
 
 
@@ -280,14 +285,31 @@ def test_torchtune_qlora_on_llama_3_2_needs_one_device(runtime, trainjob) -> Non
     # One GPU (from the runtime, or from the TrainJob's resourcesPerNode) or one process: single device.
     assert tune(runtime, trainjob, name, "model.quantize_base=True", gpus=1) == []
     assert tune(runtime, trainjob, name, "model.quantize_base=True", gpus=4, numProcPerNode=1) == []
-    assert tune(runtime, trainjob, name, "model.quantize_base=True", gpus=4,
-                resourcesPerNode={"requests": {"nvidia.com/gpu": "1"}}) == []
+    assert (
+        tune(
+            runtime,
+            trainjob,
+            name,
+            "model.quantize_base=True",
+            gpus=4,
+            resourcesPerNode={"requests": {"nvidia.com/gpu": "1"}},
+        )
+        == []
+    )
 
 
 def test_torchtune_immutable_configs_in_args(runtime, trainjob) -> None:
-    found = tune(runtime, trainjob, "torchtune-llama3.2-1b", "epochs=2", "output_dir=/tmp/out",
-                 "tokenizer.path=/t", "checkpointer.checkpoint_dir=/c", "tokenizer.merges_file=/m",
-                 "checkpointer.output_dir=/fine")
+    found = tune(
+        runtime,
+        trainjob,
+        "torchtune-llama3.2-1b",
+        "epochs=2",
+        "output_dir=/tmp/out",
+        "tokenizer.path=/t",
+        "checkpointer.checkpoint_dir=/c",
+        "tokenizer.merges_file=/m",
+        "checkpointer.output_dir=/fine",
+    )
     assert errors(found) == [("m1.yaml", f"spec.trainer.args[{i}]") for i in (1, 2, 3, 4)]
     assert "'output_dir'" in found[0].message and "managed by the runtime" in found[0].message
 
@@ -308,8 +330,10 @@ def volcano_runtime(runtime, queue: str | None) -> dict:
 
 def test_volcano_queue_annotation_must_not_be_empty(runtime, trainjob) -> None:
     found = run(volcano_runtime(runtime, ""), trainjob())
-    assert errors(found) == [("m0.yaml", f"spec.template.metadata.annotations['{QUEUE}']"),
-                             ("m1.yaml", "spec.runtimeRef.name")]
+    assert errors(found) == [
+        ("m0.yaml", f"spec.template.metadata.annotations['{QUEUE}']"),
+        ("m1.yaml", "spec.runtimeRef.name"),
+    ]
     assert "Volcano" in found[0].message
     assert run(volcano_runtime(runtime, "research"), trainjob()) == []
     assert run(volcano_runtime(runtime, None), trainjob()) == []
@@ -361,8 +385,10 @@ def test_rule_fixtures_are_valid_for_the_api_server(check, runtime, rjob, trainj
     cases = [
         (injection_runtime(runtime, rjob, {"jobName": "node", "containerNames": ["monitor"]}), trainjob()),
         (flux_runtime(runtime, rjob), trainjob()),
-        (tune_runtime(runtime, "torchtune-llama3.2-1b"),
-         tune_job(trainjob, "torchtune-llama3.2-1b", "output_dir=/x", nodes=2)),
+        (
+            tune_runtime(runtime, "torchtune-llama3.2-1b"),
+            tune_job(trainjob, "torchtune-llama3.2-1b", "output_dir=/x", nodes=2),
+        ),
         (volcano_runtime(runtime, ""), trainjob()),
         (runtime(), env_job(trainjob, "PET_NNODES")),
     ]

@@ -32,31 +32,56 @@ def _need_shared() -> None:
 
 def _crd(group: str, kind: str, schema: dict[str, Any], plural: str | None = None) -> str:
     plural = plural or kind.lower() + "s"
-    return json.dumps({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-                       "metadata": {"name": f"{plural}.{group}", "annotations": {"note": "prose here"}},
-                       "spec": {"group": group, "scope": "Namespaced",
-                                "names": {"kind": kind, "plural": plural, "listKind": f"{kind}List"},
-                                "versions": [{"name": "v1", "served": True, "storage": True,
-                                              "deprecationWarning": "old, says upstream",
-                                              "additionalPrinterColumns": [{"name": "Age", "type": "date",
-                                                                            "description": "prose"}],
-                                              "schema": {"openAPIV3Schema": schema}}]}})
+    return json.dumps(
+        {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.{group}", "annotations": {"note": "prose here"}},
+            "spec": {
+                "group": group,
+                "scope": "Namespaced",
+                "names": {"kind": kind, "plural": plural, "listKind": f"{kind}List"},
+                "versions": [
+                    {
+                        "name": "v1",
+                        "served": True,
+                        "storage": True,
+                        "deprecationWarning": "old, says upstream",
+                        "additionalPrinterColumns": [{"name": "Age", "type": "date", "description": "prose"}],
+                        "schema": {"openAPIV3Schema": schema},
+                    }
+                ],
+            },
+        }
+    )
 
 
 SCHEMA = {
-    "type": "object", "description": "Widget is upstream prose.",
+    "type": "object",
+    "description": "Widget is upstream prose.",
     "properties": {
         "spec": {
-            "type": "object", "description": "Spec prose.", "required": ["size"],
-            "x-kubernetes-validations": [{"rule": "self.size <= 10", "message": "at most 10",
-                                          "fieldPath": ".size", "reason": "FieldValueInvalid"}],
+            "type": "object",
+            "description": "Spec prose.",
+            "required": ["size"],
+            "x-kubernetes-validations": [
+                {
+                    "rule": "self.size <= 10",
+                    "message": "at most 10",
+                    "fieldPath": ".size",
+                    "reason": "FieldValueInvalid",
+                }
+            ],
             "properties": {
                 "size": {"type": "integer", "format": "int32", "description": "Size prose.", "default": 1},
                 # a *field* called description is structure, not prose: it stays
                 "description": {"type": "string", "maxLength": 5, "description": "The field's own prose."},
                 "mode": {"type": "string", "enum": ["a", "b"], "example": "a", "title": "Mode"},
-                "extra": {"type": "object", "default": {"description": "a default value is data"},
-                          "additionalProperties": {"type": "string", "description": "prose"}},
+                "extra": {
+                    "type": "object",
+                    "default": {"description": "a default value is data"},
+                    "additionalProperties": {"type": "string", "description": "prose"},
+                },
             },
         },
     },
@@ -66,15 +91,20 @@ SCHEMA = {
 def _source(tmp_path: Path) -> Path:
     """A --from folder with one tiny CRD per bundle of the generator."""
     source = tmp_path / "crds"
-    for bundle, group, kind in (("trainer", "trainer.kubeflow.org", "TrainJob"),
-                                ("jobset", "jobset.x-k8s.io", "JobSet"), ("kueue", "kueue.x-k8s.io", "Widget"),
-                                ("kuberay", "ray.io", "RayJob"), ("training-operator", "kubeflow.org", "PyTorchJob"),
-                                ("mpi-operator", "kubeflow.org", "MPIJob")):
+    for bundle, group, kind in (
+        ("trainer", "trainer.kubeflow.org", "TrainJob"),
+        ("jobset", "jobset.x-k8s.io", "JobSet"),
+        ("kueue", "kueue.x-k8s.io", "Widget"),
+        ("kuberay", "ray.io", "RayJob"),
+        ("training-operator", "kubeflow.org", "PyTorchJob"),
+        ("mpi-operator", "kubeflow.org", "MPIJob"),
+    ):
         (source / bundle).mkdir(parents=True)
         (source / bundle / f"{group}_{kind.lower()}s.yaml").write_text(_crd(group, kind, SCHEMA), encoding="utf-8")
     # A kind the v1 operator defines but trainspec never emits is not shipped (`only`).
-    (source / "training-operator" / "kubeflow.org_tfjobs.yaml").write_text(_crd("kubeflow.org", "TFJob", SCHEMA),
-                                                                          encoding="utf-8")
+    (source / "training-operator" / "kubeflow.org_tfjobs.yaml").write_text(
+        _crd("kubeflow.org", "TFJob", SCHEMA), encoding="utf-8"
+    )
     return source
 
 
@@ -89,15 +119,20 @@ def test_generator_keeps_structure_and_rules_and_drops_prose(tmp_path: Path) -> 
     assert set(version) == {"name", "served", "storage", "schema"}
     spec = version["schema"]["openAPIV3Schema"]["properties"]["spec"]
     assert spec == {
-        "type": "object", "required": ["size"],
-        "x-kubernetes-validations": [{"rule": "self.size <= 10", "message": "at most 10", "fieldPath": ".size",
-                                      "reason": "FieldValueInvalid"}],
+        "type": "object",
+        "required": ["size"],
+        "x-kubernetes-validations": [
+            {"rule": "self.size <= 10", "message": "at most 10", "fieldPath": ".size", "reason": "FieldValueInvalid"}
+        ],
         "properties": {
             "size": {"type": "integer", "format": "int32", "default": 1},
             "description": {"type": "string", "maxLength": 5},
             "mode": {"type": "string", "enum": ["a", "b"]},
-            "extra": {"type": "object", "default": {"description": "a default value is data"},
-                      "additionalProperties": {"type": "string"}},
+            "extra": {
+                "type": "object",
+                "default": {"description": "a default value is data"},
+                "additionalProperties": {"type": "string"},
+            },
         },
     }
     text = "".join(files.values())
@@ -146,8 +181,9 @@ def test_shipped_data_is_fresh(tmp_path: Path) -> None:
     shipped = sorted(p.name for p in vendored.DATA_DIR.glob("*.json"))
     assert shipped == sorted(files), "run: python -m trainspec.check.vendor --from ../shared/crds"
     for name in shipped:
-        assert (vendored.DATA_DIR / name).read_bytes() == (tmp_path / name).read_bytes(), \
+        assert (vendored.DATA_DIR / name).read_bytes() == (tmp_path / name).read_bytes(), (
             f"{name} is stale: run python -m trainspec.check.vendor --from ../shared/crds"
+        )
 
 
 # -- the shipped data -----------------------------------------------------------------------------
@@ -185,8 +221,13 @@ def test_shipped_data_holds_no_prose_and_keeps_every_rule() -> None:
 def test_shipped_bundles_and_target_matching() -> None:
     found = {b.name: b for b in vendored.bundles()}
     assert {name: str(b) for name, b in found.items()} == {
-        "trainer": "Kubeflow Trainer 2.3", "jobset": "JobSet 0.12", "kueue": "Kueue 0.19", "kuberay": "KubeRay 1.7",
-        "training-operator": "Kubeflow Training Operator 1.9", "mpi-operator": "mpi-operator 0.8"}
+        "trainer": "Kubeflow Trainer 2.3",
+        "jobset": "JobSet 0.12",
+        "kueue": "Kueue 0.19",
+        "kuberay": "KubeRay 1.7",
+        "training-operator": "Kubeflow Training Operator 1.9",
+        "mpi-operator": "mpi-operator 0.8",
+    }
     assert found["trainer"].groups == {"trainer.kubeflow.org"}
     assert all(path.is_file() for b in found.values() for path in b.files)
     engines = ["kuberay", "training-operator", "mpi-operator"]  # one version each: every target
@@ -228,7 +269,9 @@ def test_a_json_named_crd_file_holding_yaml_is_still_read(tmp_path: Path) -> Non
     (tmp_path / "widget.json").write_text(
         "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nspec:\n  group: example.com\n"
         "  names: {kind: Widget, plural: widgets}\n  versions:\n  - name: v1\n    served: true\n"
-        "    schema: {openAPIV3Schema: {type: object}}\n", encoding="utf-8")
+        "    schema: {openAPIV3Schema: {type: object}}\n",
+        encoding="utf-8",
+    )
     registry = CrdRegistry([tmp_path / "widget.json"])
     assert registry.lookup("example.com/v1", "Widget") is not None and registry.problems == []
 
@@ -239,15 +282,22 @@ def _verdict_objects() -> list[tuple[str, dict[str, Any]]]:
     shipped = {group for b in vendored.bundles() for group in b.groups}
     out = []
     for path in sorted(VERDICTS.glob("*.yaml")):
-        for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
-            if isinstance(doc, dict) and str(doc.get("apiVersion", "")).rpartition("/")[0] in shipped:
-                out.append((path.name, doc))
+        docs = yaml.safe_load_all(path.read_text(encoding="utf-8"))
+        out.extend(
+            (path.name, doc)
+            for doc in docs
+            if isinstance(doc, dict) and str(doc.get("apiVersion", "")).rpartition("/")[0] in shipped
+        )
     from trainspec.compiler.emit import manifest_dicts
     from trainspec.compiler.pipeline import Options, run
 
     result = run([str(EXAMPLES)], Options(project=None))
-    out += [(f"compiled {o.path}", d) for o in result.outputs for d in manifest_dicts(o.objects)
-            if "/" not in d["apiVersion"] or d["apiVersion"].rpartition("/")[0] in shipped]
+    out += [
+        (f"compiled {o.path}", d)
+        for o in result.outputs
+        for d in manifest_dicts(o.objects)
+        if "/" not in d["apiVersion"] or d["apiVersion"].rpartition("/")[0] in shipped
+    ]
     return out
 
 
@@ -280,22 +330,43 @@ def test_installed_package_ships_the_data_and_check_uses_it_without_shared(tmp_p
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, src / name)
     site = tmp_path / "site"
-    subprocess.run([sys.executable, "-c", "import setuptools; setuptools.setup()", "-q", "build_py",
-                    "--build-lib", str(site)], cwd=src, check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [sys.executable, "-c", "import setuptools; setuptools.setup()", "-q", "build_py", "--build-lib", str(site)],
+        cwd=src,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     installed = sorted(p.name for p in (site / "trainspec" / "check" / "data").glob("*.json"))
     assert installed == sorted(p.name for p in vendored.DATA_DIR.glob("*.json"))
     work = tmp_path / "work"
     work.mkdir()
     (work / "tj.yaml").write_text(
         "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: t, namespace: a}\n"
-        "spec:\n  runtimeRef: {name: torch-distributed}\n  trainer: {numNodes: 2147483648}\n", encoding="utf-8")
+        "spec:\n  runtimeRef: {name: torch-distributed}\n  trainer: {numNodes: 2147483648}\n",
+        encoding="utf-8",
+    )
     env = {k: v for k, v in os.environ.items() if k not in ("TRAINSPEC_CRDS_DIR", "PYTHONPATH")}
     env.update(PYTHONPATH=str(site), XDG_CACHE_HOME=str(tmp_path / "cache"))
-    where = subprocess.run([sys.executable, "-c", "import trainspec; print(trainspec.__file__)"], cwd=work,
-                           env=env, capture_output=True, text=True, timeout=60)
+    where = subprocess.run(
+        [sys.executable, "-c", "import trainspec; print(trainspec.__file__)"],
+        cwd=work,
+        env=env,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert where.stdout.strip().startswith(str(site)), where.stdout + where.stderr
-    proc = subprocess.run([sys.executable, "-m", "trainspec", "check", "tj.yaml", "--format", "json"], cwd=work,
-                          env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "trainspec", "check", "tj.yaml", "--format", "json"],
+        cwd=work,
+        env=env,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     found = json.loads(proc.stdout)["diagnostics"]
     assert ("TS500", "spec.trainer.numNodes") in {(d["code"], d["path"]) for d in found}

@@ -67,8 +67,11 @@ def check(*args: str) -> tuple[int, list[dict[str, Any]]]:
 
 def codes(diagnostics: list[dict[str, Any]], *, errors_only: bool = True) -> set[tuple[str, str, int, int]]:
     """{(code, file, line, column)} of the diagnostics."""
-    return {(d["code"], d["file"], d["line"], d["column"]) for d in diagnostics
-            if d["severity"] == "error" or not errors_only}
+    return {
+        (d["code"], d["file"], d["line"], d["column"])
+        for d in diagnostics
+        if d["severity"] == "error" or not errors_only
+    }
 
 
 @pytest.fixture

@@ -53,13 +53,15 @@ def test_the_target_turns_the_gate_on(tmp_path: Path) -> None:
 def test_the_project_file_turns_the_gate_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "js.yaml").write_text(JOBSET)
     project = tmp_path / "trainspec.yaml"
-    project.write_text("apiVersion: trainspec.dev/v1alpha1\nkind: Project\n"
-                       "spec: {target: {jobsetFeatureGates: [InPlaceRestart]}}\n")
+    project.write_text(
+        "apiVersion: trainspec.dev/v1alpha1\nkind: Project\nspec: {target: {jobsetFeatureGates: [InPlaceRestart]}}\n"
+    )
     status, found = check(str(tmp_path / "js.yaml"), "--project", str(project))
     assert _gate_findings(found) == [] and status == 0, found
 
 
 def test_gates_parse_and_print() -> None:
     assert parse_target_option("jobset-gate=InPlaceRestart,jobset-gate=RestartJob") == {
-        "jobset_gates": ["InPlaceRestart", "RestartJob"]}
+        "jobset_gates": ["InPlaceRestart", "RestartJob"]
+    }
     assert str(Target(jobset_gates=("InPlaceRestart",))).endswith(",jobset-gate=InPlaceRestart")

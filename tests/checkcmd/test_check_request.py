@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 
 from tests.checkcmd.conftest import (
-    CLUSTER, KUEUE, MINIMAL_CLUSTER, RUNTIME_SPEC, RUNTIMES, check, job_spec, line_of,
+    CLUSTER,
+    KUEUE,
+    MINIMAL_CLUSTER,
+    RUNTIME_SPEC,
+    RUNTIMES,
+    check,
+    job_spec,
+    line_of,
 )
 from tests.checkcmd.test_checkcmd_crds import FAKE_TRAINJOB_CRD, V21_TRAINJOB
 from trainspec.check import CheckReport, CheckRequest, CheckUsageError, CrdSource, run_check
@@ -50,8 +57,13 @@ def test_run_check_gives_what_the_cli_prints() -> None:
 
 
 def test_request_takes_lists_single_paths_and_options() -> None:
-    request = CheckRequest("examples/ddp-cpu.yaml", crds=["a"], cluster="b", target={"trainer": (2, 2)},
-                           options=Options(project=None, stop=Stop.EMIT))
+    request = CheckRequest(
+        "examples/ddp-cpu.yaml",
+        crds=["a"],
+        cluster="b",
+        target={"trainer": (2, 2)},
+        options=Options(project=None, stop=Stop.EMIT),
+    )
     assert request.paths == ("examples/ddp-cpu.yaml",) and request.crds == ("a",) and request.cluster == ("b",)
     options = pipeline_options(request)
     assert options.stop is Stop.LOWER and options.target == {"trainer": (2, 2)} and options.project is None
@@ -71,9 +83,13 @@ def test_shipped_crds_check_jobsets_and_kueue_objects(write) -> None:
     report = run_check(CheckRequest([str(manifest)]))
     assert report.crds.origin == "shipped"
     assert {("TS500", "spec.speed"), ("TS500", "spec.replicatedJobs[0].replicas")} <= _codes(report)
-    cluster = write("cluster/kueue.yaml", MINIMAL_CLUSTER.replace(
-        "  namespaceSelector: {matchLabels: {gpu-tenant: \"true\"}}\n",
-        "  namespaceSelector: {matchLabels: {gpu-tenant: \"true\"}}\n  cohort: pool\n"))
+    cluster = write(
+        "cluster/kueue.yaml",
+        MINIMAL_CLUSTER.replace(
+            '  namespaceSelector: {matchLabels: {gpu-tenant: "true"}}\n',
+            '  namespaceSelector: {matchLabels: {gpu-tenant: "true"}}\n  cohort: pool\n',
+        ),
+    )
     write("specs/runtime.yaml", RUNTIME_SPEC)
     job = write("specs/job.yaml", job_spec(2))
     status, found = check(str(job.parent), "--cluster", str(cluster.parent))
@@ -106,7 +122,7 @@ def test_other_target_versions_are_not_judged_by_the_shipped_data(write) -> None
     """A Trainer 2.1 TrainJob with a 2.1 target: the 2.3 schema must not reject its 2.1 fields;
     one warning says which kinds went unchecked and why."""
     manifest = write("tj.yaml", V21_TRAINJOB)
-    status, found = check(str(manifest), "--target", "trainer=2.1,kueue=0.16")
+    _status, found = check(str(manifest), "--target", "trainer=2.1,kueue=0.16")
     assert "TS500" not in {d["code"] for d in found}
     [warning] = [d for d in found if d["code"] == "TS524"]
     assert warning["severity"] == "warning" and warning["file"] == "--crds"
@@ -119,14 +135,25 @@ def test_other_target_versions_are_not_judged_by_the_shipped_data(write) -> None
 
 
 def test_kueue_bundle_follows_the_kueue_target(write) -> None:
-    cluster = write("cluster/kueue.yaml", MINIMAL_CLUSTER.replace(
-        "  namespaceSelector: {matchLabels: {gpu-tenant: \"true\"}}\n",
-        "  namespaceSelector: {matchLabels: {gpu-tenant: \"true\"}}\n  cohort: pool\n"))
+    cluster = write(
+        "cluster/kueue.yaml",
+        MINIMAL_CLUSTER.replace(
+            '  namespaceSelector: {matchLabels: {gpu-tenant: "true"}}\n',
+            '  namespaceSelector: {matchLabels: {gpu-tenant: "true"}}\n  cohort: pool\n',
+        ),
+    )
     write("specs/runtime.yaml", RUNTIME_SPEC)
     job = write("specs/job.yaml", job_spec(2))
-    report = run_check(CheckRequest([str(job.parent)], cluster=[str(cluster.parent)],
-                                    target={"trainer": (2, 3), "kueue": (0, 18)}))
-    assert [b.name for b in report.crds.shipped] == ["trainer", "jobset", "kuberay", "training-operator", "mpi-operator"]
+    report = run_check(
+        CheckRequest([str(job.parent)], cluster=[str(cluster.parent)], target={"trainer": (2, 3), "kueue": (0, 18)})
+    )
+    assert [b.name for b in report.crds.shipped] == [
+        "trainer",
+        "jobset",
+        "kuberay",
+        "training-operator",
+        "mpi-operator",
+    ]
     assert "TS500" not in {d.code for d in report.diagnostics}
     [warning] = [d for d in report.diagnostics if d.code == "TS524"]
     assert "Kueue 0.19" in warning.message and "ClusterQueue" in warning.message
@@ -145,8 +172,24 @@ def test_the_cli_only_feeds_run_check(monkeypatch: pytest.MonkeyPatch, capsys) -
         return CheckReport((Diagnostic(code="TS503", message="from the fake", file="x.yaml", line=2, column=3),), 7)
 
     monkeypatch.setattr(request_module, "run_check", fake)
-    status = main(["check", "a.yaml", "b/", "--crds", "c1", "--crds", "c2", "--cluster", "k",
-                   "--target", "trainer=2.2", "--no-project", "--values", "v.yaml"])
+    status = main(
+        [
+            "check",
+            "a.yaml",
+            "b/",
+            "--crds",
+            "c1",
+            "--crds",
+            "c2",
+            "--cluster",
+            "k",
+            "--target",
+            "trainer=2.2",
+            "--no-project",
+            "--values",
+            "v.yaml",
+        ]
+    )
     assert status == 1
     assert "x.yaml:2:3: error[TS503]: from the fake" in capsys.readouterr().out
     (request,) = seen

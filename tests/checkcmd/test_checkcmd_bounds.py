@@ -54,10 +54,21 @@ def test_int64_fields_take_int64(crds: Path) -> None:
     assert _schema_findings(at_max, crds) == [("TS500", "spec.activeDeadlineSeconds")]
 
 
-@pytest.mark.parametrize(("value", "ok"), [
-    ("1", True), (str(INT32_MAX), True), (str(INT32_MAX + 1), False), ("0", False), ("-5", False),
-    ("²", False), ("٣", False), ("1e3", False), (" 60", False), ("9" * 1_000_000, False),
-])
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [
+        ("1", True),
+        (str(INT32_MAX), True),
+        (str(INT32_MAX + 1), False),
+        ("0", False),
+        ("-5", False),
+        ("²", False),
+        ("٣", False),
+        ("1e3", False),
+        (" 60", False),
+        ("9" * 1_000_000, False),
+    ],
+)
 def test_max_exec_time_label_is_an_int32_as_kueue_reads_it(value: str, ok: bool) -> None:
     previous = sys.get_int_max_str_digits()
     sys.set_int_max_str_digits(640)  # a megabyte of digits is counted, never converted
@@ -92,13 +103,15 @@ spec:
 """
 
 
-@pytest.mark.parametrize("quota", [".inf", "-.inf", ".nan", "1e5000", "'1e3000000'", "9223372036854775808",
-                                   "8Ei", "'" + "9" * 100_000 + "'"])
+@pytest.mark.parametrize(
+    "quota", [".inf", "-.inf", ".nan", "1e5000", "'1e3000000'", "9223372036854775808", "8Ei", "'" + "9" * 100_000 + "'"]
+)
 def test_cluster_quantities_out_of_range_are_located_findings(tmp_path: Path, quota: str) -> None:
     (tmp_path / "cq.yaml").write_text(CLUSTER_QUEUE.format(quota=quota))
     cluster = load_cluster([tmp_path])
     assert [(d.code, d.line, d.path) for d in cluster.problems] == [
-        ("TS500", 12, "spec.resourceGroups.0.flavors.0.resources.0.nominalQuota")]
+        ("TS500", 12, "spec.resourceGroups.0.flavors.0.resources.0.nominalQuota")
+    ]
     assert cluster.cluster_queues["cq"].groups[0].flavors[0].quotas["cpu"].nominal == 0
 
 

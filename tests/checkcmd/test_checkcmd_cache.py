@@ -77,8 +77,9 @@ def test_cached_registry_matches_the_plain_one(crds: Path, tmp_path: Path, monke
     for found in (cold, warm):
         assert found.keys() == plain.keys()
         # Files the package ships JSON data for come from that data, which has no descriptions.
-        assert all(_same(found[key].schema, plain[key].schema) and found[key].scope == plain[key].scope
-                   for key in plain)
+        assert all(
+            _same(found[key].schema, plain[key].schema) and found[key].scope == plain[key].scope for key in plain
+        )
 
 
 def test_damaged_cache_entries_are_ignored(crds: Path, tmp_path: Path) -> None:
@@ -92,8 +93,9 @@ def test_damaged_cache_entries_are_ignored(crds: Path, tmp_path: Path) -> None:
     assert len(again) >= len(reference) - 4  # at most the one damaged-but-valid-JSON file lost its kinds
 
 
-def test_verdicts_are_reused_and_keyed_by_content(write, crds: Path, tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_verdicts_are_reused_and_keyed_by_content(
+    write, crds: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     manifest = write("tj.yaml", V21_TRAINJOB)
     first = check(str(manifest), "--crds", str(crds))
     import trainspec.check as check_package

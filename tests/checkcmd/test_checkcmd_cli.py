@@ -44,9 +44,11 @@ def test_help_lists_the_options() -> None:
 
 
 def test_the_parser_imports_nothing_heavy() -> None:
-    code = ("import sys\nfrom trainspec.cli.main import build_parser\nbuild_parser()\n"
-            "heavy = [m for m in ('trainspec.kueue.cluster', 'celpy', 'jsonschema', 'yaml', 'pydantic') "
-            "if m in sys.modules]\nassert not heavy, heavy\n")
+    code = (
+        "import sys\nfrom trainspec.cli.main import build_parser\nbuild_parser()\n"
+        "heavy = [m for m in ('trainspec.kueue.cluster', 'celpy', 'jsonschema', 'yaml', 'pydantic') "
+        "if m in sys.modules]\nassert not heavy, heavy\n"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
@@ -63,4 +65,8 @@ def test_compiled_output_directory_is_checked_as_manifests(tmp_path, crds) -> No
     manifest = out / "team-nlp" / "nlp-pretrain-xl.yaml"
     line = next(n for n, text in enumerate(manifest.read_text().splitlines(), 1) if "numNodes: 8" in text)
     assert (finding["code"], finding["file"], finding["line"], finding["path"]) == (
-        "TS514", str(manifest), line, "spec.trainer.numNodes")
+        "TS514",
+        str(manifest),
+        line,
+        "spec.trainer.numNodes",
+    )

@@ -37,8 +37,11 @@ def test_v21_trainjob_fails_the_v23_crds_at_the_renamed_fields(write, crds: Path
     status, found = check(str(manifest), "--crds", str(crds))
     assert status == 1
     schema = {(d["path"], d["line"], d["column"]) for d in found if d["code"] == "TS500"}
-    assert schema == {("spec.labels", 9, 3), ("spec.podTemplateOverrides", 14, 3),
-                      ("spec.trainer.numProcPerNode", 13, 21)}
+    assert schema == {
+        ("spec.labels", 9, 3),
+        ("spec.podTemplateOverrides", 14, 3),
+        ("spec.trainer.numProcPerNode", 13, 21),
+    }
     assert all(d["file"] == str(manifest) for d in found)
 
 
@@ -47,8 +50,11 @@ def test_without_crds_the_shipped_crds_are_used(write) -> None:
     manifest = write("tj.yaml", V21_TRAINJOB)
     _, found = check(str(manifest))
     schema = {(d["path"], d["line"], d["column"]) for d in found if d["code"] == "TS500"}
-    assert schema == {("spec.labels", 9, 3), ("spec.podTemplateOverrides", 14, 3),
-                      ("spec.trainer.numProcPerNode", 13, 21)}
+    assert schema == {
+        ("spec.labels", 9, 3),
+        ("spec.podTemplateOverrides", 14, 3),
+        ("spec.trainer.numProcPerNode", 13, 21),
+    }
 
 
 def test_crds_from_the_environment(write, crds: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -58,10 +64,15 @@ def test_crds_from_the_environment(write, crds: Path, monkeypatch: pytest.Monkey
 
 
 def test_kueue_objects_are_checked_against_their_crds(write, crds: Path) -> None:
-    cluster = write("cluster/kueue.yaml", MINIMAL_CLUSTER.replace(
-        "  namespaceSelector: {matchLabels: {gpu-tenant: \"true\"}}\n",
-        "  namespaceSelector: {matchLabels: {gpu-tenant: \"true\"}}\n  cohort: pool\n").replace(
-        "{name: nvidia.com/gpu, nominalQuota: 32}", "{name: nvidia.com/gpu, nominalQuota: 32, borrowingLimit: 8}"))
+    cluster = write(
+        "cluster/kueue.yaml",
+        MINIMAL_CLUSTER.replace(
+            '  namespaceSelector: {matchLabels: {gpu-tenant: "true"}}\n',
+            '  namespaceSelector: {matchLabels: {gpu-tenant: "true"}}\n  cohort: pool\n',
+        ).replace(
+            "{name: nvidia.com/gpu, nominalQuota: 32}", "{name: nvidia.com/gpu, nominalQuota: 32, borrowingLimit: 8}"
+        ),
+    )
     write("specs/runtime.yaml", RUNTIME_SPEC)
     job = write("specs/job.yaml", job_spec(2))
     status, found = check(str(job.parent), "--cluster", str(cluster.parent), "--crds", str(crds))
@@ -133,12 +144,15 @@ def test_compiled_findings_point_at_the_job_spec(write: Callable[[str, str], Pat
 
 
 def test_unknown_kinds_are_reported_once(write, crds: Path) -> None:
-    manifest = write("deploy.yaml", """
+    manifest = write(
+        "deploy.yaml",
+        """
         apiVersion: apps/v1
         kind: Deployment
         metadata: {name: web}
         spec: {}
-        """)
+        """,
+    )
     status, found = check(str(manifest), "--crds", str(crds))
     assert status == 0
     assert [(d["code"], d["severity"], d["line"]) for d in found] == [("TS504", "warning", 1)]

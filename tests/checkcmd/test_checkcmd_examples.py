@@ -68,14 +68,17 @@ def _notes(diagnostic: dict) -> set[tuple[str, int, int]]:
     return {(r["file"], r["line"], r["column"]) for r in diagnostic["related"]}
 
 
-QUEUES, FLAVORS, NAMESPACES, TOPOLOGY = (KUEUE / n for n in ("queues.yaml", "flavors.yaml", "namespaces.yaml",
-                                                              "topology.yaml"))
+QUEUES, FLAVORS, NAMESPACES, TOPOLOGY = (
+    KUEUE / n for n in ("queues.yaml", "flavors.yaml", "namespaces.yaml", "topology.yaml")
+)
 
 
 def test_never_admissible_message_and_quota_lines() -> None:
     d = _one(CLUSTER / "jobs/fail/TS514-never-admissible.yaml", "TS514")
-    assert ("needs 64 nvidia.com/gpu on flavor h100; ClusterQueue team-nlp can reach at most 48 "
-            "(nominal 32 + 16 borrowable in cohort gpu-pool, borrowingLimit 16)") in d["message"]
+    assert (
+        "needs 64 nvidia.com/gpu on flavor h100; ClusterQueue team-nlp can reach at most 48 "
+        "(nominal 32 + 16 borrowable in cohort gpu-pool, borrowingLimit 16)"
+    ) in d["message"]
     gpu = line_of(QUEUES, "{name: nvidia.com/gpu, nominalQuota: 32, borrowingLimit: 16}", "32")
     ib = line_of(QUEUES, "{name: rdma/ib, nominalQuota: 32, borrowingLimit: 16}", "32")
     a100 = line_of(FLAVORS, "nvidia.com/gpu.product: NVIDIA-A100", "NVIDIA-A100")
@@ -88,13 +91,17 @@ def test_notes_point_at_the_kueue_objects() -> None:
     missing = _one(CLUSTER / "jobs/fail/TS510-missing-clusterqueue.yaml", "TS510")
     assert _notes(missing) == {(rel(QUEUES), *line_of(QUEUES, "clusterQueue: vision-old", "vision-old"))}
     selector = _one(CLUSTER / "jobs/fail/TS511-namespace-not-selected.yaml", "TS511")
-    vision_selector = line_of(QUEUES, "matchLabels: {kueue.example.com/gpu-tenant: \"true\", team: vision}")
+    vision_selector = line_of(QUEUES, 'matchLabels: {kueue.example.com/gpu-tenant: "true", team: vision}')
     sandbox_labels = line_of(NAMESPACES, "team: sandbox")
-    assert _notes(selector) == {(rel(QUEUES), vision_selector[0] - 1, 3),  # the namespaceSelector key
-                                (rel(NAMESPACES), sandbox_labels[0] - 1, 3)}  # the labels key
+    assert _notes(selector) == {
+        (rel(QUEUES), vision_selector[0] - 1, 3),  # the namespaceSelector key
+        (rel(NAMESPACES), sandbox_labels[0] - 1, 3),
+    }  # the labels key
     flavor = _one(CLUSTER / "jobs/fail/TS516-no-flavor.yaml", "TS516")
-    assert _notes(flavor) == {(rel(FLAVORS), *line_of(FLAVORS, "NVIDIA-H100-80GB-HBM3", "NVIDIA")),
-                              (rel(FLAVORS), *line_of(FLAVORS, "NVIDIA-A100-SXM4-80GB", "NVIDIA"))}
+    assert _notes(flavor) == {
+        (rel(FLAVORS), *line_of(FLAVORS, "NVIDIA-H100-80GB-HBM3", "NVIDIA")),
+        (rel(FLAVORS), *line_of(FLAVORS, "NVIDIA-A100-SXM4-80GB", "NVIDIA")),
+    }
     level = _one(CLUSTER / "jobs/fail/TS518-topology-level.yaml", "TS518")
     assert _notes(level) == {(rel(TOPOLOGY), *line_of(TOPOLOGY, "levels:"))}
     shape = _one(CLUSTER / "jobs/fail/TS517-pod-too-big.yaml", "TS517")
@@ -114,7 +121,9 @@ def test_failing_example_as_a_process_prints_located_text() -> None:
     proc = run_cli("check", rel(RUNTIMES), rel(path), "--cluster", rel(KUEUE))
     assert proc.returncode == 1
     [(code, line, col)] = expected(path)
-    assert f"{rel(path)}:{line}:{col}: error[{code}]: spec.nodes: PodSet node (8 pods) can never be admitted" \
+    assert (
+        f"{rel(path)}:{line}:{col}: error[{code}]: spec.nodes: PodSet node (8 pods) can never be admitted"
         in proc.stdout
+    )
     assert f"  note: {rel(QUEUES)}:" in proc.stdout
     assert "Traceback" not in proc.stdout + proc.stderr

@@ -96,8 +96,9 @@ spec:
 """
 
 
-def _run(write: Callable[[str, str], Path], borrow: str, preempt: str = "TryNextFlavor", api: str = "v1beta2",
-         *args: str) -> tuple[int, list[dict], Path, Path]:
+def _run(
+    write: Callable[[str, str], Path], borrow: str, preempt: str = "TryNextFlavor", api: str = "v1beta2", *args: str
+) -> tuple[int, list[dict], Path, Path]:
     cohort = "cohortName" if api == "v1beta2" else "cohort"
     cluster = write("cluster/kueue.yaml", CLUSTER.format(api=api, cohort=cohort, borrow=borrow, preempt=preempt))
     manifests = write("m/job.yaml", MANIFESTS)
@@ -112,7 +113,10 @@ def test_a_job_the_assigner_never_places_is_a_warning_at_the_podset(write) -> No
     assert d["severity"] == "warning"
     assert (d["file"], d["line"]) == (str(manifests), line_of(manifests, "runtimeRef: {name: two-step}")[0])
     assert d["message"].endswith("The quota can hold the job (launcher on small, node on big)")
-    assert [(r["file"], r["line"]) for r in d["related"]][0] == (str(cluster), line_of(cluster, "flavorFungibility")[0])
+    assert next((r["file"], r["line"]) for r in d["related"]) == (
+        str(cluster),
+        line_of(cluster, "flavorFungibility")[0],
+    )
 
 
 def test_the_default_policy_admits_it_on_the_second_try(write) -> None:
@@ -121,24 +125,26 @@ def test_the_default_policy_admits_it_on_the_second_try(write) -> None:
 
 
 def test_v1beta2_refuses_the_old_words_the_crd_check_says_so(write, crds) -> None:
-    status, found, _, cluster = _run(write, "Borrow", "Preempt")
+    _status, found, _, cluster = _run(write, "Borrow", "Preempt")
     line = line_of(cluster, "flavorFungibility")[0]
     assert sorted((d["code"], d["file"], d["line"], d["path"]) for d in found if d["severity"] == "error") == [
         ("TS500", str(cluster), line, "spec.flavorFungibility.whenCanBorrow"),
-        ("TS500", str(cluster), line, "spec.flavorFungibility.whenCanPreempt")]
+        ("TS500", str(cluster), line, "spec.flavorFungibility.whenCanPreempt"),
+    ]
     assert [d for d in found if d["code"] == "TS514"] == []  # read as MayStopSearch: admitted on the retry
 
 
 def test_v1beta1_old_words_are_accepted(write, crds) -> None:
-    status, found, _, _ = _run(write, "Borrow", "Preempt", "v1beta1")
+    _status, found, _, _ = _run(write, "Borrow", "Preempt", "v1beta1")
     assert [d for d in found if d["severity"] == "error"] == []
 
 
 def test_kueue_0_14_refuses_may_stop_search(write) -> None:
-    status, found, manifests, cluster = _run(write, "MayStopSearch", "TryNextFlavor", "v1beta1",
-                                             "--target", "trainer=2.1,kueue=0.14")
+    _status, found, manifests, _cluster = _run(
+        write, "MayStopSearch", "TryNextFlavor", "v1beta1", "--target", "trainer=2.1,kueue=0.14"
+    )
     [d] = [d for d in found if d["code"] == "TS510"]
     assert d["severity"] == "error" and "Kueue 0.14's API server rejects ClusterQueue team" in d["message"]
     assert (d["file"], d["line"]) == (str(manifests), line_of(manifests, "kueue.x-k8s.io/queue-name")[0])
-    status, found, _, _ = _run(write, "Borrow", "TryNextFlavor", "v1beta1", "--target", "trainer=2.1,kueue=0.14")
+    _status, found, _, _ = _run(write, "Borrow", "TryNextFlavor", "v1beta1", "--target", "trainer=2.1,kueue=0.14")
     assert [d for d in found if d["code"] == "TS510"] == []

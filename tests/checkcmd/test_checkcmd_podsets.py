@@ -17,8 +17,11 @@ def compiled(path: str) -> tuple[dict, dict]:
     result = compile_paths([path])
     objects = [d for out in result.outputs for d in emit.manifest_dicts(out.objects)]
     job = next(o for o in objects if o["kind"] == "TrainJob")
-    runtime = next(o for o in objects if o["kind"] == "ClusterTrainingRuntime"
-                   and o["metadata"]["name"] == job["spec"]["runtimeRef"]["name"])
+    runtime = next(
+        o
+        for o in objects
+        if o["kind"] == "ClusterTrainingRuntime" and o["metadata"]["name"] == job["spec"]["runtimeRef"]["name"]
+    )
     return job, runtime
 
 
@@ -60,17 +63,24 @@ def test_pod_requests_follow_kueue() -> None:
 
 
 def test_inconsistent_tas_annotations(write) -> None:
-    cluster = write("cluster/kueue.yaml", MINIMAL_CLUSTER.replace(
-        "  nodeLabels: {nvidia.com/gpu.product: H100}\n",
-        "  nodeLabels: {nvidia.com/gpu.product: H100}\n  topologyName: fabric\n") + """
+    cluster = write(
+        "cluster/kueue.yaml",
+        MINIMAL_CLUSTER.replace(
+            "  nodeLabels: {nvidia.com/gpu.product: H100}\n",
+            "  nodeLabels: {nvidia.com/gpu.product: H100}\n  topologyName: fabric\n",
+        )
+        + """
 ---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: Topology
 metadata: {name: fabric}
 spec:
   levels: [{nodeLabel: rack}, {nodeLabel: kubernetes.io/hostname}]
-""")
-    manifests = write("m.yaml", f"""
+""",
+    )
+    manifests = write(
+        "m.yaml",
+        f"""
         apiVersion: trainer.kubeflow.org/v1alpha1
         kind: ClusterTrainingRuntime
         metadata: {{name: tas, labels: {{trainer.kubeflow.org/framework: torch}}}}
@@ -103,7 +113,8 @@ spec:
         spec:
           runtimeRef: {{name: tas}}
           trainer: {{numNodes: 2}}
-        """)
+        """,
+    )
     status, found = check(str(manifests), "--cluster", str(cluster.parent))
     messages = sorted(d["message"] for d in found if d["code"] == "TS518")
     assert status == 1 and len(messages) == 3, found

@@ -8,7 +8,6 @@ runtime's line, not at the job's.
 
 from __future__ import annotations
 
-
 from tests.checkcmd.conftest import RUNTIME_SPEC, check, line_of
 from tests.checkcmd.test_checkcmd_crds import FAKE_TRAINJOB_CRD
 from trainspec.compiler.pipeline import Options, run
@@ -29,12 +28,17 @@ spec:
 
 def test_a_value_from_the_runtime_is_located_in_the_runtime(write) -> None:
     crd_dir = write("crds/trainjob.yaml", FAKE_TRAINJOB_CRD).parent
-    runtime = write("specs/runtime.yaml", RUNTIME_SPEC.replace("  framework: torch\n", "  framework: torch\n  nodes: 8\n"))
+    runtime = write(
+        "specs/runtime.yaml", RUNTIME_SPEC.replace("  framework: torch\n", "  framework: torch\n  nodes: 8\n")
+    )
     write("specs/job.yaml", JOB_WITHOUT_NODES)
     status, found = check(str(runtime.parent), "--crds", str(crd_dir))
     assert status == 1
-    at = {(d["code"], d["file"], d["line"], d["column"], d["path"]) for d in found if "numNodes" in d["message"]
-          or d["path"] == "spec.nodes"}
+    at = {
+        (d["code"], d["file"], d["line"], d["column"], d["path"])
+        for d in found
+        if "numNodes" in d["message"] or d["path"] == "spec.nodes"
+    }
     line, column = line_of(runtime, "  nodes: 8", "8")
     assert ("TS500", str(runtime), line, column, "spec.nodes") in at
 
@@ -58,8 +62,12 @@ def test_lookup_takes_the_longest_written_prefix() -> None:
     queue = sources.lookup(("metadata", "labels", "kueue.x-k8s.io/queue-name"))
     assert queue is not None and queue.path == ("spec", "queue")
     env = sources.lookup(("spec", "trainer", "env", 0, "value"))
-    assert env is not None and env.path[:2] in {("spec", "env"), ("spec", "secretEnv"), ("spec", "checkpoint"),
-                                                ("spec", "data")}
+    assert env is not None and env.path[:2] in {
+        ("spec", "env"),
+        ("spec", "secretEnv"),
+        ("spec", "checkpoint"),
+        ("spec", "data"),
+    }
     # A field nobody recorded falls back to the document.
     assert sources.lookup(("spec", "nothing", "here")) == sources.default
 

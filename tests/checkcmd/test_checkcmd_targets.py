@@ -29,39 +29,45 @@ def trainjobs(objects: list[dict]) -> dict[str, dict]:
     return {o["metadata"]["name"]: o for o in objects if o["kind"] == "TrainJob"}
 
 
-@pytest.mark.parametrize(("text", "fields"), [
-    ("trainer=2.3,kueue=0.19", {"trainer": (2, 3), "kueue": (0, 19)}),
-    ("kueue=none", {"kueue": None}),
-    (" trainer = v2.1.0 ", {"trainer": (2, 1)}),
-])
+@pytest.mark.parametrize(
+    ("text", "fields"),
+    [
+        ("trainer=2.3,kueue=0.19", {"trainer": (2, 3), "kueue": (0, 19)}),
+        ("kueue=none", {"kueue": None}),
+        (" trainer = v2.1.0 ", {"trainer": (2, 1)}),
+    ],
+)
 def test_parse_target_option(text: str, fields: dict) -> None:
     assert parse_target_option(text) == fields
 
 
 @pytest.mark.parametrize("text", ["trainer", "trainer=latest", "jobset=0.12", "trainer=none"])
 def test_bad_target_options_are_usage_errors(text: str) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"expected trainer=|is not a version"):
         parse_target_option(text)
     proc = run_cli("compile", "examples/ddp-cpu.yaml", "-o", "-", "--target", text)
     assert proc.returncode == 2 and "--target" in proc.stderr
 
 
-@pytest.mark.parametrize(("trainer", "kueue", "found"), [
-    ((2, 3), (0, 19), []),
-    ((2, 2), (0, 17), []),
-    ((2, 1), (0, 16), []),
-    ((2, 1), (0, 15), []),
-    ((2, 3), None, []),
-    ((2, 1), (0, 19), [("TS520", "error")]),
-    ((2, 1), (0, 17), [("TS520", "error")]),
-    ((2, 2), (0, 16), [("TS520", "error")]),
-    ((2, 3), (0, 14), [("TS520", "error")]),
-    ((2, 1), (0, 14), [("TS520", "warning")]),
-    ((2, 3), (0, 13), [("TS520", "error")]),
-    ((2, 0), (0, 14), [("TS523", "error")]),
-    ((2, 4), None, [("TS523", "error")]),
-    ((2, 3), (0, 20), [("TS523", "warning")]),
-])
+@pytest.mark.parametrize(
+    ("trainer", "kueue", "found"),
+    [
+        ((2, 3), (0, 19), []),
+        ((2, 2), (0, 17), []),
+        ((2, 1), (0, 16), []),
+        ((2, 1), (0, 15), []),
+        ((2, 3), None, []),
+        ((2, 1), (0, 19), [("TS520", "error")]),
+        ((2, 1), (0, 17), [("TS520", "error")]),
+        ((2, 2), (0, 16), [("TS520", "error")]),
+        ((2, 3), (0, 14), [("TS520", "error")]),
+        ((2, 1), (0, 14), [("TS520", "warning")]),
+        ((2, 3), (0, 13), [("TS520", "error")]),
+        ((2, 0), (0, 14), [("TS523", "error")]),
+        ((2, 4), None, [("TS523", "error")]),
+        ((2, 3), (0, 20), [("TS523", "warning")]),
+    ],
+)
 def test_version_matrix(trainer, kueue, found) -> None:
     problems = matrix_problems(Target(trainer=trainer, kueue=kueue))
     assert [(code, severity.value) for code, severity, _, _ in problems] == found
@@ -74,29 +80,49 @@ def test_trainer_21_with_kueue_019_is_refused_naming_the_matrix() -> None:
     assert MATRIX in proc.stderr and "admitted but never start" in proc.stderr
     status, found = check("examples/ddp-cpu.yaml", "--target", "trainer=2.1,kueue=0.19")
     assert status == 1 and [(d["code"], d["file"]) for d in found if d["severity"] == "error"] == [
-        ("TS520", "--target")]
+        ("TS520", "--target")
+    ]
 
 
 def test_trainer_21_output_uses_pod_template_overrides(write) -> None:
     write("runtime.yaml", RUNTIME_SPEC)
-    job = write("job.yaml", job_spec(2, extra="""
+    job = write(
+        "job.yaml",
+        job_spec(
+            2,
+            extra="""
         maxRunTime: 12h
         topology: {mode: preferred, level: topology.example.com/rack}
         podLabels: {team: nlp}
         checkpoint: {size: 100Gi, path: /ckpt}
-        """))
+        """,
+        ),
+    )
     status, objects, err = compile_stream(str(job.parent), "--target", "trainer=2.1,kueue=0.16")
     assert status == 0
     spec = trainjobs(objects)["llm-pretrain"]["spec"]
     assert "runtimePatches" not in spec and "activeDeadlineSeconds" not in spec
-    assert spec["podTemplateOverrides"] == [{
-        "targetJobs": [{"name": "node"}],
-        "metadata": {"labels": {"team": "nlp"},
-                     "annotations": {"kueue.x-k8s.io/podset-preferred-topology": "topology.example.com/rack"}},
-        "spec": {"volumes": [{"name": "checkpoints",
-                              "persistentVolumeClaim": {"claimName": "llm-pretrain-checkpoints"}}],
-                 "containers": [{"name": "node", "volumeMounts": [{"name": "checkpoints", "mountPath": "/ckpt"}]}]},
-    }]
+    assert spec["podTemplateOverrides"] == [
+        {
+            "targetJobs": [{"name": "node"}],
+            "metadata": {
+                "labels": {
+                    "team": "nlp",
+                    "trainspec.dev/job": "llm-pretrain",
+                    "trainspec.dev/namespace": "team-a",
+                    "trainspec.dev/runtime": "torch-h100",
+                    "trainspec.dev/team": "team-a",
+                },
+                "annotations": {"kueue.x-k8s.io/podset-preferred-topology": "topology.example.com/rack"},
+            },
+            "spec": {
+                "volumes": [
+                    {"name": "checkpoints", "persistentVolumeClaim": {"claimName": "llm-pretrain-checkpoints"}}
+                ],
+                "containers": [{"name": "node", "volumeMounts": [{"name": "checkpoints", "mountPath": "/ckpt"}]}],
+            },
+        }
+    ]
     # Kueue still enforces the run time; Trainer 2.1 cannot.
     labels = trainjobs(objects)["llm-pretrain"]["metadata"]["labels"]
     assert labels["kueue.x-k8s.io/max-exec-time-seconds"] == "43200"
@@ -112,11 +138,11 @@ def test_identical_overrides_share_one_entry() -> None:
 
 
 def test_trainer_21_rejects_jax_and_data_sharding() -> None:
-    status, objects, err = compile_stream("examples/jax.yaml", "examples/llama-sft", "--target",
-                                          "trainer=2.1,kueue=0.16")
+    status, objects, err = compile_stream(
+        "examples/jax.yaml", "examples/llama-sft", "--target", "trainer=2.1,kueue=0.16"
+    )
     assert status == 1 and objects == []
-    assert ("examples/jax.yaml:12:12: error[TS521]: spec.runtime: runtime trainspec-jax is a JAX "
-            "runtime") in err
+    assert ("examples/jax.yaml:12:12: error[TS521]: spec.runtime: runtime trainspec-jax is a JAX runtime") in err
     assert "examples/llama-sft/job.yaml:24:3: error[TS521]: spec.data" in err
     assert "examples/llama-sft/runtime.yaml:26:3: error[TS521]: spec.dataSharding" in err
 
@@ -153,14 +179,15 @@ def test_project_target_is_honoured(write) -> None:
     # The command line wins over the project file, field by field.
     status, objects, _ = compile_stream("examples/ddp-cpu.yaml", "--project", str(project), "--target", "trainer=2.3")
     assert status == 1  # trainer 2.3 with the project's Kueue 0.16
-    status, objects, _ = compile_stream("examples/ddp-cpu.yaml", "--project", str(project),
-                                        "--target", "trainer=2.3,kueue=0.19")
+    status, objects, _ = compile_stream(
+        "examples/ddp-cpu.yaml", "--project", str(project), "--target", "trainer=2.3,kueue=0.19"
+    )
     assert status == 0 and trainjobs(objects)["ddp-cpu"]["spec"]["activeDeadlineSeconds"] == 1800
 
 
 def test_project_target_pairing_is_located_in_the_project_file(write) -> None:
     project = write("trainspec.yaml", PROJECT.format(kueue="0.19"))
-    status, found = check("examples/ddp-cpu.yaml", "--project", str(project))
+    _status, found = check("examples/ddp-cpu.yaml", "--project", str(project))
     [d] = [d for d in found if d["severity"] == "error"]
     assert (d["code"], d["file"], d["path"]) == ("TS520", str(project), "spec.target.kueue")
     assert (d["line"], d["column"]) == line_of(project, 'kueue: "0.19"', '"0.19"')
@@ -181,19 +208,41 @@ def test_typed_transform_refuses_what_21_cannot_express() -> None:
         TrainJobSpec,
     )
 
-    patch = RuntimePatch(manager="trainspec.dev/compiler", training_runtime_spec=TrainingRuntimeSpecPatch(
-        template=JobSetTemplatePatch(metadata=MetadataPatch(labels={"a": "b"}), spec=JobSetSpecPatch(
-            replicated_jobs=[ReplicatedJobPatch(name="node", template=JobTemplatePatch(
-                metadata=MetadataPatch(labels={"job": "level"})))]))))
-    job = TrainJob(metadata=ObjectMeta(name="x"), spec=TrainJobSpec(runtime_ref=RuntimeRef(name="r"),
-                                                                     runtime_patches=[patch]))
+    patch = RuntimePatch(
+        manager="trainspec.dev/compiler",
+        training_runtime_spec=TrainingRuntimeSpecPatch(
+            template=JobSetTemplatePatch(
+                metadata=MetadataPatch(labels={"a": "b"}),
+                spec=JobSetSpecPatch(
+                    replicated_jobs=[
+                        ReplicatedJobPatch(
+                            name="node", template=JobTemplatePatch(metadata=MetadataPatch(labels={"job": "level"}))
+                        )
+                    ]
+                ),
+            )
+        ),
+    )
+    job = TrainJob(
+        metadata=ObjectMeta(name="x"), spec=TrainJobSpec(runtime_ref=RuntimeRef(name="r"), runtime_patches=[patch])
+    )
     with pytest.raises(ValueError, match="Job-level metadata"):
         trainjob_v21(job)
-    jobset_only = TrainJob(metadata=ObjectMeta(name="x"), spec=TrainJobSpec(
-        runtime_ref=RuntimeRef(name="r"), runtime_patches=[RuntimePatch(
-            manager="trainspec.dev/compiler", training_runtime_spec=TrainingRuntimeSpecPatch(
-                template=JobSetTemplatePatch(metadata=MetadataPatch(labels={"a": "b"})))),
-            RuntimePatch(manager="kueue.x-k8s.io/manager")]))
+    jobset_only = TrainJob(
+        metadata=ObjectMeta(name="x"),
+        spec=TrainJobSpec(
+            runtime_ref=RuntimeRef(name="r"),
+            runtime_patches=[
+                RuntimePatch(
+                    manager="trainspec.dev/compiler",
+                    training_runtime_spec=TrainingRuntimeSpecPatch(
+                        template=JobSetTemplatePatch(metadata=MetadataPatch(labels={"a": "b"}))
+                    ),
+                ),
+                RuntimePatch(manager="kueue.x-k8s.io/manager"),
+            ],
+        ),
+    )
     converted = trainjob_v21(jobset_only)
     assert converted.spec.labels == {"a": "b"} and converted.spec.pod_template_overrides is None
 
@@ -202,15 +251,51 @@ def test_podsets_read_pod_template_overrides() -> None:
     """A Trainer 2.1 TrainJob read from a file: its overrides place the pods like runtimePatches do."""
     from trainspec.kueue.podsets import trainjob_podsets
 
-    runtime = {"spec": {"mlPolicy": {"numNodes": 1, "torch": {}}, "template": {"spec": {"replicatedJobs": [{
-        "name": "node", "template": {"metadata": {"labels": {
-            "trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}}, "spec": {"template": {"spec": {
-                "nodeSelector": {"pool": "a"}, "containers": [{"name": "node", "resources": {
-                    "requests": {"cpu": "8"}, "limits": {"nvidia.com/gpu": 8}}}]}}}}}]}}}}
-    job = {"spec": {"trainer": {"numNodes": 3, "resourcesPerNode": {"requests": {"cpu": "16"}}},
-                    "podTemplateOverrides": [{"targetJobs": [{"name": "node"}],
-                                              "metadata": {"annotations": {"k": "v"}},
-                                              "spec": {"nodeSelector": {"zone": "z1"}}}]}}
+    runtime = {
+        "spec": {
+            "mlPolicy": {"numNodes": 1, "torch": {}},
+            "template": {
+                "spec": {
+                    "replicatedJobs": [
+                        {
+                            "name": "node",
+                            "template": {
+                                "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
+                                "spec": {
+                                    "template": {
+                                        "spec": {
+                                            "nodeSelector": {"pool": "a"},
+                                            "containers": [
+                                                {
+                                                    "name": "node",
+                                                    "resources": {
+                                                        "requests": {"cpu": "8"},
+                                                        "limits": {"nvidia.com/gpu": 8},
+                                                    },
+                                                }
+                                            ],
+                                        }
+                                    }
+                                },
+                            },
+                        }
+                    ]
+                }
+            },
+        }
+    }
+    job = {
+        "spec": {
+            "trainer": {"numNodes": 3, "resourcesPerNode": {"requests": {"cpu": "16"}}},
+            "podTemplateOverrides": [
+                {
+                    "targetJobs": [{"name": "node"}],
+                    "metadata": {"annotations": {"k": "v"}},
+                    "spec": {"nodeSelector": {"zone": "z1"}},
+                }
+            ],
+        }
+    }
     [merged] = trainjob_podsets(job, runtime)
     assert (merged.count, merged.node_selector, merged.annotations) == (3, {"pool": "a", "zone": "z1"}, {"k": "v"})
     assert {k: int(v) for k, v in merged.requests.items()} == {"cpu": 16, "nvidia.com/gpu": 8}  # 2.3: merged

@@ -48,14 +48,26 @@ def test_layout_and_apply_order(tmp_path: Path) -> None:
 def test_stream_orders_runtimes_then_claims_then_jobs() -> None:
     proc = run_cli("compile", "examples/", "-o", "-")
     kinds = [d["kind"] for d in yaml.safe_load_all(proc.stdout)]
-    order = {"ClusterTrainingRuntime": 0, "TrainingRuntime": 0, "PersistentVolumeClaim": 1, "TrainJob": 1,
-             "RayJob": 1, "PyTorchJob": 1, "JAXJob": 1, "MPIJob": 1}
+    order = {
+        "ClusterTrainingRuntime": 0,
+        "TrainingRuntime": 0,
+        "PersistentVolumeClaim": 1,
+        "TrainJob": 1,
+        "RayJob": 1,
+        "PyTorchJob": 1,
+        "JAXJob": 1,
+        "MPIJob": 1,
+        "PodMonitor": 1,
+        "ConfigMap": 1,
+    }
     assert [order[k] for k in kinds] == sorted(order[k] for k in kinds)
 
 
 def test_argocd_sync_waves(tmp_path: Path) -> None:
     proc = run_cli("compile", "examples/llama-sft", "-o", "-", "--gitops", "argocd")
-    waves = {d["kind"]: d["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"] for d in yaml.safe_load_all(proc.stdout)}
+    waves = {
+        d["kind"]: d["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"] for d in yaml.safe_load_all(proc.stdout)
+    }
     assert int(waves["ClusterTrainingRuntime"]) < int(waves["PersistentVolumeClaim"]) < int(waves["TrainJob"])
 
 

@@ -37,10 +37,18 @@ def complete(script_path: Path, *words: str, cwd: Path | None = None) -> list[st
     assert BASH is not None
     line = ["trainspec", *words]
     quoted = " ".join("'" + w.replace("'", "'\\''") + "'" for w in line)
-    program = (f"source '{script_path}' && COMP_WORDS=({quoted}) && COMP_CWORD={len(line) - 1} && "
-               "_trainspec && printf '%s\\n' \"${COMPREPLY[@]}\"")
-    proc = subprocess.run([BASH, "--norc", "--noprofile", "-c", program], capture_output=True, text=True,
-                          cwd=cwd or ROOT, timeout=60)
+    program = (
+        f"source '{script_path}' && COMP_WORDS=({quoted}) && COMP_CWORD={len(line) - 1} && "
+        "_trainspec && printf '%s\\n' \"${COMPREPLY[@]}\""
+    )
+    proc = subprocess.run(
+        [BASH, "--norc", "--noprofile", "-c", program],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+        timeout=60,
+    )
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     return [w for w in proc.stdout.splitlines() if w]
 
@@ -50,8 +58,13 @@ pytestmark_bash = pytest.mark.skipif(BASH is None, reason="bash is not installed
 
 @pytestmark_bash
 def test_bash_registers_the_function(bash_script: Path) -> None:
-    proc = subprocess.run([BASH, "--norc", "--noprofile", "-c", f"source '{bash_script}' && complete -p trainspec"],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [BASH, "--norc", "--noprofile", "-c", f"source '{bash_script}' && complete -p trainspec"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.stdout.strip() == "complete -o default -F _trainspec trainspec"
 
 
@@ -83,7 +96,7 @@ def test_bash_completes_spec_files_and_output_directories(bash_script: Path, tmp
 
 
 def test_every_option_of_every_command_is_in_every_script() -> None:
-    top, commands = describe(build_parser())
+    _top, commands = describe(build_parser())
     assert [c.name for c in commands] == list(COMMANDS)
     for shell in ("bash", "zsh", "fish"):
         text = script(shell)
@@ -91,8 +104,9 @@ def test_every_option_of_every_command_is_in_every_script() -> None:
             assert command.name in text
             for option in command.options:
                 for flag in option.flags:
-                    spelled = flag if shell != "fish" else (f"-l {flag[2:]}" if flag.startswith("--")
-                                                            else f"-s {flag[1:]}")
+                    spelled = (
+                        flag if shell != "fish" else (f"-l {flag[2:]}" if flag.startswith("--") else f"-s {flag[1:]}")
+                    )
                     assert spelled in text, (shell, command.name, flag)
 
 
@@ -106,7 +120,7 @@ def test_zsh_script_is_a_compdef_function_with_choices() -> None:
     assert "program'\\''s version" in text
     zsh = shutil.which("zsh")
     if zsh:
-        proc = subprocess.run([zsh, "-n", "-c", text], capture_output=True, text=True, timeout=60)
+        proc = subprocess.run([zsh, "-n", "-c", text], check=False, capture_output=True, text=True, timeout=60)
         assert proc.returncode == 0, proc.stderr
 
 
@@ -117,7 +131,9 @@ def test_fish_script_uses_subcommand_conditions() -> None:
     assert "show program\\'s version" in text
     fish = shutil.which("fish")
     if fish:
-        proc = subprocess.run([fish, "--no-execute", "-c", text], capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            [fish, "--no-execute", "-c", text], check=False, capture_output=True, text=True, timeout=60
+        )
         assert proc.returncode == 0, proc.stderr
 
 
@@ -138,12 +154,16 @@ def test_version_prints_the_package_version() -> None:
 
 def test_validate_and_compile_never_import_the_completion_generator() -> None:
     """Completion imports every command module; validate/compile start-up must not pay for that."""
-    program = ("import sys\nfrom trainspec.cli.main import main\n"
-               "for argv in (['validate', 'examples/ddp-cpu.yaml'], ['compile', 'examples/ddp-cpu.yaml', '-o', '-']):\n"
-               "    assert main(argv) == 0\n"
-               "loaded = sorted(m for m in sys.modules if m.startswith(('trainspec.cli.', 'trainspec.progress')))\n"
-               "print(' '.join(loaded))\n")
-    proc = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    program = (
+        "import sys\nfrom trainspec.cli.main import main\n"
+        "for argv in (['validate', 'examples/ddp-cpu.yaml'], ['compile', 'examples/ddp-cpu.yaml', '-o', '-']):\n"
+        "    assert main(argv) == 0\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith(('trainspec.cli.', 'trainspec.progress')))\n"
+        "print(' '.join(loaded))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", program], check=False, capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     loaded = proc.stdout.strip().splitlines()[-1].split()
     assert "trainspec.cli.completion" not in loaded

@@ -58,8 +58,18 @@ def ok(proc) -> None:
 
 # -- the marker is untrusted input ------------------------------------------------------------
 
-@pytest.mark.parametrize("entry", ["../victim.txt", "ABSOLUTE", "team-nlp/../../victim.txt", "./kustomization.yaml",
-                                   "notes/README.md", "team-nlp//llama-sft.yaml"])
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "../victim.txt",
+        "ABSOLUTE",
+        "team-nlp/../../victim.txt",
+        "./kustomization.yaml",
+        "notes/README.md",
+        "team-nlp//llama-sft.yaml",
+    ],
+)
 def test_a_poisoned_marker_entry_deletes_nothing(tmp_path: Path, specs: Path, entry: str) -> None:
     out = tmp_path / "deploy"
     victim = tmp_path / "victim.txt"
@@ -81,8 +91,16 @@ def test_a_poisoned_marker_entry_deletes_nothing(tmp_path: Path, specs: Path, en
     assert snapshot(out) == before  # nothing deleted, nothing written
 
 
-@pytest.mark.parametrize("text", ["not json {", '["kustomization.yaml"]', '{"generator": "trainspec", "files": "x"}',
-                                  '{"generator": "trainspec", "files": ["kustomization.yaml"]}', "\udcff"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "not json {",
+        '["kustomization.yaml"]',
+        '{"generator": "trainspec", "files": "x"}',
+        '{"generator": "trainspec", "files": ["kustomization.yaml"]}',
+        "\udcff",
+    ],
+)
 def test_a_marker_of_the_wrong_shape_stops_the_compile(tmp_path: Path, specs: Path, text: str) -> None:
     out = tmp_path / "deploy"
     ok(compile_(specs, out))
@@ -107,6 +125,7 @@ def test_a_marker_that_is_a_symlink_is_refused(tmp_path: Path, specs: Path) -> N
 
 
 # -- modes ------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
 def test_files_get_0666_minus_the_umask(tmp_path: Path, monkeypatch, umask: int, mode: int) -> None:
@@ -134,6 +153,7 @@ def test_an_existing_directory_keeps_its_mode(tmp_path: Path, specs: Path) -> No
 
 # -- headers do not depend on the working directory -------------------------------------------
 
+
 def test_check_from_another_directory_finds_the_tree_up_to_date(tmp_path: Path, specs: Path) -> None:
     out = tmp_path / "deploy"
     elsewhere = tmp_path / "elsewhere"
@@ -154,6 +174,7 @@ def test_runtime_headers_name_their_source_relative_to_the_output(tmp_path: Path
 
 
 # -- dangerous -o values ----------------------------------------------------------------------
+
 
 def test_empty_output_is_refused(tmp_path: Path) -> None:
     proc = run_cli("compile", str(EXAMPLES / "ddp-cpu.yaml"), "-o", "", "--no-project", cwd=tmp_path)
@@ -200,6 +221,7 @@ def test_root_and_home_are_refused(tmp_path: Path) -> None:
 
 # -- volumes never vanish silently ------------------------------------------------------------
 
+
 def test_removing_a_job_with_a_checkpoint_claim_is_refused(tmp_path: Path, specs: Path) -> None:
     out = tmp_path / "deploy"
     ok(compile_(specs, out))
@@ -215,8 +237,9 @@ def test_removing_a_job_with_a_checkpoint_claim_is_refused(tmp_path: Path, specs
     assert snapshot(out) == before
     check = run_cli("compile", str(specs), str(tmp_path / "kept-runtime"), "-o", str(out), "--no-project", "--check")
     assert check.returncode == 1 and "TS410" in check.stderr and "no longer produced" in check.stderr
-    allowed = run_cli("compile", str(specs), str(tmp_path / "kept-runtime"), "-o", str(out), "--no-project",
-                      "--allow-volume-removal")
+    allowed = run_cli(
+        "compile", str(specs), str(tmp_path / "kept-runtime"), "-o", str(out), "--no-project", "--allow-volume-removal"
+    )
     ok(allowed)
     assert not (out / "team-nlp" / "llama-sft.yaml").exists()
     assert "1 removed" in allowed.stderr
@@ -228,7 +251,9 @@ def test_a_claim_dropped_from_a_file_that_stays_is_refused(tmp_path: Path, specs
     before = snapshot(out)
     job = specs / "llama-sft" / "job.yaml"
     text = job.read_text()
-    job.write_text(text[:text.index("  checkpoint:")] + "  checkpoint:\n    uri: s3://checkpoints/llama-sft\n    keep: 3\n")
+    job.write_text(
+        text[: text.index("  checkpoint:")] + "  checkpoint:\n    uri: s3://checkpoints/llama-sft\n    keep: 3\n"
+    )
     proc = compile_(specs, out)
     assert proc.returncode == 1 and "TS410" in proc.stderr, proc.stderr
     assert "no longer has PersistentVolumeClaim team-nlp/llama-sft-checkpoints" in proc.stderr
@@ -239,6 +264,7 @@ def test_a_claim_dropped_from_a_file_that_stays_is_refused(tmp_path: Path, specs
 
 
 # -- hand edits -------------------------------------------------------------------------------
+
 
 def test_a_hand_edited_file_is_not_overwritten_without_force(tmp_path: Path, specs: Path) -> None:
     out = tmp_path / "deploy"
@@ -291,6 +317,7 @@ def test_a_symlink_in_the_way_is_never_followed(tmp_path: Path, specs: Path) -> 
 
 
 # -- the tree is replaced as a whole; unchanged trees are not rewritten -----------------------
+
 
 def test_compiling_twice_writes_nothing_the_second_time(tmp_path: Path, specs: Path) -> None:
     out = tmp_path / "deploy"

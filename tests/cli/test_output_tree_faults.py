@@ -27,12 +27,27 @@ from tests.cli.test_output_tree import snapshot
 from tests.conftest import ROOT
 from trainspec.compiler.outtree import emit_directory, swap
 
-OS_STEPS = ("mkdir", "open", "write", "link", "symlink", "rename", "replace", "unlink", "rmdir", "chmod", "chown",
-            "utime", "fsync")
+OS_STEPS = (
+    "mkdir",
+    "open",
+    "write",
+    "link",
+    "symlink",
+    "rename",
+    "replace",
+    "unlink",
+    "rmdir",
+    "chmod",
+    "chown",
+    "utime",
+    "fsync",
+)
 SWAP_STEPS = ("_exchange", "_syncfs")
 
-CLAIM = ("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: job1-checkpoints\n  namespace: team-a\n"
-         "spec:\n  resources:\n    requests:\n      storage: 10Gi\n---\n")
+CLAIM = (
+    "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: job1-checkpoints\n  namespace: team-a\n"
+    "spec:\n  resources:\n    requests:\n      storage: 10Gi\n---\n"
+)
 OLD = {
     "kustomization.yaml": "resources: [runtimes/r1.yaml, team-a/job1.yaml, team-a/job2.yaml, team-b/job3.yaml]\n",
     "runtimes/r1.yaml": "kind: ClusterTrainingRuntime\n",
@@ -72,8 +87,12 @@ def leftovers(out: Path) -> list[str]:
 class Faults:
     """Counts the writer's filesystem steps and makes the ``fail_at``-th one fail."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, fail_at: set[int] = frozenset(),
-                 error: Callable[[], BaseException] = lambda: OSError(errno.ENOSPC, "No space left on device")):
+    def __init__(
+        self,
+        monkeypatch: pytest.MonkeyPatch,
+        fail_at: set[int] = frozenset(),
+        error: Callable[[], BaseException] = lambda: OSError(errno.ENOSPC, "No space left on device"),
+    ):
         self.calls = 0
         self.fail_at = fail_at
         self.error = error
@@ -88,6 +107,7 @@ class Faults:
             if self.calls in self.fail_at:
                 raise self.error()
             return real(*args, **kwargs)
+
         return step
 
 
@@ -125,8 +145,11 @@ def test_a_failure_at_any_step_leaves_the_previous_tree(tmp_path: Path, monkeypa
     before, after = reference(tmp_path, fresh=fresh)
     steps = count_steps(tmp_path, monkeypatch, fresh=fresh)
     assert steps > 15  # the writer's steps are really being counted
-    error = (lambda: OSError(errno.ENOSPC, "No space left on device")) if kind == "oserror" else (
-        lambda: RuntimeError("simulated crash"))
+    error = (
+        (lambda: OSError(errno.ENOSPC, "No space left on device"))
+        if kind == "oserror"
+        else (lambda: RuntimeError("simulated crash"))
+    )
     for n in range(1, steps + 1):
         out = tmp_path / f"run{n}" / "deploy"
         out.parent.mkdir()
@@ -224,13 +247,18 @@ def test_sigkill_at_sampled_steps_is_survived(tmp_path: Path, monkeypatch, fallb
     files.write_text(json.dumps(NEW))
     script = tmp_path / "killer.py"
     script.write_text(_KILLER.format(root=str(ROOT), os_steps=OS_STEPS, swap_steps=SWAP_STEPS))
-    sample = sorted(random.Random(20261201).sample(range(1, steps + 1), 6) + [steps - 3, steps - 6])
+    sample = sorted([*random.Random(20261201).sample(range(1, steps + 1), 6), steps - 3, steps - 6])
     for n in sample:
         out = tmp_path / f"kill{n}" / "deploy"
         out.parent.mkdir()
         make_old_tree(out)
-        proc = subprocess.run([sys.executable, str(script), str(n), str(files), str(out), str(int(fallback))],
-                              capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            [sys.executable, str(script), str(n), str(files), str(out), str(int(fallback))],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert proc.returncode == -signal.SIGKILL, (n, proc.stderr)
         if not out.exists():  # killed between moving the old tree away and the new one in
             assert fallback

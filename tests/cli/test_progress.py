@@ -158,10 +158,21 @@ def test_the_sharding_stage_draws_progress_by_bytes_on_a_terminal(tmp_path, monk
 
     data = tmp_path / "data.jsonl"
     data.write_text("".join(f'{{"i": {i}}}\n' for i in range(2000)))
-    command = [sys.executable, "-m", "trainspec.stages.shard", "--source", str(data), "--format", "jsonl",
-               "--num-shards", "4", "--output", str(tmp_path / "out")]
+    command = [
+        sys.executable,
+        "-m",
+        "trainspec.stages.shard",
+        "--source",
+        str(data),
+        "--format",
+        "jsonl",
+        "--num-shards",
+        "4",
+        "--output",
+        str(tmp_path / "out"),
+    ]
     env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("TRAINSPEC_")}
-    quiet = subprocess.run(command, capture_output=True, text=True, env=env)
+    quiet = subprocess.run(command, check=False, capture_output=True, text=True, env=env)
     assert quiet.returncode == 0, quiet.stderr
     assert "\r" not in quiet.stderr + quiet.stdout  # not a terminal: no progress line
     from trainspec.progress import Progress

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from tests.conftest import ROOT
 from tests.compiler.test_golden import CASES, compiled
+from tests.conftest import ROOT
 from trainspec.check import check_manifests, default_crd_dirs
 
 CRDS = default_crd_dirs()
@@ -53,9 +53,9 @@ def test_the_checker_is_not_vacuous(monkeypatch) -> None:
     monkeypatch.chdir(ROOT)
     objs = manifests("llama-sft")
     job = next(m for m in objs if m["kind"] == "TrainJob")
-    job["spec"]["podTemplateOverrides"] = []          # removed in Trainer 2.2
-    job["spec"]["trainer"]["numProcPerNode"] = 0       # CEL: >= 1
-    job["metadata"]["name"] = "Llama_SFT"              # CEL: RFC 1035
+    job["spec"]["podTemplateOverrides"] = []  # removed in Trainer 2.2
+    job["spec"]["trainer"]["numProcPerNode"] = 0  # CEL: >= 1
+    job["metadata"]["name"] = "Llama_SFT"  # CEL: RFC 1035
     runtime = next(m for m in objs if m["kind"] == "ClusterTrainingRuntime")
     runtime["spec"]["mlPolicy"]["torch"]["numProcPerNode"] = "auto"  # removed in Trainer 2.2
     codes = {(d.code, d.path) for d in check_manifests([(None, m) for m in objs], CRDS)}

@@ -87,8 +87,10 @@ def test_no_builtin_nor_its_sharded_variant_takes_an_upstream_name() -> None:
 
 def test_builtin_objects_carry_their_own_names() -> None:
     # The built-ins name no stage image: the project's spec.defaults.stageImage gives it.
-    project = ("apiVersion: trainspec.dev/v1alpha1\nkind: Project\n"
-               "spec: {defaults: {stageImage: registry.example.com/trainspec:0.1.0}}\n")
+    project = (
+        "apiVersion: trainspec.dev/v1alpha1\nkind: Project\n"
+        "spec: {defaults: {stageImage: registry.example.com/trainspec:0.1.0}}\n"
+    )
     result = compile_text(job("trainspec-torch", "data: {source: s3://d/}\n"), project)
     assert emitted_runtimes(result) == ["trainspec-torch-sharded"]
     assert trainjob(result).spec.runtime_ref.name == "trainspec-torch-sharded"
@@ -97,9 +99,12 @@ def test_builtin_objects_carry_their_own_names() -> None:
 def test_upstream_names_cover_every_runtime_kubeflow_trainer_installs() -> None:
     if not UPSTREAM.is_dir():
         pytest.skip(f"../shared/upstream/trainer-runtimes not found: {UPSTREAM}")
-    installed = {doc["metadata"]["name"] for path in UPSTREAM.rglob("*.yaml")
-                 for doc in yaml.safe_load_all(path.read_text(encoding="utf-8"))
-                 if isinstance(doc, dict) and doc.get("kind") in RUNTIME_KINDS}
+    installed = {
+        doc["metadata"]["name"]
+        for path in UPSTREAM.rglob("*.yaml")
+        for doc in yaml.safe_load_all(path.read_text(encoding="utf-8"))
+        if isinstance(doc, dict) and doc.get("kind") in RUNTIME_KINDS
+    }
     assert installed == set(UPSTREAM_RUNTIME_NAMES) == {entry.name for entry in CATALOG}
     assert is_upstream_name("torchtune-llama3.3-70b")  # any torchtune-* is Trainer's to add
     assert not is_upstream_name("torch-h100") and not is_upstream_name("trainspec-torch")
@@ -175,8 +180,10 @@ def test_python_runtime_named_like_upstream_is_reported(tmp_path: Path) -> None:
     from trainspec.dsl.sources import load_path
 
     spec = tmp_path / "rt.py"
-    spec.write_text("from trainspec import Runtime\n\n"
-                    "rt = Runtime(name='jax-distributed', framework='jax', image='nvcr.io/nvidia/jax:25.10-py3')\n")
+    spec.write_text(
+        "from trainspec import Runtime\n\n"
+        "rt = Runtime(name='jax-distributed', framework='jax', image='nvcr.io/nvidia/jax:25.10-py3')\n"
+    )
     _, problems = load_path(spec)
     assert [(d.code, d.line) for d in problems] == [("TS414", 3)]
 
@@ -219,7 +226,7 @@ def test_data_sharding_on_an_upstream_runtime_is_refused() -> None:
     assert "TS402" in [d.code for d in result.diagnostics if d.is_error]
 
 
-@pytest.mark.parametrize("name, framework", [("mlx-distributed", "mlx"), ("xgboost-distributed", "xgboost")])
+@pytest.mark.parametrize(("name", "framework"), [("mlx-distributed", "mlx"), ("xgboost-distributed", "xgboost")])
 def test_frameworks_trainspec_does_not_model_are_a_clear_diagnostic(name: str, framework: str) -> None:
     result = compile_text(job(name))
     (diag,) = result.diagnostics
@@ -282,7 +289,8 @@ def test_an_input_runtime_replaces_the_upstream_entry() -> None:
 
 def test_namespaced_runtime_named_like_upstream_would_shadow_it() -> None:
     runtime = TEAM_RUNTIME.replace("{name: vision-h100}", "{name: jax-distributed, namespace: team-a}").replace(
-        "  external: true\n", "  scope: namespace\n")
+        "  external: true\n", "  scope: namespace\n"
+    )
     _, problems = load(runtime)
     (diag,) = problems
     assert diag.code == "TS414" and "shadow the cluster's own in namespace team-a" in diag.message

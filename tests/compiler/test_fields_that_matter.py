@@ -55,10 +55,16 @@ def test_checkpoint_volume_is_mounted_and_announced(llama) -> None:
     assert patch["manager"] == "trainspec.dev/compiler"
     node = next(r for r in patch["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"] if r["name"] == "node")
     pod = node["template"]["spec"]["template"]
-    assert pod["spec"]["volumes"] == [{"name": "checkpoints", "persistentVolumeClaim": {"claimName": "llama-sft-checkpoints"}}]
-    assert pod["spec"]["containers"] == [{"name": "node", "volumeMounts": [{"name": "checkpoints", "mountPath": "/checkpoints"}]}]
+    assert pod["spec"]["volumes"] == [
+        {"name": "checkpoints", "persistentVolumeClaim": {"claimName": "llama-sft-checkpoints"}}
+    ]
+    assert pod["spec"]["containers"] == [
+        {"name": "node", "volumeMounts": [{"name": "checkpoints", "mountPath": "/checkpoints"}]}
+    ]
     assert "env" not in pod["spec"]["containers"][0]  # the webhook rejects env on `node` in patches
-    assert pod["metadata"]["annotations"] == {"kueue.x-k8s.io/podset-preferred-topology": "cloud.google.com/gce-topology-block"}
+    assert pod["metadata"]["annotations"] == {
+        "kueue.x-k8s.io/podset-preferred-topology": "cloud.google.com/gce-topology-block"
+    }
     env = {e["name"]: e for e in job["spec"]["trainer"]["env"]}
     assert env["TRAINSPEC_CHECKPOINT_DIR"]["value"] == "/checkpoints"
     assert env["TRAINSPEC_CHECKPOINT_KEEP"]["value"] == "3"
@@ -67,8 +73,11 @@ def test_checkpoint_volume_is_mounted_and_announced(llama) -> None:
 
 def test_sharding_stage_runs_first_and_feeds_the_trainer(llama) -> None:
     (job,) = llama["TrainJob"]
-    assert job["spec"]["runtimeRef"] == {"name": "torch-h100-ib-sharded", "apiGroup": "trainer.kubeflow.org",
-                                         "kind": "ClusterTrainingRuntime"}
+    assert job["spec"]["runtimeRef"] == {
+        "name": "torch-h100-ib-sharded",
+        "apiGroup": "trainer.kubeflow.org",
+        "kind": "ClusterTrainingRuntime",
+    }
     dataset = job["spec"]["initializer"]["dataset"]
     assert dataset["storageUri"] == "s3://datasets/sft/v3/"
     assert {e["name"]: e["value"] for e in dataset["env"]}["TRAINSPEC_NUM_SHARDS"] == "64"  # 8 nodes x 8 procs

@@ -27,8 +27,12 @@ CASES = {
     "ray-train": (["examples/ray-train"], None),
     "elastic-pytorchjob": (["examples/elastic-pytorchjob.yaml"], None),
     "mpijob": (["examples/mpijob.yaml"], None),
-    "templated-prod": (["examples/templated"], {"namespace": "ml-prod", "registry": "registry.example.com",
-                                                  "tag": "2026.11.28", "queue": "prod-batch"}),
+    "observability": (["examples/observability"], None),
+    "llama-pretrain": (["examples/llama-pretrain"], None),
+    "templated-prod": (
+        ["examples/templated"],
+        {"namespace": "ml-prod", "registry": "registry.example.com", "tag": "2026.11.28", "queue": "prod-batch"},
+    ),
 }
 
 
@@ -58,6 +62,13 @@ def test_python_spec_equals_yaml_spec(monkeypatch) -> None:
 def test_every_example_spec_has_a_golden_case() -> None:
     covered = {Path(p).parts[1] for paths, _ in CASES.values() for p in paths}
     top = {p.name for p in EXAMPLES.iterdir() if p.suffix == ".yaml" or (p.is_dir() and any(p.glob("*.yaml")))}
-    ignored = {"invalid", "templated", "cluster", "diff", "kfp", "train_ddp",
-               "migrate"}  # migrate: a PyTorchJob to migrate (docs/migrate.md), not a spec
+    ignored = {
+        "invalid",
+        "templated",
+        "cluster",
+        "diff",
+        "kfp",
+        "train_ddp",
+        "migrate",
+    }  # migrate: a PyTorchJob to migrate (docs/migrate.md), not a spec
     assert top - ignored - covered == set()

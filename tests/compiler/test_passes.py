@@ -24,14 +24,18 @@ spec:
 
 
 def job(body: str, name: str = "j", extra: str = "") -> str:
-    return textwrap.dedent(f"""\
+    return (
+        textwrap.dedent(f"""\
         apiVersion: trainspec.dev/v1alpha1
         kind: TrainingJob
         metadata: {{name: {name}, namespace: ns}}
         spec:
           runtime: torch-a100
           queue: q
-        """) + textwrap.indent(textwrap.dedent(body), "  ") + extra
+        """)
+        + textwrap.indent(textwrap.dedent(body), "  ")
+        + extra
+    )
 
 
 def compile_text(*docs: str):

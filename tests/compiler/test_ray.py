@@ -97,7 +97,10 @@ def test_the_example_is_one_pvc_then_one_rayjob_and_no_runtime_object(monkeypatc
     (workers,) = spec["rayClusterSpec"]["workerGroupSpecs"]
     assert (workers["replicas"], workers["minReplicas"], workers["maxReplicas"]) == (4, 4, 4)
     limits = workers["template"]["spec"]["containers"][0]["resources"]["limits"]
-    assert limits["nvidia.com/gpu"] == 8 and limits == workers["template"]["spec"]["containers"][0]["resources"]["requests"]
+    assert (
+        limits["nvidia.com/gpu"] == 8
+        and limits == workers["template"]["spec"]["containers"][0]["resources"]["requests"]
+    )
     head = spec["rayClusterSpec"]["headGroupSpec"]
     assert head["rayStartParams"] == {"num-cpus": "0"}  # no training worker on the head
     assert "nvidia.com/gpu" not in head["template"]["spec"]["containers"][0]["resources"]["limits"]
@@ -111,8 +114,14 @@ def test_every_pod_has_the_env_the_secrets_and_the_checkpoint_volume(monkeypatch
         assert env["WANDB_PROJECT"] == "ray-finetune"
         assert env["HF_TOKEN"] == {"secretKeyRef": {"name": "hf-token", "key": "token"}}
         assert env["TRAINSPEC_CHECKPOINT_DIR"] == "/checkpoints"
-        assert (env["TRAINSPEC_NUM_NODES"], env["TRAINSPEC_PROCS_PER_NODE"], env["TRAINSPEC_GPUS_PER_NODE"]) == ("4", "8", "8")
-        claims = [v["persistentVolumeClaim"]["claimName"] for v in template["spec"]["volumes"] if "persistentVolumeClaim" in v]
+        assert (env["TRAINSPEC_NUM_NODES"], env["TRAINSPEC_PROCS_PER_NODE"], env["TRAINSPEC_GPUS_PER_NODE"]) == (
+            "4",
+            "8",
+            "8",
+        )
+        claims = [
+            v["persistentVolumeClaim"]["claimName"] for v in template["spec"]["volumes"] if "persistentVolumeClaim" in v
+        ]
         assert claims == ["ray-finetune-checkpoints"]
         mounts = {m["mountPath"] for m in template["spec"]["containers"][0]["volumeMounts"]}
         assert mounts == {"/checkpoints", "/dev/shm"}
@@ -166,11 +175,14 @@ def test_provenance_points_replicas_at_the_jobs_nodes_line() -> None:
 # -- what the target cannot express: located, naming the target, validate == compile --------------
 
 
-@pytest.mark.parametrize(("runtime_edit", "job_body", "path"), [
-    (("framework: torch", "framework: mpi"), "", "spec.framework"),
-    (("framework: torch", "framework: torch\n  gang: volcano"), "", "spec.gang"),
-    (None, "data: {source: s3://bucket/data/}\n", "spec.data"),
-])
+@pytest.mark.parametrize(
+    ("runtime_edit", "job_body", "path"),
+    [
+        (("framework: torch", "framework: mpi"), "", "spec.framework"),
+        (("framework: torch", "framework: torch\n  gang: volcano"), "", "spec.gang"),
+        (None, "data: {source: s3://bucket/data/}\n", "spec.data"),
+    ],
+)
 def test_what_ray_cannot_express_is_a_located_ts521(runtime_edit, job_body, path) -> None:
     runtime = RUNTIME.replace(*runtime_edit) if runtime_edit else RUNTIME
     compiled = compile_text(runtime, job(job_body))
@@ -216,10 +228,19 @@ def test_kuberay_caps_rayjob_names_at_47_characters() -> None:
 
 def _manifest(groups: int, **spec) -> dict:
     template = {"spec": {"containers": [{"name": "ray-worker", "image": "ray"}]}}
-    return {"spec": {"shutdownAfterJobFinishes": True, **spec, "rayClusterSpec": {
-        "headGroupSpec": {"template": template},
-        "workerGroupSpecs": [{"groupName": f"g{i}", "minReplicas": 1, "maxReplicas": 1, "template": template}
-                             for i in range(groups)]}}}
+    return {
+        "spec": {
+            "shutdownAfterJobFinishes": True,
+            **spec,
+            "rayClusterSpec": {
+                "headGroupSpec": {"template": template},
+                "workerGroupSpecs": [
+                    {"groupName": f"g{i}", "minReplicas": 1, "maxReplicas": 1, "template": template}
+                    for i in range(groups)
+                ],
+            },
+        }
+    }
 
 
 def test_the_podset_limit_follows_the_kueue_version() -> None:
@@ -266,11 +287,20 @@ def _crds():
 def _check(docs: list[dict]) -> list[str]:
     from trainspec.check import check_manifests
 
-    return [f"{d.code} {d.path}: {d.message}" for d in check_manifests([(f"m[{i}]", m) for i, m in enumerate(docs)], _crds())]
+    return [
+        f"{d.code} {d.path}: {d.message}"
+        for d in check_manifests([(f"m[{i}]", m) for i, m in enumerate(docs)], _crds())
+    ]
 
 
-@pytest.mark.parametrize("body", ["", "nodes: 3\ncheckpoint: {size: 10Gi}\nqueue: q\nmaxRunTime: 1h\n",
-                                  "podLabels: {a: b}\npodAnnotations: {c: d}\nsecretEnv: {T: {secret: s, key: k}}\n"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "",
+        "nodes: 3\ncheckpoint: {size: 10Gi}\nqueue: q\nmaxRunTime: 1h\n",
+        "podLabels: {a: b}\npodAnnotations: {c: d}\nsecretEnv: {T: {secret: s, key: k}}\n",
+    ],
+)
 def test_compiled_objects_pass_the_kuberay_crds(body: str) -> None:
     docs = objects(compile_text(RUNTIME, job(body)))
     assert _check(docs) == []
@@ -303,18 +333,26 @@ def test_the_checker_agrees_with_the_recorded_rayjob_verdicts(path: Path) -> Non
 
 # -- the in-pod helper --------------------------------------------------------------------------------
 
-ENV = {"TRAINSPEC_NUM_NODES": "4", "TRAINSPEC_PROCS_PER_NODE": "8", "TRAINSPEC_GPUS_PER_NODE": "8",
-       "TRAINSPEC_CPUS_PER_NODE": "64"}
+ENV = {
+    "TRAINSPEC_NUM_NODES": "4",
+    "TRAINSPEC_PROCS_PER_NODE": "8",
+    "TRAINSPEC_GPUS_PER_NODE": "8",
+    "TRAINSPEC_CPUS_PER_NODE": "64",
+}
 
 
 def test_scaling_config_is_nodes_times_processes_with_an_even_split() -> None:
-    assert scaling_config(ENV) == {"num_workers": 32, "use_gpu": True,
-                                   "resources_per_worker": {"CPU": 7.875, "GPU": 1}}
+    assert scaling_config(ENV) == {"num_workers": 32, "use_gpu": True, "resources_per_worker": {"CPU": 7.875, "GPU": 1}}
     assert scaling_config(ENV, reserve_cpus_per_node=0)["resources_per_worker"]["CPU"] == 8
 
 
 def test_scaling_config_on_cpus_and_without_known_cpus() -> None:
-    cpu_only = {**ENV, "TRAINSPEC_GPUS_PER_NODE": "0", "TRAINSPEC_PROCS_PER_NODE": "2", "TRAINSPEC_CPUS_PER_NODE": "0.5"}
+    cpu_only = {
+        **ENV,
+        "TRAINSPEC_GPUS_PER_NODE": "0",
+        "TRAINSPEC_PROCS_PER_NODE": "2",
+        "TRAINSPEC_CPUS_PER_NODE": "0.5",
+    }
     assert scaling_config(cpu_only) == {"num_workers": 8, "use_gpu": False, "resources_per_worker": {"CPU": 0.25}}
     unknown = {k: v for k, v in ENV.items() if k != "TRAINSPEC_CPUS_PER_NODE"}
     assert scaling_config(unknown)["resources_per_worker"] == {"GPU": 1}
@@ -326,9 +364,17 @@ def test_an_elastic_job_gets_a_worker_range_and_its_restart_budget() -> None:
     assert failure_config(env) == {"max_failures": 5} and failure_config(ENV) == {}
 
 
-@pytest.mark.parametrize("env", [{}, {**ENV, "TRAINSPEC_NUM_NODES": "four"}, {**ENV, "TRAINSPEC_PROCS_PER_NODE": "0"},
-                                 {**ENV, "TRAINSPEC_NUM_NODES": "1.5"}, {**ENV, "TRAINSPEC_GPUS_PER_NODE": "nan"},
-                                 {**ENV, "TRAINSPEC_MIN_NODES": "9"}])
+@pytest.mark.parametrize(
+    "env",
+    [
+        {},
+        {**ENV, "TRAINSPEC_NUM_NODES": "four"},
+        {**ENV, "TRAINSPEC_PROCS_PER_NODE": "0"},
+        {**ENV, "TRAINSPEC_NUM_NODES": "1.5"},
+        {**ENV, "TRAINSPEC_GPUS_PER_NODE": "nan"},
+        {**ENV, "TRAINSPEC_MIN_NODES": "9"},
+    ],
+)
 def test_a_broken_environment_is_a_clear_error(env: dict) -> None:
     with pytest.raises(RayConfigError):
         scaling_config(env)
@@ -337,8 +383,7 @@ def test_a_broken_environment_is_a_clear_error(env: dict) -> None:
 def test_the_helper_reads_what_the_lowering_wrote() -> None:
     rayjob = rayjob_of(compile_text(RUNTIME, job("nodes: 2\ncheckpoint: {size: 10Gi}\n")))
     env = {k: v for k, v in env_of(pods(rayjob)[0]).items() if isinstance(v, str)}
-    assert scaling_config(env) == {"num_workers": 8, "use_gpu": True,
-                                   "resources_per_worker": {"CPU": 3.75, "GPU": 1}}
+    assert scaling_config(env) == {"num_workers": 8, "use_gpu": True, "resources_per_worker": {"CPU": 3.75, "GPU": 1}}
     assert storage_path(env) == "/checkpoints" and storage_path({}) is None
 
 

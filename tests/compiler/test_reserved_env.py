@@ -15,7 +15,8 @@ import trainspec
 def job(runtime: str, env: dict[str, str], secret_env: tuple[str, ...] = ()) -> str:
     lines = "".join(f"    {name}: '1'\n" for name in env)
     secrets = "".join(f"    {name}: {{secret: s, key: k}}\n" for name in secret_env)
-    return textwrap.dedent(f"""\
+    return (
+        textwrap.dedent(f"""\
         apiVersion: trainspec.dev/v1alpha1
         kind: TrainingJob
         metadata: {{name: j, namespace: ns}}
@@ -23,7 +24,10 @@ def job(runtime: str, env: dict[str, str], secret_env: tuple[str, ...] = ()) -> 
           runtime: {runtime}
           queue: q
           command: [python, train.py]
-        """) + ("  env:\n" + lines if env else "") + ("  secretEnv:\n" + secrets if secrets else "")
+        """)
+        + ("  env:\n" + lines if env else "")
+        + ("  secretEnv:\n" + secrets if secrets else "")
+    )
 
 
 def ts303(tmp_path: Path, text: str) -> list:
@@ -32,8 +36,15 @@ def ts303(tmp_path: Path, text: str) -> list:
     return [d for d in trainspec.validate(path, project=None) if d.code == "TS303"]
 
 
-NAMES = ("PET_NNODES", "OMPI_MCA_orte_default_hostfile", "JAX_PROCESS_ID", "DMLC_TASK_ID", "JAX_PLATFORMS",
-         "PET_RDZV_BACKEND", "OMPI_MCA_btl")
+NAMES = (
+    "PET_NNODES",
+    "OMPI_MCA_orte_default_hostfile",
+    "JAX_PROCESS_ID",
+    "DMLC_TASK_ID",
+    "JAX_PLATFORMS",
+    "PET_RDZV_BACKEND",
+    "OMPI_MCA_btl",
+)
 
 
 @pytest.mark.parametrize(

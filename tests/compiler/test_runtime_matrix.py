@@ -22,16 +22,20 @@ SCOPES = ["cluster", "namespace"]
 def specs(framework: str, gang: str, scope: str, data: bool) -> str:
     namespace = "  namespace: team-a\n" if scope == "namespace" else ""
     mpi = "  mpi: {sshPort: 2222, runAsUser: 1000}\n" if framework in ("deepspeed", "mpi") else ""
-    runtime = (f"apiVersion: trainspec.dev/v1alpha1\nkind: Runtime\nmetadata:\n  name: rt\n{namespace}spec:\n"
-               f"  framework: {framework}\n  scope: {scope}\n  image: registry.example.com/train:1\n"
-               f"  gang: {gang}\n  resourcesPerNode: {{gpu: 4}}\n  sharedMemory: 16Gi\n"
-               f"  network: {{env: {{NCCL_DEBUG: WARN}}, resources: {{rdma/ib: 4}}}}\n  restarts: {{max: 2}}\n"
-               f"  scheduling: {{nodeSelector: {{pool: gpu}}, gangTimeout: 5m, volcanoQueue: research}}\n"
-               f"  dataSharding: {{image: ghcr.io/trainspec/trainspec:0.1.0, storageClass: rwx}}\n{mpi}")
-    job = ("apiVersion: trainspec.dev/v1alpha1\nkind: TrainingJob\nmetadata: {name: job, namespace: team-a}\n"
-           "spec:\n  runtime: rt\n  nodes: 3\n  maxRunTime: 2h\n"
-           "  checkpoint: {size: 100Gi, storageClass: rwx}\n  topology: {level: example.com/block}\n"
-           + ("  data: {source: pvc://corpus/c4, format: text}\n" if data else ""))
+    runtime = (
+        f"apiVersion: trainspec.dev/v1alpha1\nkind: Runtime\nmetadata:\n  name: rt\n{namespace}spec:\n"
+        f"  framework: {framework}\n  scope: {scope}\n  image: registry.example.com/train:1\n"
+        f"  gang: {gang}\n  resourcesPerNode: {{gpu: 4}}\n  sharedMemory: 16Gi\n"
+        f"  network: {{env: {{NCCL_DEBUG: WARN}}, resources: {{rdma/ib: 4}}}}\n  restarts: {{max: 2}}\n"
+        f"  scheduling: {{nodeSelector: {{pool: gpu}}, gangTimeout: 5m, volcanoQueue: research}}\n"
+        f"  dataSharding: {{image: ghcr.io/trainspec/trainspec:0.1.0, storageClass: rwx}}\n{mpi}"
+    )
+    job = (
+        "apiVersion: trainspec.dev/v1alpha1\nkind: TrainingJob\nmetadata: {name: job, namespace: team-a}\n"
+        "spec:\n  runtime: rt\n  nodes: 3\n  maxRunTime: 2h\n"
+        "  checkpoint: {size: 100Gi, storageClass: rwx}\n  topology: {level: example.com/block}\n"
+        + ("  data: {source: pvc://corpus/c4, format: text}\n" if data else "")
+    )
     if gang == "kueue":
         job += "  queue: team-a\n"
     return runtime + "---\n" + job
@@ -49,30 +53,32 @@ def compile_case(framework, gang, scope, data):
 
 
 @pytest.mark.skipif(not CRDS, reason="../shared/crds not found (set TRAINSPEC_CRDS_DIR)")
-@pytest.mark.parametrize(("framework", "gang", "scope", "data"), CASES,
-                         ids=["-".join(map(str, c)) for c in CASES])
+@pytest.mark.parametrize(("framework", "gang", "scope", "data"), CASES, ids=["-".join(map(str, c)) for c in CASES])
 def test_combination_passes_crds_and_webhooks(framework, gang, scope, data) -> None:
     manifests = compile_case(framework, gang, scope, data)
     found = check_manifests([(None, m) for m in manifests], CRDS)
     assert [f"{d.code} {d.path}: {d.message}" for d in found if d.is_error] == []
 
 
-@pytest.mark.parametrize(("framework", "gang", "scope", "data"), CASES,
-                         ids=["-".join(map(str, c)) for c in CASES])
+@pytest.mark.parametrize(("framework", "gang", "scope", "data"), CASES, ids=["-".join(map(str, c)) for c in CASES])
 def test_combination_shape(framework, gang, scope, data) -> None:
     manifests = compile_case(framework, gang, scope, data)
     kind = "TrainingRuntime" if scope == "namespace" else "ClusterTrainingRuntime"
     runtimes = {m["metadata"]["name"]: m for m in manifests if m["kind"] == kind}
     assert set(runtimes) == {"rt", "rt-sharded"}
     job = next(m for m in manifests if m["kind"] == "TrainJob")
-    assert job["spec"]["runtimeRef"] == {"name": "rt-sharded" if data else "rt", "apiGroup": "trainer.kubeflow.org",
-                                         "kind": kind}
+    assert job["spec"]["runtimeRef"] == {
+        "name": "rt-sharded" if data else "rt",
+        "apiGroup": "trainer.kubeflow.org",
+        "kind": kind,
+    }
     runtime = runtimes[job["spec"]["runtimeRef"]["name"]]
     policy = runtime["spec"]["mlPolicy"]
     assert set(policy) == {"numNodes", {"torch": "torch", "jax": "jax"}.get(framework, "mpi")}
     rjobs = {r["name"]: r for r in runtime["spec"]["template"]["spec"]["replicatedJobs"]}
     expected = (["dataset-initializer"] if data else []) + (
-        ["node", "launcher"] if framework in ("deepspeed", "mpi") else ["node"])
+        ["node", "launcher"] if framework in ("deepspeed", "mpi") else ["node"]
+    )
     assert list(rjobs) == expected
     pod = rjobs["node"]["template"]["spec"]["template"]["spec"]
     if gang == "coscheduling":
@@ -80,18 +86,24 @@ def test_combination_shape(framework, gang, scope, data) -> None:
         assert pod["schedulerName"] == "scheduler-plugins-scheduler"
     elif gang == "volcano":
         assert runtime["spec"]["podGroupPolicy"] == {"volcano": {}}
-        assert runtime["spec"]["template"]["metadata"]["annotations"] == {"scheduling.volcano.sh/queue-name": "research"}
+        assert runtime["spec"]["template"]["metadata"]["annotations"] == {
+            "scheduling.volcano.sh/queue-name": "research"
+        }
         assert pod["schedulerName"] == "volcano"
     else:
         assert "podGroupPolicy" not in runtime["spec"] and "schedulerName" not in pod
     if framework in ("deepspeed", "mpi"):
         assert rjobs["launcher"]["dependsOn"] == [{"name": "node", "status": "Ready"}]
         assert rjobs["launcher"]["template"]["metadata"]["labels"] == {
-            "trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}
+            "trainer.kubeflow.org/trainjob-ancestor-step": "trainer"
+        }
         assert pod["containers"][0]["readinessProbe"]["tcpSocket"]["port"] == 2222
         assert job["spec"]["trainer"]["numProcPerNode"] == 4
     if data:
-        patch_rjobs = [r["name"] for r in job["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]]
+        patch_rjobs = [
+            r["name"]
+            for r in job["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]
+        ]
         assert patch_rjobs[0] == "dataset-initializer"  # the pvc:// source is mounted into the stage
     if framework == "jax":
         assert "numProcPerNode" not in job["spec"]["trainer"]

@@ -23,12 +23,15 @@ def test_the_seed_figure_70b_bf16_adam() -> None:
     assert human_bytes(s.per_checkpoint) == "560 GB"
 
 
-@pytest.mark.parametrize(("params", "dtype", "optimizer", "weights", "optim"), [
-    ("405B", "bf16", "adamw", 810 * 10**9, 2430 * 10**9),
-    ("7B", "fp32", "sgd", 28 * 10**9, 28 * 10**9),
-    ("7B", "fp16", "none", 14 * 10**9, 0),
-    ("1B", "int4", "none", 500_000_000, 0),
-])
+@pytest.mark.parametrize(
+    ("params", "dtype", "optimizer", "weights", "optim"),
+    [
+        ("405B", "bf16", "adamw", 810 * 10**9, 2430 * 10**9),
+        ("7B", "fp32", "sgd", 28 * 10**9, 28 * 10**9),
+        ("7B", "fp16", "none", 14 * 10**9, 0),
+        ("1B", "int4", "none", 500_000_000, 0),
+    ],
+)
 def test_weights_and_optimizer_state(params, dtype, optimizer, weights, optim) -> None:
     s = size(params, dtype, optimizer)
     assert (s.weights, s.optimizer) == (weights, optim)

@@ -55,8 +55,9 @@ def compile_docs(tmp_path: Path, *docs: str, stage_image: str | None = None):
     project = None
     if stage_image is not None:
         project = tmp_path / "trainspec.yaml"
-        project.write_text("apiVersion: trainspec.dev/v1alpha1\nkind: Project\n"
-                           f"spec: {{defaults: {{stageImage: {stage_image}}}}}\n")
+        project.write_text(
+            f"apiVersion: trainspec.dev/v1alpha1\nkind: Project\nspec: {{defaults: {{stageImage: {stage_image}}}}}\n"
+        )
     return compile_paths([str(spec)], project=str(project) if project else None)
 
 
@@ -66,15 +67,18 @@ def stage_containers(result) -> list[dict]:
     for data in yaml.safe_load_all(render_stream(result.outputs)):
         if not data or not data["kind"].endswith("TrainingRuntime"):
             continue
-        for rjob in data["spec"]["template"]["spec"]["replicatedJobs"]:
-            if rjob["name"] == "dataset-initializer":
-                out.append(rjob["template"]["spec"]["template"]["spec"])
+        out.extend(
+            rjob["template"]["spec"]["template"]["spec"]
+            for rjob in data["spec"]["template"]["spec"]["replicatedJobs"]
+            if rjob["name"] == "dataset-initializer"
+        )
     return out
 
 
 def runtime_names(result) -> list[str]:
-    return sorted(o.metadata.name for out in result.outputs for o in out.objects
-                  if type(o).__name__.endswith("TrainingRuntime"))
+    return sorted(
+        o.metadata.name for out in result.outputs for o in out.objects if type(o).__name__.endswith("TrainingRuntime")
+    )
 
 
 def test_ts416_is_registered() -> None:
@@ -152,7 +156,10 @@ def test_every_emitted_image_was_named_by_an_input(tmp_path: Path) -> None:
     assert result.ok, [d.message for d in result.diagnostics]
     named = (tmp_path / "specs.yaml").read_text() + (tmp_path / "trainspec.yaml").read_text()
     named += "".join(p.read_text() for p in CATALOG_DIR.glob("*.yaml"))
-    images = [line.split("image:", 1)[1].strip() for line in render_stream(result.outputs).splitlines()
-              if line.strip().startswith(("image:", "- image:"))]
+    images = [
+        line.split("image:", 1)[1].strip()
+        for line in render_stream(result.outputs).splitlines()
+        if line.strip().startswith(("image:", "- image:"))
+    ]
     assert images and PROJECT_IMAGE in images
     assert all(image in named for image in images), images

@@ -54,7 +54,7 @@ spec:
   runtime: {runtime}
   command: [torchrun, train.py]
   nodes: {nodes}
-{textwrap.indent(textwrap.dedent(extra).strip(), '  ') if extra else ''}
+{textwrap.indent(textwrap.dedent(extra).strip(), "  ") if extra else ""}
 """
 
 
@@ -82,8 +82,10 @@ def codes(path: str, **options) -> list[tuple[str, str]]:
 
 
 def checked(objs: list[dict]) -> list[str]:
-    return [f"{d.code} {d.file} {d.path}: {d.message}"
-            for d in check_manifests([(f"obj[{i}]", o) for i, o in enumerate(objs)], CRDS)]
+    return [
+        f"{d.code} {d.file} {d.path}: {d.message}"
+        for d in check_manifests([(f"obj[{i}]", o) for i, o in enumerate(objs)], CRDS)
+    ]
 
 
 # -- the node range in the spec language ------------------------------------------------------------
@@ -92,17 +94,22 @@ def checked(objs: list[dict]) -> list[str]:
 def test_nodes_takes_a_count_or_a_range() -> None:
     assert TrainingJob(name="a", runtime="r", nodes=8).spec.nodes == 8
     assert TrainingJob(name="a", runtime="r", nodes={"min": 2, "max": 4}).spec.nodes == NodeRange(min=2, max=4)
-    assert TrainingJob(name="a", runtime="r", nodes=NodeRange(min=2, max=4, max_restarts=0)).spec.nodes.max_restarts == 0
+    assert (
+        TrainingJob(name="a", runtime="r", nodes=NodeRange(min=2, max=4, max_restarts=0)).spec.nodes.max_restarts == 0
+    )
 
 
-@pytest.mark.parametrize("nodes, code, path", [
-    ("{min: 6, max: 4}", "TS203", "spec.nodes"),
-    ("{min: 0, max: 4}", "TS203", "spec.nodes.min"),
-    ("{min: 1, maxx: 4}", "TS200", "spec.nodes.maxx"),
-    ("{min: 1}", "TS201", "spec.nodes.max"),
-    ("0", "TS203", "spec.nodes"),
-    ('"8"', "TS202", "spec.nodes"),
-])
+@pytest.mark.parametrize(
+    ("nodes", "code", "path"),
+    [
+        ("{min: 6, max: 4}", "TS203", "spec.nodes"),
+        ("{min: 0, max: 4}", "TS203", "spec.nodes.min"),
+        ("{min: 1, maxx: 4}", "TS200", "spec.nodes.maxx"),
+        ("{min: 1}", "TS201", "spec.nodes.max"),
+        ("0", "TS203", "spec.nodes"),
+        ('"8"', "TS202", "spec.nodes"),
+    ],
+)
 def test_a_bad_node_range_is_located(tmp_path: Path, nodes: str, code: str, path: str) -> None:
     spec = write(tmp_path, TORCH_RUNTIME + job_yaml(nodes))
     assert (code, path) in codes(spec)
@@ -138,8 +145,12 @@ def test_elastic_pytorchjob(tmp_path: Path) -> None:
     spec = write(tmp_path, TORCH_RUNTIME + job_yaml("{min: 4, max: 8, maxRestarts: 10}", extra="queue: team"))
     job = the(objects(spec), "PyTorchJob")
     assert job["apiVersion"] == "kubeflow.org/v1"
-    assert job["spec"]["elasticPolicy"] == {"minReplicas": 4, "maxReplicas": 8, "rdzvBackend": "c10d",
-                                            "maxRestarts": 10}
+    assert job["spec"]["elasticPolicy"] == {
+        "minReplicas": 4,
+        "maxReplicas": 8,
+        "rdzvBackend": "c10d",
+        "maxRestarts": 10,
+    }
     replicas = job["spec"]["pytorchReplicaSpecs"]
     assert list(replicas) == ["Worker"]  # elastic: Workers only; Kueue admits these 8 pods
     assert replicas["Worker"]["replicas"] == 8 and replicas["Worker"]["restartPolicy"] == "OnFailure"
@@ -166,12 +177,19 @@ def test_single_node_pytorchjob_has_only_a_master(tmp_path: Path) -> None:
 
 
 def test_pods_carry_the_hardened_runtime_settings(tmp_path: Path) -> None:
-    spec = write(tmp_path, TORCH_RUNTIME + job_yaml("2", extra="""
+    spec = write(
+        tmp_path,
+        TORCH_RUNTIME
+        + job_yaml(
+            "2",
+            extra="""
         env: {LR: "0.1"}
         secretEnv: {HF_TOKEN: {secret: hf, key: token}}
         podLabels: {team: nlp}
         checkpoint: {size: 1Ti}
-    """))
+    """,
+        ),
+    )
     objs = objects(spec)
     assert [o["kind"] for o in objs] == ["PersistentVolumeClaim", "PyTorchJob"]  # apply order
     pod = the(objs, "PyTorchJob")["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]
@@ -180,24 +198,48 @@ def test_pods_carry_the_hardened_runtime_settings(tmp_path: Path) -> None:
     assert container["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
     assert container["resources"]["limits"] == {"cpu": 96, "memory": "1600Gi", "nvidia.com/gpu": 8, "rdma/ib": 8}
     env = {e["name"]: e.get("value", e.get("valueFrom")) for e in container["env"]}
-    assert env == {"LR": "0.1", "NCCL_IB_HCA": "mlx5", "TRAINSPEC_CHECKPOINT_DIR": "/checkpoints",
-                   "TRAINSPEC_CHECKPOINT_KEEP": "3", "HF_TOKEN": {"secretKeyRef": {"name": "hf", "key": "token"}}}
-    assert {m["name"]: m["mountPath"] for m in container["volumeMounts"]} == {"dshm": "/dev/shm",
-                                                                              "checkpoints": "/checkpoints"}
+    assert env == {
+        "LR": "0.1",
+        "NCCL_IB_HCA": "mlx5",
+        "TRAINSPEC_CHECKPOINT_DIR": "/checkpoints",
+        "TRAINSPEC_CHECKPOINT_KEEP": "3",
+        "HF_TOKEN": {"secretKeyRef": {"name": "hf", "key": "token"}},
+    }
+    assert {m["name"]: m["mountPath"] for m in container["volumeMounts"]} == {
+        "dshm": "/dev/shm",
+        "checkpoints": "/checkpoints",
+    }
     volumes = {v["name"]: v for v in pod["spec"]["volumes"]}
     assert volumes["dshm"]["emptyDir"] == {"medium": "Memory", "sizeLimit": "64Gi"}
     assert volumes["checkpoints"]["persistentVolumeClaim"] == {"claimName": "train-checkpoints"}
-    assert pod["metadata"] == {"labels": {"team": "nlp"}}
+    # The job's podLabels, plus the labels that join metrics to the job (docs/observability.md).
+    assert pod["metadata"] == {
+        "labels": {
+            "team": "nlp",
+            "trainspec.dev/job": "train",
+            "trainspec.dev/namespace": "team",
+            "trainspec.dev/runtime": "torch-op",
+            "trainspec.dev/team": "team",
+        }
+    }
 
 
-@pytest.mark.parametrize("gang, policy", [
-    ("volcano", {"minAvailable": 3, "queue": "research"}),
-    ("coscheduling", {"minAvailable": 3, "scheduleTimeoutSeconds": 600}),
-    ("kueue", None),
-])
+@pytest.mark.parametrize(
+    ("gang", "policy"),
+    [
+        ("volcano", {"minAvailable": 3, "queue": "research"}),
+        ("coscheduling", {"minAvailable": 3, "scheduleTimeoutSeconds": 600}),
+        ("kueue", None),
+    ],
+)
 def test_gang_schedulers_get_a_scheduling_policy(tmp_path: Path, gang: str, policy: dict | None) -> None:
-    runtime = TORCH_RUNTIME + f"  gang: {gang}\n  scheduling: {{volcanoQueue: research}}\n" if gang == "volcano" \
-        else TORCH_RUNTIME + f"  gang: {gang}\n" + ("  scheduling: {gangTimeout: 10m}\n" if gang == "coscheduling" else "")
+    runtime = (
+        TORCH_RUNTIME + f"  gang: {gang}\n  scheduling: {{volcanoQueue: research}}\n"
+        if gang == "volcano"
+        else TORCH_RUNTIME
+        + f"  gang: {gang}\n"
+        + ("  scheduling: {gangTimeout: 10m}\n" if gang == "coscheduling" else "")
+    )
     spec = write(tmp_path, runtime + job_yaml("3"))
     job = the(objects(spec), "PyTorchJob")
     assert job["spec"]["runPolicy"].get("schedulingPolicy") == policy
@@ -222,8 +264,11 @@ def test_elastic_on_trainer_is_an_error_naming_the_target(tmp_path: Path) -> Non
     found = [d for d in result.diagnostics if d.code == "TS521"]
     assert len(found) == 1 and found[0].path == "spec.nodes" and found[0].line == line_of(spec, "nodes:")
     assert "not in Kubeflow Trainer v2" in found[0].message and "drop engine=trainer" in found[0].hint
-    without = write(tmp_path, TORCH_RUNTIME.replace("  engine: training-operator\n", "") + job_yaml("{min: 4, max: 8}"),
-                    "no-engine.yaml")
+    without = write(
+        tmp_path,
+        TORCH_RUNTIME.replace("  engine: training-operator\n", "") + job_yaml("{min: 4, max: 8}"),
+        "no-engine.yaml",
+    )
     hint = next(d.hint for d in run([without], Options(project=None, stop=Stop.CHECK)).diagnostics if d.code == "TS521")
     assert "--target training-operator" in hint and "nodes: 8" in hint
     # validate (stop after rules) and compile report the same, and nothing is lowered.
@@ -250,9 +295,15 @@ def test_pod_names_must_fit_63_characters(tmp_path: Path) -> None:
     assert found and found[0].path == "metadata.name" and "53 characters or fewer" in found[0].hint
 
 
-@pytest.mark.parametrize("kueue, framework, warned", [
-    ((0, 20), "torch", True), ((0, 21), "jax", True), ((0, 19), "torch", False), ((0, 20), "mpi", False),
-])
+@pytest.mark.parametrize(
+    ("kueue", "framework", "warned"),
+    [
+        ((0, 20), "torch", True),
+        ((0, 21), "jax", True),
+        ((0, 19), "torch", False),
+        ((0, 20), "mpi", False),
+    ],
+)
 def test_kueue_v1_integrations_are_planned_to_go_in_0_20(tmp_path: Path, kueue, framework, warned) -> None:
     """0.19 turns them off by default (a cluster may turn them on: docs/engines say so); 0.20 removes them."""
     runtime = TORCH_RUNTIME.replace("framework: torch", f"framework: {framework}")
@@ -275,7 +326,10 @@ def test_mpijob_example(monkeypatch) -> None:
     spec = job["spec"]
     assert job["apiVersion"] == "kubeflow.org/v2beta1"
     assert (spec["slotsPerWorker"], spec["sshAuthMountPath"], spec["mpiImplementation"]) == (
-        4, "/home/mpiuser/.ssh", "OpenMPI")
+        4,
+        "/home/mpiuser/.ssh",
+        "OpenMPI",
+    )
     assert spec["runLauncherAsWorker"] is True and spec["launcherCreationPolicy"] == "WaitForWorkersReady"
     assert spec["runPolicy"]["cleanPodPolicy"] == "Running" and spec["runPolicy"]["backoffLimit"] == 0
     assert {t: r["replicas"] for t, r in spec["mpiReplicaSpecs"].items()} == {"Launcher": 1, "Worker": 3}
@@ -307,17 +361,32 @@ def test_jaxjob(tmp_path: Path) -> None:
 
 
 @needs_crds
-@pytest.mark.parametrize("framework, nodes", [
-    ("torch", "1"), ("torch", "3"), ("torch", "{min: 2, max: 5}"), ("jax", "2"), ("mpi", "1"), ("deepspeed", "3"),
-])
+@pytest.mark.parametrize(
+    ("framework", "nodes"),
+    [
+        ("torch", "1"),
+        ("torch", "3"),
+        ("torch", "{min: 2, max: 5}"),
+        ("jax", "2"),
+        ("mpi", "1"),
+        ("deepspeed", "3"),
+    ],
+)
 def test_every_emitted_object_passes_the_crds_and_the_operators_rules(tmp_path: Path, framework, nodes) -> None:
     runtime = TORCH_RUNTIME.replace("framework: torch", f"framework: {framework}") + "  restarts: {max: 2}\n"
-    spec = write(tmp_path, runtime + job_yaml(nodes, extra="""
+    spec = write(
+        tmp_path,
+        runtime
+        + job_yaml(
+            nodes,
+            extra="""
         queue: team
         maxRunTime: 1h
         topology: {level: cloud.google.com/gce-topology-block}
         checkpoint: {size: 100Gi}
-    """))
+    """,
+        ),
+    )
     assert checked(objects(spec)) == []
 
 
@@ -333,16 +402,18 @@ def test_mpijob_is_checked_against_mpi_operators_crd() -> None:
 def test_the_checker_is_not_vacuous_for_the_new_kinds(monkeypatch) -> None:
     monkeypatch.chdir(ROOT)
     job = the(objects("examples/elastic-pytorchjob.yaml"), "PyTorchJob")
-    job["spec"]["nprocPerNode"] = 8                                        # a string in the CRD
-    job["spec"]["pytorchReplicaSpecs"]["Master"] = {"replicas": 2, "template": {"spec": {"containers": [
-        {"name": "main", "image": "x"}]}}}
+    job["spec"]["nprocPerNode"] = 8  # a string in the CRD
+    job["spec"]["pytorchReplicaSpecs"]["Master"] = {
+        "replicas": 2,
+        "template": {"spec": {"containers": [{"name": "main", "image": "x"}]}},
+    }
     found = {(d.code, d.path) for d in check_manifests([(None, job)], CRDS)}
     assert ("TS500", "spec.nprocPerNode") in found
     assert ("TS503", "spec.pytorchReplicaSpecs.Master.replicas") in found
     assert ("TS503", "spec.pytorchReplicaSpecs.Master.template.spec.containers") in found
     mpi = the(objects("examples/mpijob.yaml"), "MPIJob")
-    mpi["spec"]["mpiImplementation"] = "LAM"                               # an enum in the CRD
-    mpi["spec"]["runPolicy"]["cleanPodPolicy"] = "Maybe"                   # mpi-operator's own validation
+    mpi["spec"]["mpiImplementation"] = "LAM"  # an enum in the CRD
+    mpi["spec"]["runPolicy"]["cleanPodPolicy"] = "Maybe"  # mpi-operator's own validation
     del mpi["spec"]["mpiReplicaSpecs"]["Launcher"]
     found = {(d.code, d.path) for d in check_manifests([(None, mpi)], CRDS)}
     assert ("TS500", "spec.mpiImplementation") in found
@@ -368,9 +439,17 @@ def test_the_checker_agrees_with_the_api_server_on_pytorchjobs(path: Path) -> No
 def test_the_training_operator_webhook_rules_say_who_rejects() -> None:
     from trainspec.check.operator_webhooks import check_operator_job
 
-    job = {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "x"},
-           "spec": {"elasticPolicy": {"minReplicas": 1}, "pytorchReplicaSpecs": {
-               "Chief": {"replicas": 1, "template": {"spec": {"containers": [{"name": "pytorch", "image": "i"}]}}}}}}
+    job = {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": "x"},
+        "spec": {
+            "elasticPolicy": {"minReplicas": 1},
+            "pytorchReplicaSpecs": {
+                "Chief": {"replicas": 1, "template": {"spec": {"containers": [{"name": "pytorch", "image": "i"}]}}}
+            },
+        },
+    }
     found = {d.path: d.message for d in check_operator_job(job)}
     assert set(found) == {"spec.pytorchReplicaSpecs.Worker", "spec.pytorchReplicaSpecs.Chief"}
     assert all(m.startswith("the Training Operator webhook rejects this PyTorchJob") for m in found.values())

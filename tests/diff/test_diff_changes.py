@@ -34,8 +34,13 @@ spec:
 {extra}"""
 
 
-def side(root: Path, *, runtimes: dict[str, dict] | None = None, jobs: dict[str, dict] | None = None,
-         project: str | None = None) -> Path:
+def side(
+    root: Path,
+    *,
+    runtimes: dict[str, dict] | None = None,
+    jobs: dict[str, dict] | None = None,
+    project: str | None = None,
+) -> Path:
     """A directory of specs: runtimes and jobs by name, with their template fields."""
     root.mkdir(parents=True)
     for name, fields in (runtimes if runtimes is not None else {"rt": {}}).items():
@@ -72,8 +77,11 @@ def test_no_change(tmp_path: Path) -> None:
 def test_runtime_change_is_reported_once_with_the_jobs_it_affects(tmp_path: Path) -> None:
     jobs = {"a": {}, "b": {}, "c": {"runtime": "other"}}
     runtimes = {"rt": {}, "other": {}}
-    report = diff(tmp_path, {"runtimes": runtimes, "jobs": jobs},
-                  {"runtimes": {"rt": {"image": "example.com/train:2"}, "other": {}}, "jobs": jobs})
+    report = diff(
+        tmp_path,
+        {"runtimes": runtimes, "jobs": jobs},
+        {"runtimes": {"rt": {"image": "example.com/train:2"}, "other": {}}, "jobs": jobs},
+    )
     # The jobs inherit the image: the change shows under the runtime, not again under each job.
     assert summary(report) == [("runtime", "rt", "image", "image example.com/train:1 -> example.com/train:2")]
     assert report.changes[0].affects == ("team-a/a", "team-a/b")
@@ -86,8 +94,11 @@ def test_runtime_gpu_change_notes_the_gpus_each_job_gains_or_loses(tmp_path: Pat
 
 
 def test_jobs_and_runtimes_added_and_removed(tmp_path: Path) -> None:
-    report = diff(tmp_path, {"runtimes": {"rt": {}, "gone": {}}, "jobs": {"old-job": {}}},
-                  {"runtimes": {"rt": {}, "fresh": {}}, "jobs": {"new-job": {"runtime": "fresh", "nodes": 3}}})
+    report = diff(
+        tmp_path,
+        {"runtimes": {"rt": {}, "gone": {}}, "jobs": {"old-job": {}}},
+        {"runtimes": {"rt": {}, "fresh": {}}, "jobs": {"new-job": {"runtime": "fresh", "nodes": 3}}},
+    )
     assert summary(report) == [
         ("runtime", "fresh", "added", "runtime added"),
         ("runtime", "gone", "removed", "runtime removed"),
@@ -126,8 +137,11 @@ data: {{source: {source}, shardBy: {by}}}
 
 
 def test_data_source_and_shards(tmp_path: Path) -> None:
-    report = diff(tmp_path, {"jobs": {"job": {"extra": DATA.format(source="s3://a/", by="rank")}}},
-                  {"jobs": {"job": {"extra": DATA.format(source="s3://b/", by="node")}}})
+    report = diff(
+        tmp_path,
+        {"jobs": {"job": {"extra": DATA.format(source="s3://a/", by="rank")}}},
+        {"jobs": {"job": {"extra": DATA.format(source="s3://b/", by="node")}}},
+    )
     assert summary(report) == [
         ("job", "team-a/job", "data", "data shardBy rank -> node; source s3://a/ -> s3://b/ (shards 16 -> 2)"),
     ]
@@ -145,26 +159,42 @@ checkpoint: {{size: auto, model: {{parameters: {params}}}, keep: 2}}
 
 
 def test_checkpoint_size_change(tmp_path: Path) -> None:
-    report = diff(tmp_path, {"jobs": {"job": {"extra": CKPT.format(params="70B")}}},
-                  {"jobs": {"job": {"extra": CKPT.format(params="8B")}}})
-    message = ("checkpoint model.parameters 70B -> 8B (560 GB -> 64 GB per checkpoint, 1.1 TB -> 128 GB kept, "
-               "volume 1252Gi -> 144Gi)")
+    report = diff(
+        tmp_path,
+        {"jobs": {"job": {"extra": CKPT.format(params="70B")}}},
+        {"jobs": {"job": {"extra": CKPT.format(params="8B")}}},
+    )
+    message = (
+        "checkpoint model.parameters 70B -> 8B (560 GB -> 64 GB per checkpoint, 1.1 TB -> 128 GB kept, "
+        "volume 1252Gi -> 144Gi)"
+    )
     assert summary(report) == [("job", "team-a/job", "checkpoint", message)]
 
 
 def test_a_checkpoint_volume_size_change_reads_as_the_sizes(tmp_path: Path) -> None:
-    report = diff(tmp_path, {"jobs": {"job": {"extra": "checkpoint: {size: 100Gi}\n"}}},
-                  {"jobs": {"job": {"extra": "checkpoint: {size: 200Gi}\n"}}})
-    assert summary(report) == [("job", "team-a/job", "checkpoint", "checkpoint size 100Gi -> 200Gi (volume 100Gi -> 200Gi)")]
-    same = diff(tmp_path / "same", {"jobs": {"job": {"extra": "checkpoint: {size: 100Gi}\n"}}},
-                {"jobs": {"job": {"extra": "checkpoint: {size: 102400Mi}\n"}}})
+    report = diff(
+        tmp_path,
+        {"jobs": {"job": {"extra": "checkpoint: {size: 100Gi}\n"}}},
+        {"jobs": {"job": {"extra": "checkpoint: {size: 200Gi}\n"}}},
+    )
+    assert summary(report) == [
+        ("job", "team-a/job", "checkpoint", "checkpoint size 100Gi -> 200Gi (volume 100Gi -> 200Gi)")
+    ]
+    same = diff(
+        tmp_path / "same",
+        {"jobs": {"job": {"extra": "checkpoint: {size: 100Gi}\n"}}},
+        {"jobs": {"job": {"extra": "checkpoint: {size: 102400Mi}\n"}}},
+    )
     assert same.changes == ()
 
 
 @pytest.mark.parametrize(("before", "after"), [("70B", "70000M"), ("7.5B", "7500M"), ("70B", "70000000000")])
 def test_the_same_parameter_count_written_differently_is_no_change(tmp_path: Path, before: str, after: str) -> None:
-    report = diff(tmp_path, {"jobs": {"job": {"extra": CKPT.format(params=before)}}},
-                  {"jobs": {"job": {"extra": CKPT.format(params=after)}}})
+    report = diff(
+        tmp_path,
+        {"jobs": {"job": {"extra": CKPT.format(params=before)}}},
+        {"jobs": {"job": {"extra": CKPT.format(params=after)}}},
+    )
     assert report.changes == ()
 
 
@@ -183,8 +213,11 @@ def test_priority_and_deadline_added(tmp_path: Path) -> None:
 
 
 def test_other_fields_are_listed_by_path(tmp_path: Path) -> None:
-    report = diff(tmp_path, {"jobs": {"job": {"extra": "command: [python, a.py]\nenv: {A: '1'}\n"}}},
-                  {"jobs": {"job": {"extra": "command: [python, b.py]\nenv: {A: '2', B: x}\n"}}})
+    report = diff(
+        tmp_path,
+        {"jobs": {"job": {"extra": "command: [python, a.py]\nenv: {A: '1'}\n"}}},
+        {"jobs": {"job": {"extra": "command: [python, b.py]\nenv: {A: '2', B: x}\n"}}},
+    )
     assert summary(report) == [
         ("job", "team-a/job", "command", 'command ["python", "a.py"] -> ["python", "b.py"]'),
         ("job", "team-a/job", "env", "env.A 1 -> 2; env.B added: x"),
@@ -229,8 +262,15 @@ def test_a_change_of_engine_is_a_change_of_the_job(tmp_path) -> None:
     shutil.copytree(root / "examples" / "ray-train", old)
     shutil.copytree(root / "examples" / "ray-train", new)
     runtime = old / "runtime.yaml"
-    runtime.write_text("\n".join(l for l in runtime.read_text().splitlines() if l.strip() != "engine: ray") + "\n")
-    done = subprocess.run([sys.executable, "-m", "trainspec", "diff", str(old), str(new), "--no-project"],
-                          capture_output=True, text=True, cwd=root)
+    runtime.write_text(
+        "\n".join(line for line in runtime.read_text().splitlines() if line.strip() != "engine: ray") + "\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "trainspec", "diff", str(old), str(new), "--no-project"],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=root,
+    )
     assert done.returncode == 1, done.stderr
     assert "engine trainer -> ray" in done.stdout

@@ -14,12 +14,20 @@ PAIR = Path(__file__).resolve().parents[2] / "examples" / "diff"
 PLANTED = [
     ("runtime", "torch-h100-ib", "restarts", "restarts.max 3 -> 10 (JobSet failurePolicy.maxRestarts)"),
     ("job", "team-nlp/llama-sft", "gpus", "nodes 8 -> 16 (+64 GPUs)"),
-    ("job", "team-nlp/llama-sft", "image",
-     "image nvcr.io/nvidia/pytorch:25.01-py3 -> nvcr.io/nvidia/pytorch:25.02-py3"),
+    (
+        "job",
+        "team-nlp/llama-sft",
+        "image",
+        "image nvcr.io/nvidia/pytorch:25.01-py3 -> nvcr.io/nvidia/pytorch:25.02-py3",
+    ),
     ("job", "team-nlp/llama-sft", "queue", "queue team-nlp -> team-nlp-large"),
     ("job", "team-nlp/llama-sft", "deadline", "maxRunTime removed (was 72h)"),
-    ("job", "team-nlp/llama-sft", "checkpoint",
-     "checkpoint keep 3 -> 5 (1.7 TB -> 2.8 TB kept, volume 1878Gi -> 3130Gi)"),
+    (
+        "job",
+        "team-nlp/llama-sft",
+        "checkpoint",
+        "checkpoint keep 3 -> 5 (1.7 TB -> 2.8 TB kept, volume 1878Gi -> 3130Gi)",
+    ),
 ]
 
 EXPECTED_TEXT = """\
@@ -59,8 +67,10 @@ def test_markdown_output(run_cli) -> None:
     lines = out.splitlines()
     assert lines[0] == "**trainspec diff:** 6 changes in 1 job and 1 runtime."
     assert lines[2:4] == ["| object | kind | change | affects |", "|---|---|---|---|"]
-    assert lines[4] == ("| runtime `torch-h100-ib` | restarts | restarts.max 3 -> 10 "
-                        "(JobSet failurePolicy.maxRestarts) | `team-nlp/llama-sft` |")
+    assert lines[4] == (
+        "| runtime `torch-h100-ib` | restarts | restarts.max 3 -> 10 "
+        "(JobSet failurePolicy.maxRestarts) | `team-nlp/llama-sft` |"
+    )
     assert lines[5] == "| job `team-nlp/llama-sft` | gpus | nodes 8 -> 16 (+64 GPUs) |  |"
     assert len(lines) == 4 + len(PLANTED)
 
@@ -85,8 +95,9 @@ def test_reformatted_files_alone_have_no_changes(run_cli) -> None:
     # new/ddp-cpu.yaml only reformats old/ddp-cpu.yaml (block style, quotes, key order).
     code, out, _ = run_cli("diff", str(PAIR / "old" / "ddp-cpu.yaml"), str(PAIR / "new" / "ddp-cpu.yaml"))
     assert (code, out) == (0, "no changes\n")
-    code, out, _ = run_cli("diff", str(PAIR / "old" / "ddp-cpu.yaml"), str(PAIR / "new" / "ddp-cpu.yaml"),
-                           "--format", "markdown")
+    code, out, _ = run_cli(
+        "diff", str(PAIR / "old" / "ddp-cpu.yaml"), str(PAIR / "new" / "ddp-cpu.yaml"), "--format", "markdown"
+    )
     assert (code, out) == (0, "**trainspec diff:** no changes.\n")
 
 

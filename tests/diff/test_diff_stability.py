@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from trainspec.compiler.pipeline import compile_paths
 from trainspec.diff import DiffReport, diff_results
@@ -22,7 +21,8 @@ class _QuotingDumper(yaml.SafeDumper):
 
 
 _QuotingDumper.add_representer(
-    str, lambda dumper, text: dumper.represent_scalar("tag:yaml.org,2002:str", text, style='"'))
+    str, lambda dumper, text: dumper.represent_scalar("tag:yaml.org,2002:str", text, style='"')
+)
 
 
 def _permute(node: Any, rnd: random.Random) -> Any:
@@ -46,8 +46,13 @@ def scramble(source: Path, target: Path, rnd: random.Random) -> None:
         files.setdefault(f"part-{rnd.randint(1, 3)}.yaml", []).append(_permute(doc, rnd))
     target.mkdir(parents=True)
     for name, group in files.items():
-        text = yaml.dump_all(group, Dumper=_QuotingDumper, sort_keys=False,
-                             default_flow_style=rnd.choice([False, None]), width=rnd.choice([60, 200]))
+        text = yaml.dump_all(
+            group,
+            Dumper=_QuotingDumper,
+            sort_keys=False,
+            default_flow_style=rnd.choice([False, None]),
+            width=rnd.choice([60, 200]),
+        )
         (target / name).write_text(text)
 
 

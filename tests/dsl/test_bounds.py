@@ -52,20 +52,32 @@ BOUNDS = [
     (JOB, f"  resourcesPerNode: {{memory: {INT64_MAX}}}", f"  resourcesPerNode: {{memory: {INT64_MAX + 1}}}"),
     (JOB, "  resourcesPerNode: {memory: 7Ei}", "  resourcesPerNode: {memory: 8Ei}"),
     (JOB, f"  resourcesPerNode: {{cpu: {MAX_CPU_MILLI}m}}", f"  resourcesPerNode: {{cpu: {MAX_CPU_MILLI + 1}m}}"),
-    (JOB, f"  resourcesPerNode: {{extra: {{example.com/fpga: {INT64_MAX}}}}}",
-     f"  resourcesPerNode: {{extra: {{example.com/fpga: {INT64_MAX + 1}}}}}"),
+    (
+        JOB,
+        f"  resourcesPerNode: {{extra: {{example.com/fpga: {INT64_MAX}}}}}",
+        f"  resourcesPerNode: {{extra: {{example.com/fpga: {INT64_MAX + 1}}}}}",
+    ),
     (JOB, "  resourcesPerNode: {memory: 0}", "  resourcesPerNode: {memory: -1}"),
     (JOB, "  checkpoint: {size: 1}", "  checkpoint: {size: 0}"),
     # 100T parameters is the most an auto-sized volume can hold below 2^63-1 bytes.
-    (JOB, "  checkpoint: {size: auto, model: {parameters: 100T}}",
-     "  checkpoint: {size: auto, model: {parameters: 100.000000000001T}}"),
-    (JOB, "  checkpoint: {size: auto, model: {parameters: 100000000000000}}",
-     "  checkpoint: {size: auto, model: {parameters: 100000000000001}}"),
+    (
+        JOB,
+        "  checkpoint: {size: auto, model: {parameters: 100T}}",
+        "  checkpoint: {size: auto, model: {parameters: 100.000000000001T}}",
+    ),
+    (
+        JOB,
+        "  checkpoint: {size: auto, model: {parameters: 100000000000000}}",
+        "  checkpoint: {size: auto, model: {parameters: 100000000000001}}",
+    ),
     (RUNTIME, "  restarts: {max: 1000}", "  restarts: {max: 1001}"),
     (RUNTIME, f"  mpi: {{runAsUser: {MAX_USER_ID}}}", f"  mpi: {{runAsUser: {MAX_USER_ID + 1}}}"),
     (RUNTIME, "  mpi: {sshPort: 65535}", "  mpi: {sshPort: 65536}"),
-    (RUNTIME, f"  scheduling: {{tolerations: [{{key: k, operator: Exists, tolerationSeconds: {INT64_MAX}}}]}}",
-     f"  scheduling: {{tolerations: [{{key: k, operator: Exists, tolerationSeconds: {INT64_MAX + 1}}}]}}"),
+    (
+        RUNTIME,
+        f"  scheduling: {{tolerations: [{{key: k, operator: Exists, tolerationSeconds: {INT64_MAX}}}]}}",
+        f"  scheduling: {{tolerations: [{{key: k, operator: Exists, tolerationSeconds: {INT64_MAX + 1}}}]}}",
+    ),
     (RUNTIME, "  scheduling: {gangTimeout: 596523h}", "  scheduling: {gangTimeout: 596524h}"),
 ]
 
@@ -81,11 +93,14 @@ def test_huge_quantities_are_located_range_errors(value: str) -> None:
     assert codes(JOB.format(body=f"  resourcesPerNode: {{memory: {value}}}")) == [("TS203", 6)]
 
 
-@pytest.mark.parametrize("body", [
-    "  maxRunTime: " + "9" * 1_000_000 + "s",
-    "  checkpoint: {size: auto, model: {parameters: " + "9" * 1_000_000 + "B}}",
-    "  checkpoint: {size: auto, model: {parameters: 1." + "9" * 1_000_000 + "B}}",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "  maxRunTime: " + "9" * 1_000_000 + "s",
+        "  checkpoint: {size: auto, model: {parameters: " + "9" * 1_000_000 + "B}}",
+        "  checkpoint: {size: auto, model: {parameters: 1." + "9" * 1_000_000 + "B}}",
+    ],
+)
 def test_a_megabyte_of_digits_is_counted_not_converted(body: str) -> None:
     """With int/str conversions capped at their minimum, converting the digits would be an
     internal error (a ValueError); the checks read their length instead."""
@@ -131,13 +146,17 @@ def test_the_cli_reports_huge_quantities_and_exits_1(tmp_path, value: str, comma
     assert "Traceback" not in output
 
 
-@pytest.mark.parametrize("arguments", ["nodes=10**5000", "resources_per_node=Resources(memory=10**5000)",
-                                       "resources_per_node=Resources(cpu=10**30)"])
+@pytest.mark.parametrize(
+    "arguments",
+    ["nodes=10**5000", "resources_per_node=Resources(memory=10**5000)", "resources_per_node=Resources(cpu=10**30)"],
+)
 def test_a_python_spec_with_a_huge_int_gets_a_range_error(tmp_path, arguments: str) -> None:
     """An int too long to print (more than 4300 digits) is described, never printed."""
     spec = tmp_path / "job.py"
-    spec.write_text("from trainspec import Resources, TrainingJob\n"
-                    f"job = TrainingJob(name='x', runtime='trainspec-torch', {arguments})\n")
+    spec.write_text(
+        "from trainspec import Resources, TrainingJob\n"
+        f"job = TrainingJob(name='x', runtime='trainspec-torch', {arguments})\n"
+    )
     proc = run_cli("validate", str(spec), "--no-project")
     assert proc.returncode == 1, proc.stderr
     assert proc.stdout.count("error[TS203]") == 1 and "TS112" not in proc.stdout, proc.stdout

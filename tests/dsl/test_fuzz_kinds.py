@@ -8,8 +8,7 @@ the objects the original gives. A document may never silently drop out.
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tests.conftest import EXAMPLES
 from trainspec.dsl.diagnostics import CODES
@@ -21,14 +20,57 @@ SOURCES = [
 ]
 SOURCES.append(SOURCES[-2] + "---\n" + SOURCES[-1])
 
-KEYS = {"apiVersion": ["apiVesion", "apiversion", "ApiVersion", "api_version", "apiVersions", "version", "x",
-                       "kind", "metadata"],
-        "kind": ["Kind", "kimd", "kinds", "type", "x", "apiVersion", "metadata"]}
-API_VERSIONS = ["", "~", "1", "[]", "{}", "v1", "apps/v1", "batch/v1", "trainspec.dev", "trainspec.dev/v1",
-                "trainspec.dev/v1beta1", "trainspec.dv/v1alpha1", "Trainspec.dev/v1alpha1", "trainspec.io/v1alpha1",
-                "trainer.kubeflow.org/v1alpha1", "kubeflow.org/v1", "trainspec.dev/v1alpha1", "'trainspec.dev/v1alpha1 '"]
-KINDS = ["", "~", "1", "[]", "TrainJob", "TrainingJob", "Runtime", "Project", "TrainingJobs", "trainingjob",
-         "Runtim", "ClusterTrainingRuntime", "Deployment", "ConfigMap", "PersistentVolumeClaim"]
+KEYS = {
+    "apiVersion": [
+        "apiVesion",
+        "apiversion",
+        "ApiVersion",
+        "api_version",
+        "apiVersions",
+        "version",
+        "x",
+        "kind",
+        "metadata",
+    ],
+    "kind": ["Kind", "kimd", "kinds", "type", "x", "apiVersion", "metadata"],
+}
+API_VERSIONS = [
+    "",
+    "~",
+    "1",
+    "[]",
+    "{}",
+    "v1",
+    "apps/v1",
+    "batch/v1",
+    "trainspec.dev",
+    "trainspec.dev/v1",
+    "trainspec.dev/v1beta1",
+    "trainspec.dv/v1alpha1",
+    "Trainspec.dev/v1alpha1",
+    "trainspec.io/v1alpha1",
+    "trainer.kubeflow.org/v1alpha1",
+    "kubeflow.org/v1",
+    "trainspec.dev/v1alpha1",
+    "'trainspec.dev/v1alpha1 '",
+]
+KINDS = [
+    "",
+    "~",
+    "1",
+    "[]",
+    "TrainJob",
+    "TrainingJob",
+    "Runtime",
+    "Project",
+    "TrainingJobs",
+    "trainingjob",
+    "Runtim",
+    "ClusterTrainingRuntime",
+    "Deployment",
+    "ConfigMap",
+    "PersistentVolumeClaim",
+]
 
 
 def _objects(text: str) -> tuple[list[tuple[str, str]], list, list[ForeignDoc]]:

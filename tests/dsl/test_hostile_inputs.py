@@ -82,7 +82,7 @@ def test_python_fifo_is_refused_before_it_is_run(tmp_path: Path) -> None:
 
 def test_values_file_that_is_a_fifo_is_an_error(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "values.yaml")
-    values, problems = load_values([str(tmp_path / "values.yaml")])
+    _values, problems = load_values([str(tmp_path / "values.yaml")])
     assert "TS118" in [d.code for d in problems]
 
 

@@ -53,7 +53,7 @@ def test_example_gives_expected_diagnostics(name: str) -> None:
     want = expected(path)
     assert want, f"{name} has no '# expect:' lines"
     assert all(code == name[:5] for code, _, _ in want), "one file per code"
-    docs, diags = load_file(path, display=name)
+    _docs, diags = load_file(path, display=name)
     got = sorted((d.code, d.line, d.column) for d in diags)
     assert got == sorted(want)
     for d in diags:

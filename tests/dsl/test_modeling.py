@@ -8,7 +8,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Union  # noqa: F401 (Union: in the annotations exec() builds)
 
 import pytest
 
@@ -50,7 +50,8 @@ Upper = Annotated[str, _Upper()]
 
 class Part(Model):
     label: str = field(min_length=1, max_length=5, description="A label.")
-    weight: Optional[float] = field(default=None, ge=0, le=10)
+    # typing.Optional, as code written before 3.10 spells it: the layer reads both forms.
+    weight: Optional[float] = field(default=None, ge=0, le=10)  # noqa: UP045
 
 
 class Thing(Model):
@@ -60,12 +61,12 @@ class Thing(Model):
     exact: Annotated[bool, STRICT] = field(default=True)
     color: Color = field(default=Color.RED)
     kind: Literal["Thing"] = "Thing"
-    version: Optional[str] = field(default=None, pattern=r"^\d+\.\d+$")
+    version: str | None = field(default=None, pattern=r"^\d+\.\d+$")
     tags: list[str] = field(default_factory=list)
     parts: dict[Upper, Part] = field(default_factory=dict)
-    size: Optional[Size] = None
-    main_part: Optional[Part] = None
-    code: Upper = field(default="A", alias="theCode")
+    size: Size | None = None
+    main_part: Part | None = None
+    code: Upper = field(default="A", yaml_name="theCode")
 
     def _check(self) -> None:
         if self.main_part is not None and self.main_part.label in self.parts:
@@ -93,11 +94,13 @@ def test_field_tables_are_built_on_first_use_only() -> None:
 
 
 def test_importing_the_spec_models_builds_nothing_and_needs_no_third_party_module() -> None:
-    code = ("import sys, trainspec.dsl.models as m, trainspec.dsl.project as p\n"
-            "from trainspec.dsl.modeling import Model\n"
-            "built = [c.__name__ for mod in (m, p) for c in vars(mod).values()\n"
-            "         if isinstance(c, type) and issubclass(c, Model) and '_field_table' in c.__dict__]\n"
-            "print(built, 'pydantic' in sys.modules)")
+    code = (
+        "import sys, trainspec.dsl.models as m, trainspec.dsl.project as p\n"
+        "from trainspec.dsl.modeling import Model\n"
+        "built = [c.__name__ for mod in (m, p) for c in vars(mod).values()\n"
+        "         if isinstance(c, type) and issubclass(c, Model) and '_field_table' in c.__dict__]\n"
+        "print(built, 'pydantic' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[] False"
 
@@ -111,18 +114,19 @@ def test_yaml_names_and_python_names_both_work() -> None:
 
 def test_the_alias_wins_and_the_other_spelling_is_unknown() -> None:
     assert errors_of({"name": "a", "maxCount": 3, "max_count": 4}) == [
-        ("extra_forbidden", ("max_count",), "Extra inputs are not permitted")]
+        ("unknown_field", ("max_count",), "'max_count' repeats 'maxCount': give the field once")
+    ]
 
 
 def test_every_error_is_reported_in_field_order_then_unknown_keys() -> None:
     errors = errors_of({"zz": 1, "maxCount": 0, "color": "blue", "tags": "x", "aa": 2})
     assert errors == [
-        ("missing", ("name",), "Field required"),
+        ("required", ("name",), "Field required"),
         ("greater_than_equal", ("maxCount",), "Input should be greater than or equal to 1"),
         ("enum", ("color",), "Input should be 'red' or 'green'"),
         ("list_type", ("tags",), "Input should be a valid list"),
-        ("extra_forbidden", ("zz",), "Extra inputs are not permitted"),
-        ("extra_forbidden", ("aa",), "Extra inputs are not permitted"),
+        ("unknown_field", ("zz",), "unknown field 'zz'"),
+        ("unknown_field", ("aa",), "unknown field 'aa'"),
     ]
 
 
@@ -130,8 +134,13 @@ def test_error_dicts_carry_input_and_context() -> None:
     with pytest.raises(ValidationError) as info:
         Thing.model_validate({"name": "a", "max_count": 101, "kind": "Other"})
     first, second = info.value.errors()
-    assert first == {"type": "less_than_equal", "loc": ("max_count",), "msg": "Input should be less than or equal to 100",
-                     "input": 101, "ctx": {"le": 100}}
+    assert first == {
+        "type": "less_than_equal",
+        "loc": ("max_count",),
+        "msg": "Input should be less than or equal to 100",
+        "input": 101,
+        "ctx": {"le": 100},
+    }
     assert second["ctx"] == {"expected": "'Thing'"} and second["input"] == "Other"
     with pytest.raises(ValidationError) as info:
         Thing.model_validate({"main_part": {}})
@@ -149,8 +158,9 @@ def test_plain_bools_are_lax(raw: Any, value: bool) -> None:
     assert Thing(name="a", enabled=raw).enabled is value
 
 
-@pytest.mark.parametrize(("raw", "error"), [("maybe", "bool_parsing"), (2, "bool_parsing"), (1.5, "bool_type"),
-                                            (None, "bool_type")])
+@pytest.mark.parametrize(
+    ("raw", "error"), [("maybe", "bool_parsing"), (2, "bool_parsing"), (1.5, "bool_type"), (None, "bool_type")]
+)
 def test_plain_bools_reject_other_values(raw: Any, error: str) -> None:
     assert errors_of({"name": "a", "enabled": raw})[0][0] == error
 
@@ -171,7 +181,9 @@ def test_floats_take_numbers_and_numeric_strings() -> None:
 
 
 def test_string_constraints() -> None:
-    assert errors_of({"label": ""}, Part) == [("string_too_short", ("label",), "String should have at least 1 character")]
+    assert errors_of({"label": ""}, Part) == [
+        ("string_too_short", ("label",), "String should have at least 1 character")
+    ]
     assert errors_of({"label": "abcdef"}, Part)[0][:2] == ("string_too_long", ("label",))
     assert Thing(name="a", version="2.3").version == "2.3"
     assert errors_of({"name": "a", "version": "2.3\n"})[0][0] == "string_pattern_mismatch"
@@ -186,7 +198,9 @@ def test_enums_by_value_or_member_and_literals() -> None:
 
 def test_lists_and_dicts() -> None:
     assert Thing(name="a", tags=("x", "y")).tags == ["x", "y"]
-    assert errors_of({"name": "a", "tags": ["x", 1]}) == [("string_type", ("tags", 1), "Input should be a valid string")]
+    assert errors_of({"name": "a", "tags": ["x", 1]}) == [
+        ("string_type", ("tags", 1), "Input should be a valid string")
+    ]
     assert errors_of({"name": "a", "parts": {"low": 1}}) == [
         ("ts_upper", ("parts", "low", "[key]"), "must be upper case"),
         ("model_type", ("parts", "low"), "Input should be a valid dictionary or instance of Part"),
@@ -201,7 +215,8 @@ def test_nested_models_take_instances_as_they_are() -> None:
     assert Thing(name="a", main_part=part).main_part is part
     assert Part.model_validate(part) is part
     assert errors_of({"name": "a", "mainPart": {"label": "p", "weight": -1}}) == [
-        ("greater_than_equal", ("mainPart", "weight"), "Input should be greater than or equal to 0")]
+        ("greater_than_equal", ("mainPart", "weight"), "Input should be greater than or equal to 0")
+    ]
     assert errors_of(None) == [("model_type", (), "Input should be a valid dictionary or instance of Thing")]
 
 
@@ -218,11 +233,17 @@ def test_model_checks_run_once_the_fields_are_valid_and_point_at_the_model() -> 
     with pytest.raises(ValidationError) as info:
         Thing.model_validate(data)
     (error,) = info.value.errors()
-    assert error == {"type": "ts_value", "loc": (), "msg": "mainPart repeats a part", "input": data,
-                     "ctx": {"reason": "mainPart repeats a part"}}
+    assert error == {
+        "type": "ts_value",
+        "loc": (),
+        "msg": "mainPart repeats a part",
+        "input": data,
+        "ctx": {"reason": "mainPart repeats a part"},
+    }
     # With a field error the check does not run: one error, about the field.
     assert errors_of({**data, "maxCount": 0}) == [
-        ("greater_than_equal", ("maxCount",), "Input should be greater than or equal to 1")]
+        ("greater_than_equal", ("maxCount",), "Input should be greater than or equal to 1")
+    ]
 
 
 def test_instances_are_frozen() -> None:
@@ -260,11 +281,19 @@ def test_model_copy_updates_without_validating() -> None:
 def test_model_dump() -> None:
     thing = Thing(name="a", main_part=Part(label="p"), color="green")
     assert thing.model_dump(mode="json", by_alias=True, exclude_none=True) == {
-        "name": "a", "maxCount": 1, "enabled": False, "exact": True, "color": "green", "kind": "Thing", "tags": [],
-        "parts": {}, "mainPart": {"label": "p"}, "theCode": "A"}
+        "name": "a",
+        "maxCount": 1,
+        "enabled": False,
+        "exact": True,
+        "color": "green",
+        "kind": "Thing",
+        "tags": [],
+        "parts": {},
+        "mainPart": {"label": "p"},
+        "theCode": "A",
+    }
     assert thing.model_dump()["color"] is Color.GREEN
-    assert thing.model_dump(exclude_defaults=True) == {"name": "a", "color": Color.GREEN,
-                                                       "main_part": {"label": "p"}}
+    assert thing.model_dump(exclude_defaults=True) == {"name": "a", "color": Color.GREEN, "main_part": {"label": "p"}}
 
 
 def test_model_fields_describe_the_fields() -> None:
@@ -280,7 +309,7 @@ def test_the_error_message_lists_every_problem() -> None:
         Thing(max_count=0, zz=1)
     text = str(info.value)
     assert text.startswith("3 validation errors for Thing\n")
-    assert "max_count\n  Input should be greater than or equal to 1 [type=greater_than_equal" in text
+    assert "  max_count: Input should be greater than or equal to 1 (got 0)" in text
     assert isinstance(info.value, ValueError) and info.value.error_count() == 3
     again = pickle.loads(pickle.dumps(info.value))
     assert again.errors() == info.value.errors() and str(again) == text
@@ -289,7 +318,7 @@ def test_the_error_message_lists_every_problem() -> None:
 @pytest.mark.parametrize("annotation", ["Union[int, str]", "Optional[Union[int, str]]", "set[int]", "object"])
 def test_unsupported_annotations_fail_on_first_use(annotation: str) -> None:
     namespace = {"Model": Model, "__name__": __name__}  # annotations resolve in this module
-    exec(f"class Odd(Model):\n    value: {annotation} = None\n", namespace)
+    exec(f"class Odd(Model):\n    value: {annotation} = None\n", namespace)  # noqa: S102 (a class as a module declares it)
     with pytest.raises(TypeError, match="unsupported"):
         namespace["Odd"].model_validate({})
 

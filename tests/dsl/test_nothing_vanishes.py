@@ -71,8 +71,10 @@ def test_missing_api_version_and_kind_but_a_spec_of_trainspec_fields() -> None:
     assert "runtime" in diag.message
 
 
-@pytest.mark.parametrize("api_version", ["trainspec.dv/v1alpha1", "trainspec.dev", "Trainspec.dev/v1alpha1",
-                                         "trainspec.io/v1alpha1", "trainspec/v1alpha1"])
+@pytest.mark.parametrize(
+    "api_version",
+    ["trainspec.dv/v1alpha1", "trainspec.dev", "Trainspec.dev/v1alpha1", "trainspec.io/v1alpha1", "trainspec/v1alpha1"],
+)
 def test_api_version_close_to_trainspec_dev_is_a_did_you_mean(api_version: str) -> None:
     _, problems, _ = load(f"apiVersion: {api_version}\nkind: TrainingJob\n" + JOB_BODY)
     diag = only_error(problems)
@@ -87,8 +89,9 @@ def test_trainspec_kind_under_another_group_is_an_error_at_the_api_version() -> 
     assert "trainspec.dev/v1alpha1" in diag.hint
 
 
-@pytest.mark.parametrize("kind,suggested", [("TrainingJobs", "TrainingJob"), ("Runtim", "Runtime"),
-                                            ("trainingjob", "TrainingJob")])
+@pytest.mark.parametrize(
+    ("kind", "suggested"), [("TrainingJobs", "TrainingJob"), ("Runtim", "Runtime"), ("trainingjob", "TrainingJob")]
+)
 def test_close_misspellings_of_trainspec_kinds_under_another_group(kind: str, suggested: str) -> None:
     _, problems, _ = load(f"apiVersion: trainer.kubeflow.org/v1alpha1\nkind: {kind}\n" + JOB_BODY)
     diag = only_error(problems)

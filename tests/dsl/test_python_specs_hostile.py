@@ -26,8 +26,10 @@ HEADER = "from trainspec import Resources, TrainingJob\n"
 
 
 def job(name: str = "py-job") -> str:
-    return (f"TrainingJob(name={name!r}, runtime='trainspec-torch', image='example.com/t:1', nodes=1, "
-            f"resources_per_node=Resources(cpu=1, memory='1Gi'))")
+    return (
+        f"TrainingJob(name={name!r}, runtime='trainspec-torch', image='example.com/t:1', nodes=1, "
+        f"resources_per_node=Resources(cpu=1, memory='1Gi'))"
+    )
 
 
 def write(directory: Path, name: str, body: str) -> Path:
@@ -59,13 +61,18 @@ def test_print_is_captured_and_reported_as_a_located_warning(tmp_path: Path, cap
 
 
 def test_fd_level_and_subprocess_output_is_captured(tmp_path: Path, capfd) -> None:
-    path = write(tmp_path, "spec.py", HEADER + textwrap.dedent(f"""\
+    path = write(
+        tmp_path,
+        "spec.py",
+        HEADER
+        + textwrap.dedent(f"""\
         import os, subprocess, sys
         os.write(1, b"fd-one\\n")
         os.write(2, b"fd-two\\n")
         subprocess.run([sys.executable, "-c", "print('from-child')"], check=True)
         job = {job()}
-        """))
+        """),
+    )
     specs, problems = load(path)
     out, err = capfd.readouterr()
     assert "fd-one" not in out + err and "from-child" not in out + err and "fd-two" not in out + err
@@ -76,13 +83,18 @@ def test_fd_level_and_subprocess_output_is_captured(tmp_path: Path, capfd) -> No
 
 def test_a_child_that_keeps_writing_is_not_waited_for(tmp_path: Path, capfd) -> None:
     pid_file = tmp_path / "child.pid"
-    path = write(tmp_path, "spec.py", HEADER + textwrap.dedent(f"""\
+    path = write(
+        tmp_path,
+        "spec.py",
+        HEADER
+        + textwrap.dedent(f"""\
         import subprocess, sys
         child = subprocess.Popen([sys.executable, "-c",
                                   "import time\\nwhile True:\\n    print('tick', flush=True)\\n    time.sleep(0.001)"])
         open({str(pid_file)!r}, "w").write(str(child.pid))
         job = {job()}
-        """))
+        """),
+    )
     result: list = []
     worker = threading.Thread(target=lambda: result.append(load(path)))
     worker.start()
@@ -141,15 +153,19 @@ def test_infinite_loop_is_stopped_at_its_line(tmp_path: Path) -> None:
 
 
 def test_a_loop_that_catches_exception_is_still_stopped(tmp_path: Path) -> None:
-    path = write(tmp_path, "spec.py", """\
+    path = write(
+        tmp_path,
+        "spec.py",
+        """\
         import time
         while True:
             try:
                 time.sleep(0.01)
             except Exception:
                 pass
-        """)
-    specs, problems = load(path, python_timeout=0.3)
+        """,
+    )
+    _specs, problems = load(path, python_timeout=0.3)
     assert [d.code for d in problems if d.is_error] == ["TS115"]
 
 
@@ -199,31 +215,37 @@ def test_input_does_not_wait_for_the_terminal(tmp_path: Path) -> None:
 # -- walks -------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("source", [
-    "import trainspec as ts\njob = ts.TrainingJob(name='a', runtime='r')\n",
-    "import trainspec\njob = trainspec.TrainingJob(name='a', runtime='r')\n",
-    "from trainspec import TrainingJob as TJ\njob = TJ(name='a', runtime='r')\n",
-    "from trainspec.dsl.models import TrainingJob\njob = TrainingJob(name='a', runtime='r')\n",
-    "from trainspec.dsl import models\njob = models.Runtime(name='a', framework='torch')\n",
-    "import trainspec.dsl.models as m\njob = m.TrainingJob(name='a', runtime='r')\n",
-    "from trainspec import *\njob = Runtime(name='a', framework='torch')\n",
-    "from trainspec import TrainingJob\njobs = [TrainingJob.model_validate({})]\n",
-    "from trainspec import (\n    TrainingJob,\n)\n\ndef build():\n    return TrainingJob(name='a', runtime='r')\n",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import trainspec as ts\njob = ts.TrainingJob(name='a', runtime='r')\n",
+        "import trainspec\njob = trainspec.TrainingJob(name='a', runtime='r')\n",
+        "from trainspec import TrainingJob as TJ\njob = TJ(name='a', runtime='r')\n",
+        "from trainspec.dsl.models import TrainingJob\njob = TrainingJob(name='a', runtime='r')\n",
+        "from trainspec.dsl import models\njob = models.Runtime(name='a', framework='torch')\n",
+        "import trainspec.dsl.models as m\njob = m.TrainingJob(name='a', runtime='r')\n",
+        "from trainspec import *\njob = Runtime(name='a', framework='torch')\n",
+        "from trainspec import TrainingJob\njobs = [TrainingJob.model_validate({})]\n",
+        "from trainspec import (\n    TrainingJob,\n)\n\ndef build():\n    return TrainingJob(name='a', runtime='r')\n",
+    ],
+)
 def test_walks_find_every_import_style(tmp_path: Path, source: str) -> None:
     write(tmp_path, "spec.py", source)
     files, _ = discover([str(tmp_path)])
     assert [f.name for f in files] == ["spec.py"]
 
 
-@pytest.mark.parametrize("source", [
-    "from trainspec.stages import my_shards\nfor shard in my_shards():\n    pass\n",
-    "import torch\nmodel = torch.nn.Linear(2, 2)\n",
-    "from trainspec import Resources\nr = Resources(cpu=1)\n",
-    "# from trainspec import TrainingJob\n# TrainingJob(name='x')\n",
-    "s = 'from trainspec import TrainingJob; TrainingJob()'\n",
-    "from mylib import TrainingJob\njob = TrainingJob()\n",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from trainspec.stages import my_shards\nfor shard in my_shards():\n    pass\n",
+        "import torch\nmodel = torch.nn.Linear(2, 2)\n",
+        "from trainspec import Resources\nr = Resources(cpu=1)\n",
+        "# from trainspec import TrainingJob\n# TrainingJob(name='x')\n",
+        "s = 'from trainspec import TrainingJob; TrainingJob()'\n",
+        "from mylib import TrainingJob\njob = TrainingJob()\n",
+    ],
+)
 def test_walks_leave_training_scripts_alone(tmp_path: Path, source: str) -> None:
     write(tmp_path, "train.py", source)
     assert discover([str(tmp_path)]) == ([], [])
@@ -240,13 +262,18 @@ def test_walk_keeps_a_spec_module_with_a_syntax_error_so_it_is_reported(tmp_path
 
 
 def test_specs_in_top_level_lists_tuples_and_dicts_are_collected(tmp_path: Path) -> None:
-    path = write(tmp_path, "spec.py", HEADER + f"""\
-jobs = [{job('a')}, {job('b')}]
-pair = ({job('c')},)
-by_env = {{"prod": {job('d')}}}
+    path = write(
+        tmp_path,
+        "spec.py",
+        HEADER
+        + f"""\
+jobs = [{job("a")}, {job("b")}]
+pair = ({job("c")},)
+by_env = {{"prod": {job("d")}}}
 alias = jobs[0]
-_hidden = [{job('e')}]
-""")
+_hidden = [{job("e")}]
+""",
+    )
     specs, problems = load(path)
     assert sorted(s.name for s in specs) == ["a", "b", "c", "d"]
     assert not [d for d in problems if d.is_error]
@@ -271,8 +298,11 @@ def test_two_spec_directories_with_a_helper_of_the_same_name(tmp_path: Path) -> 
     for team in ("a", "b"):
         (tmp_path / team).mkdir()
         write(tmp_path / team, "common.py", f"TEAM = {team!r}\n")
-        write(tmp_path / team, "spec.py", HEADER + "import common\n" + f"job = {job()}\n".replace(
-            "'py-job'", "'team-' + common.TEAM"))
+        write(
+            tmp_path / team,
+            "spec.py",
+            HEADER + "import common\n" + f"job = {job()}\n".replace("'py-job'", "'team-' + common.TEAM"),
+        )
     before_path, before_cwd = list(sys.path), os.getcwd()
     specs, problems = load_files([tmp_path / "a" / "spec.py", tmp_path / "b" / "spec.py"])
     assert sorted(s.name for s in specs) == ["team-a", "team-b"], problems
@@ -281,8 +311,12 @@ def test_two_spec_directories_with_a_helper_of_the_same_name(tmp_path: Path) -> 
 
 
 def test_a_module_that_changes_directory_and_sys_path_is_undone(tmp_path: Path) -> None:
-    path = write(tmp_path, "spec.py", HEADER + "import os, sys\nos.chdir('/')\nsys.path.insert(0, '/nowhere')\n"
-                 "sys.argv = ['x']\n" + f"job = {job()}\n")
+    path = write(
+        tmp_path,
+        "spec.py",
+        HEADER + "import os, sys\nos.chdir('/')\nsys.path.insert(0, '/nowhere')\n"
+        "sys.argv = ['x']\n" + f"job = {job()}\n",
+    )
     before = (list(sys.path), os.getcwd(), list(sys.argv))
     specs, _ = load(path)
     assert len(specs) == 1

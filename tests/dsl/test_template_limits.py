@@ -52,52 +52,60 @@ def bounded(fn, limit: int = 8 << 20):
     return result
 
 
-@pytest.mark.parametrize("template", [
-    "{{ values.tag + 1 }}",
-    "{{ 1/0 }}",
-    "{{ values.tag.nope }}",
-    "{{ values.tag[5] }}",
-    "{{ 1.5 ** 10000 }}",
-])
+@pytest.mark.parametrize(
+    "template",
+    [
+        "{{ values.tag + 1 }}",
+        "{{ 1/0 }}",
+        "{{ values.tag.nope }}",
+        "{{ values.tag[5] }}",
+        "{{ 1.5 ** 10000 }}",
+    ],
+)
 def test_python_errors_in_a_template_are_located_at_the_value(template: str) -> None:
-    specs, problems = render(template, {"tag": "v1"})
+    _specs, problems = render(template, {"tag": "v1"})
     assert errors(problems) == [("TS307", *IMAGE_AT)]
     (diag,) = problems
     assert diag.path == "spec.image" and diag.hint and template[:10] in diag.message
 
 
 def test_other_diagnostics_are_still_reported() -> None:
-    extra = "  procPerNode: 2\n---\napiVersion: trainspec.dev/v1alpha1\nkind: TrainingJob\nmetadata: {name: b}\n" \
-            "spec: {runtime: trainspec-torch, nodez: 1}\n"
+    extra = (
+        "  procPerNode: 2\n---\napiVersion: trainspec.dev/v1alpha1\nkind: TrainingJob\nmetadata: {name: b}\n"
+        "spec: {runtime: trainspec-torch, nodez: 1}\n"
+    )
     _, problems = render("{{ 1/0 }}", {}, extra)
     assert sorted(d.code for d in problems if d.is_error) == ["TS200", "TS200", "TS307"]
 
 
-@pytest.mark.parametrize("template,code", [
-    ("{{ 'a' * 100000000 }}", "TS309"),
-    ("{{ [1] * 100000000 }}", "TS309"),
-    ("{{ 10 ** (10 ** 10) }}", "TS309"),
-    ("{{ (10 ** 1000) * (10 ** 1000) * (10 ** 1000) * (10 ** 1000) * (10 ** 1000) }}", "TS309"),
-    ("{{ values.big ~ values.big ~ values.big ~ values.big ~ values.big }}", "TS309"),
-    ("{{ values.big + values.big + values.big }}", "TS309"),
-    ("{{ values.big | replace('a', values.big) }}", "TS309"),
-    ("{{ values.many | join(values.big) }}", "TS309"),
-    ("{{ range(10**9) | list }}", "TS310"),
-    ("{{ range(10**9) }}", "TS310"),
-    ("{% for i in values.many %}{% for j in values.many %}{% endfor %}{% endfor %}", "TS310"),
-    ("{% set a = values.big %}{% set a = a ~ a %}{{ a }}", "TS310"),
-    ("{{ 'x' | center(100000000) }}", "TS310"),
-    ("{{ '%*s' % (100000000, 'x') }}", "TS310"),
-    ("{{ 'x'.ljust(100000000) }}", "TS310"),
-    ("{{ values.big.split('a') | join(values.big) }}", "TS309"),
-    ("{{ values.many.__class__ }}", "TS307"),
-    ("{{ lipsum(100000) }}", "TS310"),
-    ("{% macro m() %}{{ m() }}{% endmacro %}{{ m() }}", "TS310"),
-    ("{% include 'other' %}", "TS310"),
-])
+@pytest.mark.parametrize(
+    ("template", "code"),
+    [
+        ("{{ 'a' * 100000000 }}", "TS309"),
+        ("{{ [1] * 100000000 }}", "TS309"),
+        ("{{ 10 ** (10 ** 10) }}", "TS309"),
+        ("{{ (10 ** 1000) * (10 ** 1000) * (10 ** 1000) * (10 ** 1000) * (10 ** 1000) }}", "TS309"),
+        ("{{ values.big ~ values.big ~ values.big ~ values.big ~ values.big }}", "TS309"),
+        ("{{ values.big + values.big + values.big }}", "TS309"),
+        ("{{ values.big | replace('a', values.big) }}", "TS309"),
+        ("{{ values.many | join(values.big) }}", "TS309"),
+        ("{{ range(10**9) | list }}", "TS310"),
+        ("{{ range(10**9) }}", "TS310"),
+        ("{% for i in values.many %}{% for j in values.many %}{% endfor %}{% endfor %}", "TS310"),
+        ("{% set a = values.big %}{% set a = a ~ a %}{{ a }}", "TS310"),
+        ("{{ 'x' | center(100000000) }}", "TS310"),
+        ("{{ '%*s' % (100000000, 'x') }}", "TS310"),
+        ("{{ 'x'.ljust(100000000) }}", "TS310"),
+        ("{{ values.big.split('a') | join(values.big) }}", "TS309"),
+        ("{{ values.many.__class__ }}", "TS307"),
+        ("{{ lipsum(100000) }}", "TS310"),
+        ("{% macro m() %}{{ m() }}{% endmacro %}{{ m() }}", "TS310"),
+        ("{% include 'other' %}", "TS310"),
+    ],
+)
 def test_hostile_templates_fail_fast_and_small(template: str, code: str) -> None:
     values = {"big": "a" * 60_000, "many": list(range(50_000))}
-    specs, problems = bounded(lambda: render(template.replace('"', "'"), values))
+    _specs, problems = bounded(lambda: render(template.replace('"', "'"), values))
     assert errors(problems) == [(code, *IMAGE_AT)], problems
     assert len(problems[0].message) < 400 and problems[0].hint
 
@@ -105,12 +113,12 @@ def test_hostile_templates_fail_fast_and_small(template: str, code: str) -> None
 def test_rendered_value_cap() -> None:
     _, problems = render("{{ values.big }}", {"big": "a" * (templating.MAX_RENDERED_VALUE + 1)})
     assert errors(problems) == [("TS309", *IMAGE_AT)]
-    specs, problems = render("{{ values.big }}", {"big": "a" * 100})
+    _specs, problems = render("{{ values.big }}", {"big": "a" * 100})
     assert errors(problems) == []
 
 
 def test_rendered_document_cap() -> None:
-    lines = "".join(f"    V{i}: \"{{{{ values.chunk }}}}\"\n" for i in range(20))
+    lines = "".join(f'    V{i}: "{{{{ values.chunk }}}}"\n' for i in range(20))
     text = DOC.format(image="x") + "  env:\n" + lines
     values = {"chunk": "c" * 60_000}
     _, problems = bounded(lambda: load_string(text, "t.yaml", values=values), 16 << 20)
@@ -158,13 +166,16 @@ def test_null_value_is_a_located_error_pointing_at_the_values_file(tmp_path: Pat
     assert "default(" in diag.hint
 
 
-@pytest.mark.parametrize("template", [
-    "{{ values.registry ~ '/img' }}",
-    "{{ values.registry | string }}/img",
-    "{{ values.registry | default('docker.io') }}/img",
-    "{{ [values.registry, 'img'] | join('/') }}",
-    "{{ none }}",
-])
+@pytest.mark.parametrize(
+    "template",
+    [
+        "{{ values.registry ~ '/img' }}",
+        "{{ values.registry | string }}/img",
+        "{{ values.registry | default('docker.io') }}/img",
+        "{{ [values.registry, 'img'] | join('/') }}",
+        "{{ none }}",
+    ],
+)
 def test_null_cannot_sneak_in_as_text(template: str) -> None:
     _, problems = render(template, {"registry": None})
     assert errors(problems) == [("TS311", *IMAGE_AT)]

@@ -5,24 +5,40 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from trainspec.dsl.types import Duration, ParamCount, Quantity
 
 
-@pytest.mark.parametrize(("raw", "canonical"), [
-    ("96", "96"), (96, "96"), ("1600Gi", "1600Gi"), ("500m", "500m"), (0.5, "500m"), ("0.5", "500m"),
-    ("1.5Gi", "1536Mi"), ("2048Mi", "2Gi"), ("1000", "1k"), ("1e3", "1k"), ("1.5", "1500m"), ("0", "0"),
-    ("100Mi", "100Mi"), ("1Ki", "1Ki"), ("12e6", "12M"), ("0.1", "100m"), ("1u", "1u"),
-])
+@pytest.mark.parametrize(
+    ("raw", "canonical"),
+    [
+        ("96", "96"),
+        (96, "96"),
+        ("1600Gi", "1600Gi"),
+        ("500m", "500m"),
+        (0.5, "500m"),
+        ("0.5", "500m"),
+        ("1.5Gi", "1536Mi"),
+        ("2048Mi", "2Gi"),
+        ("1000", "1k"),
+        ("1e3", "1k"),
+        ("1.5", "1500m"),
+        ("0", "0"),
+        ("100Mi", "100Mi"),
+        ("1Ki", "1Ki"),
+        ("12e6", "12M"),
+        ("0.1", "100m"),
+        ("1u", "1u"),
+    ],
+)
 def test_quantities_are_canonical(raw, canonical) -> None:
     assert str(Quantity.parse(raw)) == canonical
 
 
 @pytest.mark.parametrize("raw", ["1600GB", "", "Gi", "1.2.3", "-", True, None, [], float("inf"), "1 Gi"])
 def test_bad_quantities_are_rejected(raw) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"quantity|finite number|a string like"):
         Quantity.parse(raw)
 
 
@@ -49,9 +65,16 @@ def test_canonical_decimal_form_never_loses_precision(value: Fraction) -> None:
     assert Quantity.parse(str(quantity)).value >= value  # finer than 1n rounds up, like Kubernetes
 
 
-@pytest.mark.parametrize(("raw", "seconds", "text"), [
-    ("72h", 259200, "72h"), ("90m", 5400, "1h30m"), ("1h30m", 5400, "1h30m"), ("2d", 172800, "48h"), ("45s", 45, "45s"),
-])
+@pytest.mark.parametrize(
+    ("raw", "seconds", "text"),
+    [
+        ("72h", 259200, "72h"),
+        ("90m", 5400, "1h30m"),
+        ("1h30m", 5400, "1h30m"),
+        ("2d", 172800, "48h"),
+        ("45s", 45, "45s"),
+    ],
+)
 def test_durations(raw, seconds, text) -> None:
     duration = Duration.parse(raw)
     assert duration.seconds == seconds and str(duration) == text
@@ -59,19 +82,26 @@ def test_durations(raw, seconds, text) -> None:
 
 @pytest.mark.parametrize("raw", ["72", 72, "0h", "", "1w", "h", "1.5h", None])
 def test_bad_durations(raw) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"duration|longer than zero"):
         Duration.parse(raw)
 
 
-@pytest.mark.parametrize(("raw", "count"), [
-    ("70B", 70 * 10**9), ("405B", 405 * 10**9), ("7.5B", 7_500_000_000), ("350M", 350 * 10**6), ("1.2T", 1_200_000_000_000),
-    (124_000_000, 124_000_000),
-])
+@pytest.mark.parametrize(
+    ("raw", "count"),
+    [
+        ("70B", 70 * 10**9),
+        ("405B", 405 * 10**9),
+        ("7.5B", 7_500_000_000),
+        ("350M", 350 * 10**6),
+        ("1.2T", 1_200_000_000_000),
+        (124_000_000, 124_000_000),
+    ],
+)
 def test_parameter_counts(raw, count) -> None:
     assert ParamCount.parse(raw).count == count
 
 
 @pytest.mark.parametrize("raw", ["70 billion", "B", "-7B", 0, "0B", True, 1.5])
 def test_bad_parameter_counts(raw) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"parameter count|a count like"):
         ParamCount.parse(raw)

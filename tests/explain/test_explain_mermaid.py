@@ -9,7 +9,6 @@ inside them the only markup allowed is ``<br/>`` and entity codes (``#quot;``, `
 from __future__ import annotations
 
 import json
-
 import re
 
 import pytest

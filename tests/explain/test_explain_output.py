@@ -34,9 +34,15 @@ def test_text_shows_the_resolved_plan_with_origins(run_cli) -> None:
     assert rows["queue"] == "team-nlp  [job]"
     assert rows["priority"] == "high  [job]"
     assert rows["restarts"] == "3 (JobSet failurePolicy.maxRestarts)  [runtime]"
-    assert rows["training state"] == ("weights 140 GB + gradients 140 GB + optimizer 420 GB = 700 GB  [computed]")
-    assert rows["data parallel (replicated)"] == "700 GB per GPU: does not fit (85.9 GB per GPU)  [computed]"
-    assert rows["fully sharded over 64 GPUs"] == "10.9 GB per GPU: fits (13% of 85.9 GB)  [computed]"
+    # The model state the parallelism planner uses: 16 bytes/param (the checkpoint saves less: 560 GB).
+    assert rows["model state"] == (
+        "weights 140 GB + gradients 140 GB + optimizer 840 GB = 1.1 TB (16 bytes/param)  [computed]"
+    )
+    assert rows["plain data parallel (ZeRO-0)"] == (
+        "1.1 TB per GPU: does not fit (85.9 GB per GPU), model state only  [computed]"
+    )
+    assert rows["ZeRO-3 / FSDP over 64 GPUs"] == "17.5 GB per GPU: fits (20% of 85.9 GB), model state only  [computed]"
+    assert rows["parallel layout"].startswith("not planned: add spec.model")
     assert rows["checkpoint size"].startswith("560 GB each (weights 140 GB + optimizer 420 GB), 1.7 TB for 3")
     assert rows["checkpoint volume"].startswith("1878Gi (2.0 TB), ReadWriteMany")
     assert rows["data shards"] == "64 (one per rank)  [computed]"
@@ -63,10 +69,13 @@ def _project(tmp_path: Path, body: str) -> Path:
 
 
 def test_project_pricing_by_accelerator_then_default(run_cli, tmp_path: Path) -> None:
-    project = _project(tmp_path, """\
+    project = _project(
+        tmp_path,
+        """\
         spec:
           pricing: {currency: EUR, gpuHour: {H100: 3.0, default: 1.0}}
-        """)
+        """,
+    )
     code, out, _ = run_cli("explain", LLAMA, "examples/jax.yaml", "--project", str(project))
     assert code == 0
     blocks = out.split("\n\n")
@@ -76,19 +85,24 @@ def test_project_pricing_by_accelerator_then_default(run_cli, tmp_path: Path) ->
 
 
 def test_project_defaults_are_named_as_the_origin(run_cli, tmp_path: Path) -> None:
-    project = _project(tmp_path, """\
+    project = _project(
+        tmp_path,
+        """\
         spec:
           defaults: {queue: shared, priority: low, namespace: sandbox}
-        """)
+        """,
+    )
     job = tmp_path / "job.yaml"
-    job.write_text(textwrap.dedent("""\
+    job.write_text(
+        textwrap.dedent("""\
         apiVersion: trainspec.dev/v1alpha1
         kind: TrainingJob
         metadata: {name: tiny}
         spec:
           runtime: trainspec-torch
           resourcesPerNode: {gpu: 1}
-        """))
+        """)
+    )
     code, out, err = run_cli("explain", str(job), "--project", str(project))
     assert code == 0, err
     rows = rows_of(out)
@@ -110,7 +124,9 @@ def test_markdown_is_a_table_with_the_key_figures(run_cli) -> None:
     assert lines[0] == "### `team-nlp/llama-sft`"
     assert "| | value | from |" in lines and "|---|---|---|" in lines
     assert "| GPUs in total | 64 x H100 | computed |" in lines
-    assert "| fully sharded over 64 GPUs | 10.9 GB per GPU: fits (13% of 85.9 GB) | computed |" in lines
+    assert (
+        "| ZeRO-3 / FSDP over 64 GPUs | 17.5 GB per GPU: fits (20% of 85.9 GB), model state only | computed |" in lines
+    )
     assert "| GPU-hours | 4608 (64 GPUs x 72 h of maxRunTime, at most) | computed |" in lines
     assert all(line.count("|") - line.count("\\|") == 4 for line in lines if line.startswith("|"))
 
@@ -120,8 +136,11 @@ def test_json_carries_every_figure_in_bytes(run_cli) -> None:
     assert code == 0
     (job,) = json.loads(out)["jobs"]
     # Every value says who set it and, when a spec wrote it, where (the resolver's provenance).
-    assert job["namespace"] == {"value": "team-nlp", "origin": "job", "at": {
-        "file": "examples/llama-sft/job.yaml", "line": 7, "column": 14, "path": "metadata.namespace"}}
+    assert job["namespace"] == {
+        "value": "team-nlp",
+        "origin": "job",
+        "at": {"file": "examples/llama-sft/job.yaml", "line": 7, "column": 14, "path": "metadata.namespace"},
+    }
     assert job["nodes"]["at"]["path"] == "spec.nodes" and job["nodes"]["at"]["file"].endswith("job.yaml")
     job["nodes"].pop("at")
     assert job["nodes"] == {"value": 8, "origin": "job"}
@@ -131,10 +150,11 @@ def test_json_carries_every_figure_in_bytes(run_cli) -> None:
     assert {k: v for k, v in job["accelerator"].items() if k != "at"} == {"value": "H100", "origin": "runtime"}
     assert job["gpuMemoryBytes"] == 80 * 1024**3
     memory = job["memory"]
-    assert memory["weightsBytes"] == 140 * 10**9 and memory["optimizerBytes"] == 420 * 10**9
-    assert memory["trainingStateBytes"] == 700 * 10**9
-    assert memory["dataParallel"] == {"perGpuBytes": 700 * 10**9, "fits": False}
-    assert memory["fullySharded"] == {"perGpuBytes": 10_937_500_000, "fits": True}
+    assert memory["weightsBytes"] == 140 * 10**9 and memory["optimizerBytes"] == 840 * 10**9
+    assert memory["modelStateBytes"] == 1120 * 10**9
+    assert memory["zero0"] == {"perGpuBytes": 1120 * 10**9, "fits": False}
+    assert memory["zero3"] == {"perGpuBytes": 17_500_000_000, "fits": True}
+    assert job["planner"] is None  # no spec.model: no layouts to plan
     assert job["checkpoint"]["perCheckpointBytes"] == 560 * 10**9
     assert job["checkpoint"]["totalBytes"] == 1680 * 10**9
     assert job["checkpoint"]["volume"] == "1878Gi"
@@ -151,8 +171,14 @@ def test_every_example_job_is_explained(run_cli) -> None:
     assert code == 0
     jobs = {f"{j['namespace']['value']}/{j['name']}": j for j in json.loads(out)["jobs"]}
     # Every engine's examples (other engines add theirs): at least these.
-    assert {"ml-dev/ddp-cpu", "ml-dev/ddp-cpu-upstream", "team-nlp/bert-zero3", "team-nlp/llama-sft",
-            "team-research/t5x-pretrain", "team-ml/ray-finetune"} <= set(jobs)
+    assert {
+        "ml-dev/ddp-cpu",
+        "ml-dev/ddp-cpu-upstream",
+        "team-nlp/bert-zero3",
+        "team-nlp/llama-sft",
+        "team-research/t5x-pretrain",
+        "team-ml/ray-finetune",
+    } <= set(jobs)
     assert jobs["ml-dev/ddp-cpu"]["gpusTotal"] == 0 and jobs["ml-dev/ddp-cpu"]["gpuHours"] is None
     assert jobs["team-research/t5x-pretrain"]["worldSize"] == 4  # JAX: one process per node
     assert jobs["team-research/t5x-pretrain"]["gpusTotal"] == 32
@@ -160,10 +186,13 @@ def test_every_example_job_is_explained(run_cli) -> None:
 
 
 def test_errors_still_explain_what_resolved_and_exit_1(run_cli, tmp_path: Path) -> None:
-    project = _project(tmp_path, """\
+    project = _project(
+        tmp_path,
+        """\
         spec:
           policy: {maxGpusPerJob: 32}
-        """)
+        """,
+    )
     code, out, err = run_cli("explain", LLAMA, "--project", str(project))
     assert code == 1
     assert "GPUs in total" in out and "64 x H100" in out

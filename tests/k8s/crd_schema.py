@@ -59,9 +59,7 @@ def crd_schema(kind: str, version: str | None = None) -> dict[str, Any]:
     crd = next(doc for doc in docs if doc.get("kind") == "CustomResourceDefinition")
     assert crd["spec"]["names"]["kind"] == kind, path
     versions = crd["spec"]["versions"]
-    chosen = next(
-        v for v in versions if (v["name"] == version if version else v.get("storage", False))
-    )
+    chosen = next(v for v in versions if (v["name"] == version if version else v.get("storage", False)))
     schema: dict[str, Any] = chosen["schema"]["openAPIV3Schema"]
     return schema
 
@@ -94,9 +92,9 @@ def _walk(value: Any, schema: dict[str, Any], path: str, problems: list[str]) ->
                     problems.append(f"{where}: unknown field {key!r}")
                 else:
                     _walk(item, properties[key], f"{path}.{key}", problems)
-            for key in schema.get("required", ()):
-                if key not in value:
-                    problems.append(f"{where}: missing required field {key!r}")
+            problems.extend(
+                f"{where}: missing required field {key!r}" for key in schema.get("required", ()) if key not in value
+            )
         elif isinstance(extra, dict):
             for key, item in value.items():
                 if not isinstance(key, str):

@@ -143,9 +143,7 @@ def torch_runtime() -> ClusterTrainingRuntime:
             spec=JobSpec(
                 backoff_limit=0,
                 template=PodTemplateSpec(
-                    metadata=ObjectMeta(
-                        annotations={"kueue.x-k8s.io/podset-preferred-topology": "rack"}
-                    ),
+                    metadata=ObjectMeta(annotations={"kueue.x-k8s.io/podset-preferred-topology": "rack"}),
                     spec=PodSpec(
                         init_containers=[
                             Container(
@@ -172,18 +170,12 @@ def torch_runtime() -> ClusterTrainingRuntime:
                                     EnvVar(
                                         name="WANDB_API_KEY",
                                         value_from=EnvVarSource(
-                                            secret_key_ref=SecretKeySelector(
-                                                name="wandb", key="api-key", optional=True
-                                            )
+                                            secret_key_ref=SecretKeySelector(name="wandb", key="api-key", optional=True)
                                         ),
                                     ),
                                 ],
-                                env_from=[
-                                    EnvFromSource(secret_ref=SecretEnvSource(name="s3-credentials"))
-                                ],
-                                ports=[
-                                    ContainerPort(name="c10d", container_port=29500, protocol="TCP")
-                                ],
+                                env_from=[EnvFromSource(secret_ref=SecretEnvSource(name="s3-credentials"))],
+                                ports=[ContainerPort(name="c10d", container_port=29500, protocol="TCP")],
                                 resources=ResourceRequirements(
                                     requests={"cpu": "90", "memory": "1600Gi", "nvidia.com/gpu": 8},
                                     limits={"memory": "1600Gi", "nvidia.com/gpu": 8},
@@ -191,13 +183,9 @@ def torch_runtime() -> ClusterTrainingRuntime:
                                 volume_mounts=[
                                     workspace,
                                     VolumeMount(name="dshm", mount_path="/dev/shm"),
-                                    VolumeMount(
-                                        name="hf-token", mount_path="/etc/hf", read_only=True
-                                    ),
+                                    VolumeMount(name="hf-token", mount_path="/etc/hf", read_only=True),
                                 ],
-                                readiness_probe=Probe(
-                                    tcp_socket=TCPSocketAction(port=29500), initial_delay_seconds=5
-                                ),
+                                readiness_probe=Probe(tcp_socket=TCPSocketAction(port=29500), initial_delay_seconds=5),
                                 security_context=RESTRICTED,
                             )
                         ],
@@ -208,15 +196,11 @@ def torch_runtime() -> ClusterTrainingRuntime:
                             ),
                             Volume(
                                 name="hf-token",
-                                secret=SecretVolumeSource(
-                                    secret_name="hf-token", default_mode=0o440
-                                ),
+                                secret=SecretVolumeSource(secret_name="hf-token", default_mode=0o440),
                             ),
                         ],
                         node_selector={"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
-                        tolerations=[
-                            Toleration(key="nvidia.com/gpu", operator="Exists", effect="NoSchedule")
-                        ],
+                        tolerations=[Toleration(key="nvidia.com/gpu", operator="Exists", effect="NoSchedule")],
                         affinity=Affinity(
                             node_affinity=NodeAffinity(
                                 required_during_scheduling_ignored_during_execution=NodeSelector(
@@ -237,9 +221,7 @@ def torch_runtime() -> ClusterTrainingRuntime:
                         priority_class_name="training",
                         service_account_name="trainer",
                         restart_policy="Never",
-                        security_context=PodSecurityContext(
-                            fs_group=1000, run_as_user=1000, run_as_non_root=True
-                        ),
+                        security_context=PodSecurityContext(fs_group=1000, run_as_user=1000, run_as_non_root=True),
                         termination_grace_period_seconds=120,
                     ),
                 ),
@@ -274,9 +256,7 @@ def torch_runtime() -> ClusterTrainingRuntime:
                                     metadata=ObjectMeta(name="initializer"),
                                     spec=PersistentVolumeClaimSpec(
                                         access_modes=["ReadWriteOnce"],
-                                        resources=VolumeResourceRequirements(
-                                            requests={"storage": "500Gi"}
-                                        ),
+                                        resources=VolumeResourceRequirements(requests={"storage": "500Gi"}),
                                         storage_class_name="fast-rwo",
                                     ),
                                 )
@@ -318,9 +298,7 @@ def mpi_runtime() -> TrainingRuntime:
         )
 
     return TrainingRuntime(
-        metadata=ObjectMeta(
-            name="trainspec-mpi", namespace="team-a", labels={FRAMEWORK: "deepspeed"}
-        ),
+        metadata=ObjectMeta(name="trainspec-mpi", namespace="team-a", labels={FRAMEWORK: "deepspeed"}),
         spec=TrainingRuntimeSpec(
             ml_policy=MLPolicy(
                 num_nodes=2,
@@ -347,9 +325,7 @@ def mpi_runtime() -> TrainingRuntime:
                             ),
                         ),
                     ],
-                    success_policy=SuccessPolicy(
-                        operator="Any", target_replicated_jobs=["launcher"]
-                    ),
+                    success_policy=SuccessPolicy(operator="Any", target_replicated_jobs=["launcher"]),
                 )
             ),
         ),
@@ -366,9 +342,7 @@ def patched_trainjob(index: int = 0) -> TrainJob:
                 persistent_volume_claim=PersistentVolumeClaimVolumeSource(claim_name="ckpt-llama"),
             )
         ],
-        init_containers=[
-            ContainerPatch(name="preflight", env=[EnvVar(name="PREFLIGHT_STRICT", value="1")])
-        ],
+        init_containers=[ContainerPatch(name="preflight", env=[EnvVar(name="PREFLIGHT_STRICT", value="1")])],
         containers=[
             # No env on "node": that goes through spec.trainer.env.
             ContainerPatch(
@@ -378,12 +352,8 @@ def patched_trainjob(index: int = 0) -> TrainJob:
             )
         ],
         node_selector={"topology.kubernetes.io/zone": "zone-a"},
-        affinity=Affinity(
-            node_affinity=NodeAffinity(preferred_during_scheduling_ignored_during_execution=[])
-        ),
-        tolerations=[
-            Toleration(key="dedicated", operator="Equal", value="training", effect="NoSchedule")
-        ],
+        affinity=Affinity(node_affinity=NodeAffinity(preferred_during_scheduling_ignored_during_execution=[])),
+        tolerations=[Toleration(key="dedicated", operator="Equal", value="training", effect="NoSchedule")],
         scheduling_gates=[PodSchedulingGate(name="example.com/quota-check")],
         service_account_name="llama-trainer",
         image_pull_secrets=[LocalObjectReference(name="registry-credentials")],
@@ -400,9 +370,7 @@ def patched_trainjob(index: int = 0) -> TrainJob:
                         ReplicatedJobPatch(
                             name="node",
                             template=JobTemplatePatch(
-                                metadata=MetadataPatch(
-                                    annotations={"trainspec.dev/spec-hash": "0f3a9c"}
-                                ),
+                                metadata=MetadataPatch(annotations={"trainspec.dev/spec-hash": "0f3a9c"}),
                                 spec=JobSpecPatch(
                                     template=PodTemplatePatch(
                                         metadata=MetadataPatch(
@@ -454,9 +422,7 @@ def patched_trainjob(index: int = 0) -> TrainJob:
                     EnvVar(name="NCCL_DEBUG", value="WARN"),
                     EnvVar(
                         name="HF_TOKEN",
-                        value_from=EnvVarSource(
-                            secret_key_ref=SecretKeySelector(name="hf-token", key="token")
-                        ),
+                        value_from=EnvVarSource(secret_key_ref=SecretKeySelector(name="hf-token", key="token")),
                     ),
                 ],
                 num_nodes=4,

@@ -70,7 +70,7 @@ def test_the_lazy_export_table_is_the_generated_one() -> None:
 
 
 def test_the_export_block_must_exist() -> None:
-    with pytest.raises(gen.GenerationError, match="no .* block"):
+    with pytest.raises(gen.GenerationError, match=r"no .* block"):
         gen.render_exports(config.MODULES, config.STATIC_EXPORTS, "nothing here\n")
 
 
@@ -87,8 +87,10 @@ _SOURCE = {
                 "port": {"x-kubernetes-int-or-string": True},
                 "enableDNSName": {"type": "boolean"},
                 "items": {"type": "array", "items": {"type": "object", "properties": {"n": {"type": "integer"}}}},
-                "byName": {"type": "object", "additionalProperties": {"type": "object",
-                                                                       "properties": {"n": {"type": "integer"}}}},
+                "byName": {
+                    "type": "object",
+                    "additionalProperties": {"type": "object", "properties": {"n": {"type": "integer"}}},
+                },
             },
         },
     },
@@ -96,10 +98,14 @@ _SOURCE = {
 
 
 def _render(fields: tuple[Any, ...], item_path: str | None = None) -> str:
-    module = Module(name="demo", doc="Demo.", classes=(
-        Cls("Demo", "A demo.", fields, path="src:spec"),
-        Cls("Item", "An item.", ("n",), path=item_path),
-    ))
+    module = Module(
+        name="demo",
+        doc="Demo.",
+        classes=(
+            Cls("Demo", "A demo.", fields, path="src:spec"),
+            Cls("Item", "An item.", ("n",), path=item_path),
+        ),
+    )
     sources = {"src": _SOURCE}
     paths = gen.resolve_paths([module], sources)
     nodes = {c.name: gen._node(sources, paths[c.name]) for c in module.classes}
@@ -108,8 +114,9 @@ def _render(fields: tuple[Any, ...], item_path: str | None = None) -> str:
 
 
 def test_types_enums_required_and_wire_names_come_from_the_schema() -> None:
-    text = _render(("mode", "size", "port", "enable_dns_name", Field("items", ref="Item"),
-                    Field("by_name", ref="Item")))
+    text = _render(
+        ("mode", "size", "port", "enable_dns_name", Field("items", ref="Item"), Field("by_name", ref="Item"))
+    )
     assert '    mode: Literal["Fast", "Slow"]\n' in text  # required: no default
     assert "    size: Quantity | None = None\n" in text
     assert "from trainspec.k8s.core import Quantity\n" in text

@@ -40,9 +40,7 @@ def test_realistic_jobset_specs_match_the_jobset_crd() -> None:
         assert check(to_dict(runtime.spec.template.spec), schema, ".spec") == []
 
 
-@pytest.mark.parametrize(
-    "cls", [TrainJob, ClusterTrainingRuntime, TrainingRuntime], ids=lambda c: c.__name__
-)
+@pytest.mark.parametrize("cls", [TrainJob, ClusterTrainingRuntime, TrainingRuntime], ids=lambda c: c.__name__)
 def test_every_field_of_every_model_exists_in_the_crd(cls: type) -> None:
     # Maximal instances set every field of every reachable model, so this checks every wire
     # name (and every Literal value where the CRD has an enum) against the schema.
@@ -73,6 +71,5 @@ def test_checker_reports_unknown_fields_types_enums_and_required() -> None:
     runtime["spec"]["mlPolicy"]["torch"]["numProcPerNode"] = "auto"  # removed in Trainer v2.2
     assert sorted(check(runtime, crd_schema("ClusterTrainingRuntime"))) == [
         ".spec.mlPolicy.torch: unknown field 'numProcPerNode'",
-        ".spec.template.spec.replicatedJobs[1].dependsOn[0].status:"
-        " 'Done' is not one of ['Ready', 'Complete']",
+        (".spec.template.spec.replicatedJobs[1].dependsOn[0].status: 'Done' is not one of ['Ready', 'Complete']"),
     ]

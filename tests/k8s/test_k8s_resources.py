@@ -39,9 +39,7 @@ def test_persistent_volume_claim() -> None:
             namespace="team-a",
             labels={"trainspec.dev/job": "llama"},
             owner_references=[
-                OwnerReference(
-                    api_version="v1", kind="ConfigMap", name="owner", uid="1234", controller=True
-                )
+                OwnerReference(api_version="v1", kind="ConfigMap", name="owner", uid="1234", controller=True)
             ],
         ),
         spec=PersistentVolumeClaimSpec(
@@ -134,9 +132,7 @@ def test_cluster_training_runtime_minimal_torch() -> None:
                                                     "name": "node",
                                                     "image": "python:3.12",
                                                     "command": ["torchrun", "train.py"],
-                                                    "resources": {
-                                                        "requests": {"cpu": 2, "memory": "4Gi"}
-                                                    },
+                                                    "resources": {"requests": {"cpu": 2, "memory": "4Gi"}},
                                                     "volumeMounts": [],
                                                 }
                                             ]
@@ -205,9 +201,7 @@ def test_training_runtime_mpi() -> None:
                         {
                             "name": "launcher",
                             "dependsOn": [{"name": "node", "status": "Ready"}],
-                            "template": job(
-                                {ANCESTOR: "trainer"}, ["mpirun", "python", "/app/train.py"]
-                            ),
+                            "template": job({ANCESTOR: "trainer"}, ["mpirun", "python", "/app/train.py"]),
                         },
                     ],
                     "successPolicy": {"operator": "Any", "targetReplicatedJobs": ["launcher"]},
@@ -220,9 +214,7 @@ def test_training_runtime_mpi() -> None:
 def test_train_job_with_the_full_patch_chain() -> None:
     expected_pod_spec = {
         "volumes": [{"name": "checkpoints", "persistentVolumeClaim": {"claimName": "ckpt-llama"}}],
-        "initContainers": [
-            {"name": "preflight", "env": [{"name": "PREFLIGHT_STRICT", "value": "1"}]}
-        ],
+        "initContainers": [{"name": "preflight", "env": [{"name": "PREFLIGHT_STRICT", "value": "1"}]}],
         "containers": [
             {
                 "name": "node",
@@ -232,9 +224,7 @@ def test_train_job_with_the_full_patch_chain() -> None:
         ],
         "nodeSelector": {"topology.kubernetes.io/zone": "zone-a"},
         "affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": []}},
-        "tolerations": [
-            {"key": "dedicated", "operator": "Equal", "value": "training", "effect": "NoSchedule"}
-        ],
+        "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "training", "effect": "NoSchedule"}],
         "schedulingGates": [{"name": "example.com/quota-check"}],
         "serviceAccountName": "llama-trainer",
         "imagePullSecrets": [{"name": "registry-credentials"}],
@@ -299,9 +289,7 @@ def test_train_job_with_the_full_patch_chain() -> None:
                                     {
                                         "name": "node",
                                         "template": {
-                                            "metadata": {
-                                                "annotations": {"trainspec.dev/spec-hash": "0f3a9c"}
-                                            },
+                                            "metadata": {"annotations": {"trainspec.dev/spec-hash": "0f3a9c"}},
                                             "spec": {
                                                 "template": {
                                                     "metadata": {

@@ -86,9 +86,7 @@ def test_maps_are_sorted_and_int_quantities_stay_ints() -> None:
     }
     assert list(out["requests"]) == ["cpu", "memory", "nvidia.com/gpu"]
     assert type(out["requests"]["nvidia.com/gpu"]) is int
-    meta = to_dict(
-        ObjectMeta(name="a", labels={"z": "1", "a": "2", "m": "3"}, annotations={"b": "", "a": ""})
-    )
+    meta = to_dict(ObjectMeta(name="a", labels={"z": "1", "a": "2", "m": "3"}, annotations={"b": "", "a": ""}))
     assert list(meta["labels"]) == ["a", "m", "z"]
     assert list(meta["annotations"]) == ["a", "b"]
 

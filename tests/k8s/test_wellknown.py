@@ -22,8 +22,19 @@ HOMES = {"trainspec/dsl/wellknown.py", "trainspec/k8s/wellknown.py"}
 
 #: Facts that are also everyday words of the code (a spec field ``trainer``, the shard-by value
 #: ``node``, an explain row "checkpoints"): an equal string elsewhere need not mean the fact.
-GENERIC = {"node", "launcher", "trainer", "initializer", "checkpoints", "trainspec", "volcano", "v1alpha1",
-           "v1beta1", "v1beta2", "jax"}
+GENERIC = {
+    "node",
+    "launcher",
+    "trainer",
+    "initializer",
+    "checkpoints",
+    "trainspec",
+    "volcano",
+    "v1alpha1",
+    "v1beta1",
+    "v1beta2",
+    "jax",
+}
 
 #: Modules whose owners are rewriting them at the time of writing; they switch to the
 #: wellknown constant next (listed in the issue's hand-over). Never add to this list.
@@ -42,15 +53,17 @@ def _facts() -> dict[str, str]:
             value = getattr(module, name)
             items = value.values() if isinstance(value, dict) else [value]
             for item in items:
-                for text in (item if isinstance(item, tuple) else (item,)):
+                for text in item if isinstance(item, tuple) else (item,):
                     if isinstance(text, str):
                         found.setdefault(text, name)
     return found
 
 
 def _sources() -> list[tuple[str, ast.AST]]:
-    return [(path.relative_to(PACKAGE.parent).as_posix(), ast.parse(path.read_text(encoding="utf-8")))
-            for path in sorted(PACKAGE.rglob("*.py"))]
+    return [
+        (path.relative_to(PACKAGE.parent).as_posix(), ast.parse(path.read_text(encoding="utf-8")))
+        for path in sorted(PACKAGE.rglob("*.py"))
+    ]
 
 
 SOURCES = _sources()
@@ -59,9 +72,19 @@ FACTS = _facts()
 
 def test_the_scan_sees_the_facts() -> None:
     """Guards the scan itself: it must find the facts where they are defined."""
-    for key in ("kueue.x-k8s.io/queue-name", "kueue.x-k8s.io/priority-class", "kueue.x-k8s.io/max-exec-time-seconds",
-                "trainer.kubeflow.org/trainjob-ancestor-step", "dataset-initializer", "dshm", "trainspec.dev/compiler",
-                "PET_", "TRAINSPEC_CHECKPOINT_DIR", "PET_NNODES", "argocd.argoproj.io/sync-wave"):
+    for key in (
+        "kueue.x-k8s.io/queue-name",
+        "kueue.x-k8s.io/priority-class",
+        "kueue.x-k8s.io/max-exec-time-seconds",
+        "trainer.kubeflow.org/trainjob-ancestor-step",
+        "dataset-initializer",
+        "dshm",
+        "trainspec.dev/compiler",
+        "PET_",
+        "TRAINSPEC_CHECKPOINT_DIR",
+        "PET_NNODES",
+        "argocd.argoproj.io/sync-wave",
+    ):
         assert key in FACTS, key
     defined = {text for name in HOMES for text in STRINGS[name]}
     assert "kueue.x-k8s.io/queue-name" in defined and "dshm" in defined
@@ -76,8 +99,11 @@ STRINGS = {name: _strings(tree) for name, tree in SOURCES}
 
 @pytest.mark.parametrize("fact", sorted(set(FACTS) - GENERIC))
 def test_each_fact_is_written_out_in_one_module_only(fact: str) -> None:
-    elsewhere = sorted(name for name, strings in STRINGS.items()
-                       if name not in HOMES and (fact, name) not in PENDING and fact in strings)
+    elsewhere = sorted(
+        name
+        for name, strings in STRINGS.items()
+        if name not in HOMES and (fact, name) not in PENDING and fact in strings
+    )
     assert elsewhere == [], f"{fact!r} ({FACTS[fact]}) is written out in {elsewhere}: import it from wellknown"
 
 
@@ -95,8 +121,13 @@ def _bound(node: ast.AST) -> int | None:
 
 
 def test_integer_bounds_are_written_out_only_in_the_dsl_facts() -> None:
-    found = sorted(f"{name}:{node.lineno}" for name, tree in SOURCES if name != "trainspec/dsl/wellknown.py"
-                   for node in ast.walk(tree) if _bound(node) is not None)
+    found = sorted(
+        f"{name}:{node.lineno}"
+        for name, tree in SOURCES
+        if name != "trainspec/dsl/wellknown.py"
+        for node in ast.walk(tree)
+        if _bound(node) is not None
+    )
     assert found == [], f"int32/int64 bounds written out in {found}: use trainspec.dsl.wellknown"
 
 

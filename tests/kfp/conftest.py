@@ -38,8 +38,12 @@ def kube_env(standin: StandIn, monkeypatch: pytest.MonkeyPatch) -> StandIn:
     monkeypatch.setenv("KFP_POD_NAME", LAUNCHER_POD)
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
     standin.pods[(NAMESPACE, LAUNCHER_POD)] = {
-        "metadata": {"name": LAUNCHER_POD, "namespace": NAMESPACE, "uid": "launcher-uid-1",
-                     "labels": {"jobset.sigs.k8s.io/jobset-name": "-"}},
+        "metadata": {
+            "name": LAUNCHER_POD,
+            "namespace": NAMESPACE,
+            "uid": "launcher-uid-1",
+            "labels": {"jobset.sigs.k8s.io/jobset-name": "-"},
+        },
         "status": {"phase": "Running"},
     }
     return standin

@@ -41,17 +41,27 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 TRAINER = "/apis/trainer.kubeflow.org/v1alpha1"
-RE_OBJECT = re.compile(r"^/apis?/(?P<gv>[^/]+(?:/v[^/]+)?)(?:/namespaces/(?P<ns>[^/]+))?/(?P<plural>[a-z]+)"
-                       r"(?:/(?P<name>[^/]+)(?:/(?P<sub>status))?)?$")
+RE_OBJECT = re.compile(
+    r"^/apis?/(?P<gv>[^/]+(?:/v[^/]+)?)(?:/namespaces/(?P<ns>[^/]+))?/(?P<plural>[a-z]+)"
+    r"(?:/(?P<name>[^/]+)(?:/(?P<sub>status))?)?$"
+)
 RE_LOG = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/log$")
 NOW = "2026-01-01T00:00:00Z"
 #: plural -> (apiVersion, kind, namespaced, CRD file in trainspec/check/data or None)
 STORES = {
     "trainjobs": ("trainer.kubeflow.org/v1alpha1", "TrainJob", True, "trainer.kubeflow.org_trainjobs.json"),
-    "clustertrainingruntimes": ("trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime", False,
-                                "trainer.kubeflow.org_clustertrainingruntimes.json"),
-    "trainingruntimes": ("trainer.kubeflow.org/v1alpha1", "TrainingRuntime", True,
-                         "trainer.kubeflow.org_trainingruntimes.json"),
+    "clustertrainingruntimes": (
+        "trainer.kubeflow.org/v1alpha1",
+        "ClusterTrainingRuntime",
+        False,
+        "trainer.kubeflow.org_clustertrainingruntimes.json",
+    ),
+    "trainingruntimes": (
+        "trainer.kubeflow.org/v1alpha1",
+        "TrainingRuntime",
+        True,
+        "trainer.kubeflow.org_trainingruntimes.json",
+    ),
     "workloads": ("kueue.x-k8s.io/v1beta2", "Workload", True, "kueue.x-k8s.io_workloads.json"),
     "persistentvolumeclaims": ("v1", "PersistentVolumeClaim", True, None),
     "pods": ("v1", "Pod", True, None),
@@ -109,29 +119,72 @@ class StandIn:
 
     def add_cluster_runtime(self, name: str) -> None:
         self.runtimes[("ClusterTrainingRuntime", "", name)] = {
-            "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
-            "metadata": {"name": name, "resourceVersion": "1"}, "spec": {"template": {"spec": {"replicatedJobs": [{
-                "name": "node", "template": {
-                    "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
-                    "spec": {"template": {"spec": {"containers": [{
-                        "name": "node", "image": "img",
-                        "resources": {"requests": {"cpu": "2", "memory": "4Gi"}}}]}}}}}]}}},
+            "apiVersion": "trainer.kubeflow.org/v1alpha1",
+            "kind": "ClusterTrainingRuntime",
+            "metadata": {"name": name, "resourceVersion": "1"},
+            "spec": {
+                "template": {
+                    "spec": {
+                        "replicatedJobs": [
+                            {
+                                "name": "node",
+                                "template": {
+                                    "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
+                                    "spec": {
+                                        "template": {
+                                            "spec": {
+                                                "containers": [
+                                                    {
+                                                        "name": "node",
+                                                        "image": "img",
+                                                        "resources": {"requests": {"cpu": "2", "memory": "4Gi"}},
+                                                    }
+                                                ]
+                                            }
+                                        }
+                                    },
+                                },
+                            }
+                        ]
+                    }
+                }
+            },
         }
 
-    def add_pod(self, namespace: str, name: str, trainjob: str, *, phase: str = "Succeeded",
-                lines: list[str] | None = None, index: int = 0, created: str = NOW, restarts: int = 0,
-                ready: bool = False, uid: str | None = None) -> None:
+    def add_pod(
+        self,
+        namespace: str,
+        name: str,
+        trainjob: str,
+        *,
+        phase: str = "Succeeded",
+        lines: list[str] | None = None,
+        index: int = 0,
+        created: str = NOW,
+        restarts: int = 0,
+        ready: bool = False,
+        uid: str | None = None,
+    ) -> None:
         with self.lock:
             pod = {
-                "apiVersion": "v1", "kind": "Pod",
-                "metadata": {"name": name, "namespace": namespace, "uid": uid or f"uid-{name}",
-                             "creationTimestamp": created,
-                             "labels": {"jobset.sigs.k8s.io/jobset-name": trainjob,
-                                        "jobset.sigs.k8s.io/replicatedjob-name": "node",
-                                        "batch.kubernetes.io/job-completion-index": str(index)}},
-                "status": {"phase": phase,
-                           "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
-                           "containerStatuses": [{"name": "node", "restartCount": restarts}]},
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": name,
+                    "namespace": namespace,
+                    "uid": uid or f"uid-{name}",
+                    "creationTimestamp": created,
+                    "labels": {
+                        "jobset.sigs.k8s.io/jobset-name": trainjob,
+                        "jobset.sigs.k8s.io/replicatedjob-name": "node",
+                        "batch.kubernetes.io/job-completion-index": str(index),
+                    },
+                },
+                "status": {
+                    "phase": phase,
+                    "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+                    "containerStatuses": [{"name": "node", "restartCount": restarts}],
+                },
             }
             self._record("pods", namespace, "MODIFIED" if (namespace, name) in self.pods else "ADDED", pod)
             self.pods[(namespace, name)] = pod
@@ -143,15 +196,29 @@ class StandIn:
         meta = trainjob["metadata"]
         with self.lock:
             name = f"trainjob-{meta['name']}-3f2a9"
-            workload = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
-                        "metadata": {"name": name, "namespace": meta["namespace"], "uid": str(uuid.uuid4()),
-                                     "creationTimestamp": NOW, "labels": {"kueue.x-k8s.io/job-uid": meta["uid"]},
-                                     "ownerReferences": [{"apiVersion": "trainer.kubeflow.org/v1alpha1",
-                                                          "kind": "TrainJob", "name": meta["name"],
-                                                          "uid": meta["uid"], "controller": True,
-                                                          "blockOwnerDeletion": True}]},
-                        "spec": {"queueName": queue, "active": True, "podSets": []},
-                        "status": {"conditions": conditions}}
+            workload = {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "Workload",
+                "metadata": {
+                    "name": name,
+                    "namespace": meta["namespace"],
+                    "uid": str(uuid.uuid4()),
+                    "creationTimestamp": NOW,
+                    "labels": {"kueue.x-k8s.io/job-uid": meta["uid"]},
+                    "ownerReferences": [
+                        {
+                            "apiVersion": "trainer.kubeflow.org/v1alpha1",
+                            "kind": "TrainJob",
+                            "name": meta["name"],
+                            "uid": meta["uid"],
+                            "controller": True,
+                            "blockOwnerDeletion": True,
+                        }
+                    ],
+                },
+                "spec": {"queueName": queue, "active": True, "podSets": []},
+                "status": {"conditions": conditions},
+            }
             self._record("workloads", meta["namespace"], "ADDED", workload)
             self.workloads[(meta["namespace"], name)] = workload
             return workload
@@ -162,8 +229,7 @@ class StandIn:
 
     def sent(self, method: str | None = None, pattern: str = "") -> list[Request]:
         with self.lock:
-            return [r for r in self.requests
-                    if (method is None or r.method == method) and re.search(pattern, r.path)]
+            return [r for r in self.requests if (method is None or r.method == method) and re.search(pattern, r.path)]
 
     # --- storage --------------------------------------------------------------------------
 
@@ -197,8 +263,9 @@ class StandIn:
 
     # --- serving --------------------------------------------------------------------------
 
-    def handle(self, method: str, path: str, query: dict[str, str], headers: dict[str, str],
-               raw: bytes) -> tuple[int, Any, str]:
+    def handle(
+        self, method: str, path: str, query: dict[str, str], headers: dict[str, str], raw: bytes
+    ) -> tuple[int, Any, str]:
         body: Any = None
         if raw:
             try:
@@ -217,8 +284,9 @@ class StandIn:
                     return int(fault.response), _status(int(fault.response), "injected fault"), "json"
             return self._route(method, path, query, headers, body)
 
-    def _route(self, method: str, path: str, query: dict[str, str], headers: dict[str, str],
-               body: Any) -> tuple[int, Any, str]:
+    def _route(
+        self, method: str, path: str, query: dict[str, str], headers: dict[str, str], body: Any
+    ) -> tuple[int, Any, str]:
         if (m := RE_LOG.match(path)) and method == "GET":
             lines = self.logs.get((m.group(1), m.group(2)))
             if lines is None:
@@ -294,22 +362,47 @@ class StandIn:
                 del self.workloads[key]
                 self._record("workloads", ns, "DELETED", workload)
 
-    def _apply(self, plural: str, ns: str, name: str, key: Any, store: dict, path: str, query: dict[str, str],
-               headers: dict[str, str], body: Any) -> tuple[int, Any, str]:
+    def _apply(
+        self,
+        plural: str,
+        ns: str,
+        name: str,
+        key: Any,
+        store: dict,
+        path: str,
+        query: dict[str, str],
+        headers: dict[str, str],
+        body: Any,
+    ) -> tuple[int, Any, str]:
         api_version, kind, _, crd = STORES[plural]
         if headers.get("Content-Type", "").split(";")[0] != "application/apply-patch+yaml":
             return 415, _status(415, "the stand-in serves only server-side apply patches"), "json"
         manager = query.get("fieldManager")
         if not manager:
-            return 422, _status(422, 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: '
-                                     "is required for apply patch", "Invalid"), "json"
+            return (
+                422,
+                _status(
+                    422,
+                    'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
+                    "Invalid",
+                ),
+                "json",
+            )
         where = f"{ns}/{name}" if STORES[plural][2] else f"/{name}"
         gvk = f"{api_version}, Kind={kind}" if "/" in api_version else f"/{api_version}, Kind={kind}"
         if query.get("fieldValidation") == "Strict" and crd:
             unknown = unknown_field(body, _schema(crd))
             if unknown:
-                return 500, _status(500, f"failed to create typed patch object ({where}; {gvk}): {unknown}: "
-                                         "field not declared in schema", ""), "json"
+                return (
+                    500,
+                    _status(
+                        500,
+                        f"failed to create typed patch object ({where}; {gvk}): {unknown}: "
+                        "field not declared in schema",
+                        "",
+                    ),
+                    "json",
+                )
         config = copy.deepcopy(body)
         config.pop("status", None)  # the status subresource: the main resource's writes ignore it
         configs = dict(self.applied_configs.get(path) or {})
@@ -318,8 +411,15 @@ class StandIn:
                 if other != manager:
                     clash = _conflict(theirs, config)
                     if clash:
-                        return 409, _status(409, f'Apply failed with 1 conflict: conflict with "{other}" using '
-                                                 f"{api_version}: {clash}", "Conflict"), "json"
+                        return (
+                            409,
+                            _status(
+                                409,
+                                f'Apply failed with 1 conflict: conflict with "{other}" using {api_version}: {clash}',
+                                "Conflict",
+                            ),
+                            "json",
+                        )
         configs[manager] = config
         old = store.get(key)
         merged: dict = {}
@@ -331,12 +431,23 @@ class StandIn:
         meta["creationTimestamp"] = old_meta.get("creationTimestamp") or NOW
         if STORES[plural][2]:
             meta["namespace"] = ns
-        meta["managedFields"] = [{"manager": m, "operation": "Apply", "apiVersion": api_version,
-                                  "fieldsType": "FieldsV1", "fieldsV1": _fields(c)} for m, c in configs.items()]
+        meta["managedFields"] = [
+            {
+                "manager": m,
+                "operation": "Apply",
+                "apiVersion": api_version,
+                "fieldsType": "FieldsV1",
+                "fieldsV1": _fields(c),
+            }
+            for m, c in configs.items()
+        ]
         if old is not None:
             # Writers other than apply (the tests' direct edits, the launcher tests' fixtures) keep their fields.
-            merged = _merge({k: v for k, v in old.items() if k != "status"}, merged) if path not in \
-                self.applied_configs else merged
+            merged = (
+                _merge({k: v for k, v in old.items() if k != "status"}, merged)
+                if path not in self.applied_configs
+                else merged
+            )
             merged["status"] = old.get("status") or {}
         else:
             merged["status"] = {}
@@ -344,13 +455,14 @@ class StandIn:
         if query.get("dryRun") == "All":
             answer = copy.deepcopy(old if unchanged else merged)
             if not unchanged:
-                answer["metadata"]["resourceVersion"] = (old_meta.get("resourceVersion") or "0")
+                answer["metadata"]["resourceVersion"] = old_meta.get("resourceVersion") or "0"
             return (200 if old is not None else 201), answer, "json"
         if unchanged:
             return 200, old, "json"
         self.applied_configs[path] = configs
         merged["metadata"]["generation"] = int(old_meta.get("generation") or 0) + (
-            old is None or old.get("spec") != merged.get("spec"))
+            old is None or old.get("spec") != merged.get("spec")
+        )
         store[key] = merged
         self._record(plural, ns, "ADDED" if old is None else "MODIFIED", merged)
         if plural == "trainjobs":
@@ -361,18 +473,32 @@ class StandIn:
         api_version, kind, _, _ = STORES[plural]
         items = [o for o in self._items(plural, ns) if _selected(o, query)]
         if plural == "pods":  # the launcher tests: pods of TrainJobs that exist only (a GC stand-in)
-            items = [p for p in items if (p["metadata"].get("namespace"), (p["metadata"].get("labels") or {})
-                                          .get("jobset.sigs.k8s.io/jobset-name")) in self.trainjobs
-                     or "jobset.sigs.k8s.io/jobset-name" not in query.get("labelSelector", "")]
-        return {"apiVersion": api_version, "kind": f"{kind}List", "metadata": {"resourceVersion": str(self.rv)},
-                "items": items}
+            items = [
+                p
+                for p in items
+                if (
+                    p["metadata"].get("namespace"),
+                    (p["metadata"].get("labels") or {}).get("jobset.sigs.k8s.io/jobset-name"),
+                )
+                in self.trainjobs
+                or "jobset.sigs.k8s.io/jobset-name" not in query.get("labelSelector", "")
+            ]
+        return {
+            "apiVersion": api_version,
+            "kind": f"{kind}List",
+            "metadata": {"resourceVersion": str(self.rv)},
+            "items": items,
+        }
 
     def _watch(self, plural: str, ns: str, query: dict[str, str]) -> str:
         if self.on_watch is not None:
             self.on_watch(self)
         since = int(query.get("resourceVersion") or 0)
-        lines = [json.dumps({"type": kind, "object": obj}) for rv, p, ev_ns, kind, obj in self.events
-                 if rv > since and p == plural and (not ns or ev_ns == ns) and _selected(obj, query)]
+        lines = [
+            json.dumps({"type": kind, "object": obj})
+            for rv, p, ev_ns, kind, obj in self.events
+            if rv > since and p == plural and (not ns or ev_ns == ns) and _selected(obj, query)
+        ]
         return "".join(line + "\n" for line in lines)
 
 
@@ -402,7 +528,7 @@ def unknown_field(obj: Any, schema: dict, path: str = "") -> str:
         items = schema.get("items") or {}
         keys = schema.get("x-kubernetes-list-map-keys") or []
         for i, item in enumerate(obj):
-            mark = (",".join(f'{k}="{item.get(k)}"' for k in keys) if keys and isinstance(item, dict) else str(i))
+            mark = ",".join(f'{k}="{item.get(k)}"' for k in keys) if keys and isinstance(item, dict) else str(i)
             if found := unknown_field(item, items, f"{path}[{mark}]"):
                 return found
         return ""
@@ -484,6 +610,7 @@ def _same(old: dict, new: dict) -> bool:
         for key in ("resourceVersion", "generation", "managedFields"):
             out.get("metadata", {}).pop(key, None)
         return out
+
     return strip(old) == strip(new)
 
 
@@ -507,8 +634,14 @@ def _not_found(plural: str, name: str) -> dict:
 
 
 def _status(code: int, message: str, reason: str | None = None) -> dict:
-    status = {"apiVersion": "v1", "kind": "Status", "metadata": {},
-              "status": "Success" if code < 400 else "Failure", "message": message, "code": code}
+    status = {
+        "apiVersion": "v1",
+        "kind": "Status",
+        "metadata": {},
+        "status": "Success" if code < 400 else "Failure",
+        "message": message,
+        "code": code,
+    }
     if reason:
         status["reason"] = reason
     return status
@@ -532,8 +665,10 @@ def serve(standin: StandIn) -> ThreadingHTTPServer:
                 return
             data = (payload if kind in ("text", "watch") else json.dumps(payload)).encode("utf-8")
             self.send_response(code)
-            self.send_header("Content-Type", {"text": "text/plain", "watch": "application/json;stream=watch"}
-                             .get(kind, "application/json"))
+            self.send_header(
+                "Content-Type",
+                {"text": "text/plain", "watch": "application/json;stream=watch"}.get(kind, "application/json"),
+            )
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)

@@ -26,7 +26,9 @@ sys.meta_path.insert(0, _Block())
 
 
 def _python(code: str, *, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=cwd, check=False, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_validate_and_compile_never_import_kfp_or_kubernetes(tmp_path: Path) -> None:
@@ -37,7 +39,7 @@ codes = []
 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
     codes.append(cli.main(["validate", "examples"]))
     codes.append(cli.main(["compile", "examples", "-o", "-"]))
-    codes.append(cli.main(["compile", "examples/kfp/cpu-job.yaml", "-o", {str(tmp_path / 'out')!r}]))
+    codes.append(cli.main(["compile", "examples/kfp/cpu-job.yaml", "-o", {str(tmp_path / "out")!r}]))
 loaded = sorted({{m.split(".")[0] for m in sys.modules}} & {{"kfp", "kubernetes"}})
 print(json.dumps({{"codes": codes, "loaded": loaded}}))
 """
@@ -49,7 +51,9 @@ print(json.dumps({{"codes": codes, "loaded": loaded}}))
 
 
 def test_core_works_without_kfp(tmp_path: Path) -> None:
-    code = BLOCK + """
+    code = (
+        BLOCK
+        + """
 import contextlib, io, json
 import trainspec, trainspec.kfp
 from trainspec.cli.main import main
@@ -62,6 +66,7 @@ compiled = trainspec.kfp.compile_trainjob("examples/ddp-cpu.yaml")
 print(json.dumps({"validate": validate, "pipeline": pipeline, "rbac": rbac, "err": err.getvalue(),
                   "rbac_out": "ClusterRoleBinding" in out.getvalue(), "job": compiled.name}))
 """
+    )
     done = _python(code)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout.strip().splitlines()[-1])

@@ -20,8 +20,11 @@ from trainspec.kfp.pipeline import KfpSpecError, build_pipeline, compile_pipelin
 
 CPU_JOB = EXAMPLES / "kfp" / "cpu-job.yaml"
 PASSTHROUGHS = [
-    {"field": "RESOURCES"}, {"field": "KUBERNETES_TOLERATIONS"}, {"field": "KUBERNETES_NODE_SELECTOR"},
-    {"field": "KUBERNETES_AFFINITY"}, {"field": "ENV", "applyToTask": True},
+    {"field": "RESOURCES"},
+    {"field": "KUBERNETES_TOLERATIONS"},
+    {"field": "KUBERNETES_NODE_SELECTOR"},
+    {"field": "KUBERNETES_AFFINITY"},
+    {"field": "ENV", "applyToTask": True},
     {"field": "KUBERNETES_VOLUMES", "applyToTask": True},
 ]
 
@@ -57,7 +60,9 @@ def test_trainspec_pipeline_ir(tmp_path: Path) -> None:
     assert type(spec["trainer"]["resourcesPerNode"]["requests"]["cpu"]) is int
     assert _const(launch, "run_id") == "{{$.pipeline_job_uuid}}"
     assert launch["inputs"]["parameters"]["checkpoint_claim"]["taskOutputParameter"] == {
-        "outputParameterKey": "name", "producerTask": "createpvc"}
+        "outputParameterKey": "name",
+        "producerTask": "createpvc",
+    }
     assert launch["dependentTasks"] == ["createpvc"]
 
     component = ir["components"]["comp-launch-trainjob"]
@@ -86,8 +91,15 @@ def test_trainspec_pipeline_ir(tmp_path: Path) -> None:
 
 def test_storage_class_is_required_for_the_pvc_step() -> None:
     compiled = compile_trainjob(EXAMPLES / "llama-sft")
-    no_class = compiled.__class__(**{**compiled.__dict__, "claim": {
-        **compiled.claim, "spec": {k: v for k, v in compiled.claim["spec"].items() if k != "storageClassName"}}})
+    no_class = compiled.__class__(
+        **{
+            **compiled.__dict__,
+            "claim": {
+                **compiled.claim,
+                "spec": {k: v for k, v in compiled.claim["spec"].items() if k != "storageClassName"},
+            },
+        }
+    )
     with pytest.raises(KfpSpecError, match="storage class"):
         build_pipeline(no_class)
     build_pipeline(no_class, storage_class="fast-rwx")  # given explicitly: fine
@@ -124,7 +136,9 @@ def test_example_pipeline_ir(tmp_path: Path) -> None:
     assert _const(tasks["launch-trainjob"], "trainjob") == module.JOB.manifest
     assert _cache_off(tasks["launch-trainjob"]) and _cache_off(tasks["createpvc"])
     assert tasks["evaluate"]["inputs"]["parameters"]["phase"]["taskOutputParameter"] == {
-        "outputParameterKey": "phase", "producerTask": "launch-trainjob"}
+        "outputParameterKey": "phase",
+        "producerTask": "launch-trainjob",
+    }
     env = ir["deploymentSpec"]["executors"]["exec-launch-trainjob"]["container"]["env"]
     assert {"name": "TRAINSPEC_DATA_DIR", "value": "/checkpoints/data"} in env
     executors = platform["platforms"]["kubernetes"]["deploymentSpec"]["executors"]
@@ -136,8 +150,9 @@ def test_example_pipeline_ir(tmp_path: Path) -> None:
 
 
 def _cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "trainspec", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "trainspec", *args], cwd=cwd, check=False, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_cli_compiles_llama_sft(tmp_path: Path) -> None:
@@ -185,12 +200,16 @@ def test_cli_rbac() -> None:
     assert rules[(("",), ("pods",))] == {"get", "list", "watch"}
     assert rules[(("",), ("pods/log",))] == {"get"}
     assert rules[(("",), ("events",))] == {"list"}
-    assert cluster_role["rules"] == [{"apiGroups": ["trainer.kubeflow.org"], "resources": ["clustertrainingruntimes"],
-                                      "verbs": ["get"]}]
+    assert cluster_role["rules"] == [
+        {"apiGroups": ["trainer.kubeflow.org"], "resources": ["clustertrainingruntimes"], "verbs": ["get"]}
+    ]
     for bound, kind, name in ((binding, "Role", role), (cluster_binding, "ClusterRole", cluster_role)):
         assert bound["subjects"] == [{"kind": "ServiceAccount", "name": "default-editor", "namespace": "team-nlp"}]
-        assert bound["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": kind,
-                                    "name": name["metadata"]["name"]}
+        assert bound["roleRef"] == {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": kind,
+            "name": name["metadata"]["name"],
+        }
     assert "namespace" not in cluster_role["metadata"]
 
 
@@ -200,6 +219,7 @@ def test_checkpoint_claim_needs_a_checkpoint_volume() -> None:
     from trainspec.kfp import trainjob_task
 
     with pytest.raises(KfpSpecError, match="no checkpoint volume"):
+
         @dsl.pipeline
         def wrong():  # ddp-cpu has no checkpoint
             trainjob_task(EXAMPLES / "ddp-cpu.yaml", checkpoint_claim="some-pvc")

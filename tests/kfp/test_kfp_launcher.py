@@ -48,8 +48,9 @@ def test_task_config_and_checkpoint_claim_reach_the_applied_trainjob(kube_env: S
     config = dsl.TaskConfig(
         resources={"limits": {"nvidia.com/gpu": "1"}},
         env=[{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}}],
-        tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule",
-                      "tolerationSeconds": 600.0}],
+        tolerations=[
+            {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule", "tolerationSeconds": 600.0}
+        ],
         node_selector={"gpu": "a100"},
         volumes=[{"name": "kfp-workspace", "persistentVolumeClaim": {"claimName": "run-1-workspace"}}],
         volume_mounts=[{"name": "kfp-workspace", "mountPath": "/kfp-workspace"}],
@@ -63,15 +64,17 @@ def test_task_config_and_checkpoint_claim_reach_the_applied_trainjob(kube_env: S
     assert spec["trainer"]["resourcesPerNode"]["requests"] == {"cpu": 2, "memory": "4Gi"}
     hf_token = {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}}
     assert hf_token in spec["trainer"]["env"]
-    patches = {p["manager"]: p["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"][0]
-               for p in spec["runtimePatches"]}
+    patches = {
+        p["manager"]: p["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"][0] for p in spec["runtimePatches"]
+    }
     pod = patches["trainspec.dev/kfp"]["template"]["spec"]["template"]["spec"]
     assert patches["trainspec.dev/kfp"]["name"] == "node"
     assert type(pod["tolerations"][0]["tolerationSeconds"]) is int and pod["tolerations"][0]["tolerationSeconds"] == 600
     assert pod["nodeSelector"] == {"gpu": "a100"}
     assert pod["volumes"][0]["persistentVolumeClaim"]["claimName"] == "run-1-workspace"
-    assert pod["containers"] == [{"name": "node", "volumeMounts": [{"name": "kfp-workspace",
-                                                                     "mountPath": "/kfp-workspace"}]}]
+    assert pod["containers"] == [
+        {"name": "node", "volumeMounts": [{"name": "kfp-workspace", "mountPath": "/kfp-workspace"}]}
+    ]
     compiler_pod = patches["trainspec.dev/compiler"]["template"]["spec"]["template"]["spec"]
     assert compiler_pod["volumes"][0]["persistentVolumeClaim"]["claimName"] == "0b1c-kfp-ddp-cpu-checkpoints"
     # The launcher pod lives in "ml", the TrainJob in "team-a": no (invalid) cross-namespace owner.
@@ -80,8 +83,10 @@ def test_task_config_and_checkpoint_claim_reach_the_applied_trainjob(kube_env: S
 
 def test_a_trainjob_of_another_run_is_left_alone(kube_env: StandIn) -> None:
     kube_env.add_cluster_runtime("trainspec-torch")
-    kube_env.trainjobs[(NAMESPACE, NAME)] = {"metadata": {"name": NAME, "labels": {
-        "trainspec.dev/kfp-run-id": "someone-else"}}, "status": RUNNING}
+    kube_env.trainjobs[(NAMESPACE, NAME)] = {
+        "metadata": {"name": NAME, "labels": {"trainspec.dev/kfp-run-id": "someone-else"}},
+        "status": RUNNING,
+    }
     with pytest.raises(LauncherError, match="belongs to another run"):
         _run()
     assert not kube_env.sent("PATCH") and not kube_env.sent("DELETE")
@@ -126,12 +131,21 @@ def test_retries_that_would_outlive_the_timeout_end_in_a_timeout(kube_env: Stand
 
 def test_kubeconfig_and_its_namespace(standin: StandIn, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     config = tmp_path / "kubeconfig"
-    config.write_text(json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": "test",
-        "clusters": [{"name": "stand-in", "cluster": {"server": standin.url}}],
-        "users": [{"name": "nobody", "user": {}}],
-        "contexts": [{"name": "test", "context": {"cluster": "stand-in", "user": "nobody", "namespace": "from-kc"}}],
-    }), encoding="utf-8")
+    config.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "test",
+                "clusters": [{"name": "stand-in", "cluster": {"server": standin.url}}],
+                "users": [{"name": "nobody", "user": {}}],
+                "contexts": [
+                    {"name": "test", "context": {"cluster": "stand-in", "user": "nobody", "namespace": "from-kc"}}
+                ],
+            }
+        ),
+        encoding="utf-8",
+    )
     for var in ("TRAINSPEC_KUBE_API", "TRAINSPEC_NAMESPACE", "KUBERNETES_SERVICE_HOST", "KFP_POD_NAME", "HOSTNAME"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("KUBECONFIG", str(config))
@@ -150,9 +164,26 @@ def test_sigterm_deletes_the_trainjob_and_exits_non_zero(kube_env: StandIn, tmp_
     manifest.write_text(CPU_JOB.manifest, encoding="utf-8")
     status = tmp_path / "status.json"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "trainspec.kfp.launcher", "--trainjob", str(manifest), "--run-id", RUN_ID,
-         "--poll-seconds", "0.01", "--backoff-seconds", "0.01", "--status", str(status)],
-        cwd=ROOT, env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [
+            sys.executable,
+            "-m",
+            "trainspec.kfp.launcher",
+            "--trainjob",
+            str(manifest),
+            "--run-id",
+            RUN_ID,
+            "--poll-seconds",
+            "0.01",
+            "--backoff-seconds",
+            "0.01",
+            "--status",
+            str(status),
+        ],
+        cwd=ROOT,
+        env=dict(os.environ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     try:
         assert kube_env.applied.wait(60), "the launcher never applied the TrainJob"

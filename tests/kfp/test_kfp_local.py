@@ -20,8 +20,7 @@ from kfp import local
 from kfp_testing import COMPLETE, EXAMPLES, FAILED, LAUNCHER_POD, NAMESPACE, RUN_ID, RUNNING
 from kube_standin import StandIn
 
-from trainspec.kfp import launch_trainjob, make_launcher
-from trainspec.kfp import names as N
+from trainspec.kfp import launch_trainjob, make_launcher, names as N
 from trainspec.kfp.pipeline import compile_trainjob
 
 JOB = compile_trainjob(EXAMPLES / "ddp-cpu.yaml")
@@ -42,9 +41,15 @@ def kfp_local(tmp_path: Path) -> Path:
 def _ready(api: StandIn, *statuses: dict, lines: list[str] | None = None) -> None:
     api.add_cluster_runtime("trainspec-torch")
     api.status_script = list(statuses)
-    api.add_pod(NAMESPACE, f"{NAME}-node-0-0-abcde", NAME, phase="Succeeded",
-                lines=lines if lines is not None else ["2026-01-01T00:00:01.5Z epoch 1 loss 0.9",
-                                                       "2026-01-01T00:00:02Z epoch 2 loss 0.4"])
+    api.add_pod(
+        NAMESPACE,
+        f"{NAME}-node-0-0-abcde",
+        NAME,
+        phase="Succeeded",
+        lines=lines
+        if lines is not None
+        else ["2026-01-01T00:00:01.5Z epoch 1 loss 0.9", "2026-01-01T00:00:02Z epoch 2 loss 0.4"],
+    )
 
 
 def _launch(component: Any = PREINSTALLED, **overrides: Any) -> Any:
@@ -68,9 +73,11 @@ def test_apply_running_complete(kube_env: StandIn, kfp_local: Path, capfd: pytes
 
     # Lookup first, then the runtime, the launcher pod (owner), then one server-side apply.
     first = [(r.method, r.path) for r in kube_env.requests[:3]]
-    assert first == [("GET", TRAINJOB_PATH),
-                     ("GET", "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes/trainspec-torch"),
-                     ("GET", f"/api/v1/namespaces/{NAMESPACE}/pods/{LAUNCHER_POD}")]
+    assert first == [
+        ("GET", TRAINJOB_PATH),
+        ("GET", "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes/trainspec-torch"),
+        ("GET", f"/api/v1/namespaces/{NAMESPACE}/pods/{LAUNCHER_POD}"),
+    ]
     (apply,) = kube_env.sent("PATCH")
     assert apply.path == TRAINJOB_PATH
     assert apply.query == {"fieldManager": "trainspec", "force": "true", "fieldValidation": "Strict"}
@@ -79,7 +86,8 @@ def test_apply_running_complete(kube_env: StandIn, kfp_local: Path, capfd: pytes
     assert body["metadata"]["name"] == NAME and body["metadata"]["namespace"] == NAMESPACE
     assert body["metadata"]["labels"]["trainspec.dev/kfp-run-id"] == RUN_ID
     assert body["metadata"]["ownerReferences"] == [
-        {"apiVersion": "v1", "kind": "Pod", "name": LAUNCHER_POD, "uid": "launcher-uid-1"}]
+        {"apiVersion": "v1", "kind": "Pod", "name": LAUNCHER_POD, "uid": "launcher-uid-1"}
+    ]
     assert body["spec"] == JOB.trainjob["spec"]  # no TaskConfig locally: the compiled spec as is
     assert type(body["spec"]["trainer"]["numNodes"]) is int
     assert not kube_env.sent("DELETE")
@@ -89,12 +97,12 @@ def test_apply_running_complete(kube_env: StandIn, kfp_local: Path, capfd: pytes
     pod_lists = kube_env.sent("GET", f"/namespaces/{NAMESPACE}/pods$")
     assert pod_lists and pod_lists[0].query["labelSelector"] == (
         f"jobset.sigs.k8s.io/jobset-name={NAME},jobset.sigs.k8s.io/replicatedjob-name=node,"
-        "batch.kubernetes.io/job-completion-index=0")
+        "batch.kubernetes.io/job-completion-index=0"
+    )
     assert kube_env.sent("GET", "/log$")[0].query["container"] == "node"
 
 
-def test_failed_reports_reason_and_message(kube_env: StandIn, kfp_local: Path,
-                                           capfd: pytest.CaptureFixture) -> None:
+def test_failed_reports_reason_and_message(kube_env: StandIn, kfp_local: Path, capfd: pytest.CaptureFixture) -> None:
     _ready(kube_env, RUNNING, FAILED)
     with pytest.raises(RuntimeError):
         _launch()
@@ -134,8 +142,9 @@ def test_polls_resume_after_server_errors_and_resets(kube_env: StandIn, kfp_loca
     assert len(kube_env.sent("PATCH")) == 1
 
 
-def test_missing_runtime_fails_clearly_and_applies_nothing(kube_env: StandIn, kfp_local: Path,
-                                                           capfd: pytest.CaptureFixture) -> None:
+def test_missing_runtime_fails_clearly_and_applies_nothing(
+    kube_env: StandIn, kfp_local: Path, capfd: pytest.CaptureFixture
+) -> None:
     kube_env.status_script = [COMPLETE]  # no runtime registered
     with pytest.raises(RuntimeError):
         _launch()
@@ -145,14 +154,20 @@ def test_missing_runtime_fails_clearly_and_applies_nothing(kube_env: StandIn, kf
     assert not kube_env.sent("PATCH") and not kube_env.sent("DELETE")
 
 
-def test_retried_launcher_reattaches(kube_env: StandIn, kfp_local: Path, capfd: pytest.CaptureFixture,
-                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_retried_launcher_reattaches(
+    kube_env: StandIn, kfp_local: Path, capfd: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _ready(kube_env, RUNNING, COMPLETE)
     first = _launch()
     assert first.outputs["phase"] == "Complete"
     # The retry: same run id, a new launcher pod; the TrainJob is still there.
-    kube_env.pods[(NAMESPACE, "launcher-pod-2")] = {"metadata": {"name": "launcher-pod-2", "uid": "launcher-uid-2",
-                                                                 "labels": {"jobset.sigs.k8s.io/jobset-name": "-"}}}
+    kube_env.pods[(NAMESPACE, "launcher-pod-2")] = {
+        "metadata": {
+            "name": "launcher-pod-2",
+            "uid": "launcher-uid-2",
+            "labels": {"jobset.sigs.k8s.io/jobset-name": "-"},
+        }
+    }
     kube_env.status_script = [COMPLETE]
     monkeypatch.setenv("KFP_POD_NAME", "launcher-pod-2")
     second = _launch()
@@ -163,7 +178,8 @@ def test_retried_launcher_reattaches(kube_env: StandIn, kfp_local: Path, capfd: 
     (owner,) = _applies(kube_env, N.OWNER_FIELD_MANAGER)  # only the new owner reference is added
     assert owner.query == {"fieldManager": N.OWNER_FIELD_MANAGER, "fieldValidation": "Strict"}
     assert owner.body["metadata"]["ownerReferences"] == [
-        {"apiVersion": "v1", "kind": "Pod", "name": "launcher-pod-2", "uid": "launcher-uid-2"}]
+        {"apiVersion": "v1", "kind": "Pod", "name": "launcher-pod-2", "uid": "launcher-uid-2"}
+    ]
     assert "spec" not in owner.body
     refs = kube_env.trainjobs[(NAMESPACE, NAME)]["metadata"]["ownerReferences"]
     assert {r["uid"] for r in refs} == {"launcher-uid-1", "launcher-uid-2"}

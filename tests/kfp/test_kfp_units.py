@@ -11,29 +11,36 @@ pytest.importorskip("kubernetes", reason="the kfp extra is not installed: pip in
 
 from kfp_testing import COMPLETE, EXAMPLES, FAILED, RUNNING
 
-from trainspec.kfp import merge
-from trainspec.kube import retry
-from trainspec.kfp import names as N
+from trainspec.kfp import merge, names as N
 from trainspec.kfp.launcher import job_state
 from trainspec.kfp.logs import LogFollower
-from trainspec.kube.follow import stamp_key as _stamp_key
 from trainspec.kfp.pipeline import compile_trainjob
+from trainspec.kube import retry
+from trainspec.kube.follow import stamp_key as _stamp_key
 
 
 def _job(nodes: int = 2, dataset: bool = False, name: str = "ddp-cpu") -> dict:
-    spec: dict = {"runtimeRef": {"name": "trainspec-torch", "kind": "ClusterTrainingRuntime"},
-                  "trainer": {"numNodes": nodes}}
+    spec: dict = {
+        "runtimeRef": {"name": "trainspec-torch", "kind": "ClusterTrainingRuntime"},
+        "trainer": {"numNodes": nodes},
+    }
     if dataset:
         spec["initializer"] = {"dataset": {"storageUri": "s3://b/d"}}
-    return {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
-            "metadata": {"name": name, "namespace": "ns"}, "spec": spec}
+    return {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": name, "namespace": "ns"},
+        "spec": spec,
+    }
 
 
 # --- names ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("nodes", "dataset", "budget"), [(2, False, 48), (10, False, 48), (11, False, 47),
-                                                         (100, False, 47), (101, False, 46), (8, True, 33)])
+@pytest.mark.parametrize(
+    ("nodes", "dataset", "budget"),
+    [(2, False, 48), (10, False, 48), (11, False, 47), (100, False, 47), (101, False, 46), (8, True, 33)],
+)
 def test_name_budget_matches_the_jobset_pod_name_rule(nodes: int, dataset: bool, budget: int) -> None:
     from trainspec.compiler.names import LIMIT, pod_suffix
 
@@ -51,7 +58,7 @@ def test_trainjob_name_is_deterministic_and_fits() -> None:
     assert len(name) <= 33 and name[0].isalpha() and not name.endswith("-")
     assert N.trainjob_name("llama-sft", "3f2a9c1e-0000", job) == "llama-sft-3f2a9c1e"
     assert N.trainjob_name("9lives", "abc", _job()) == "j9lives-abc"
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="has no letters or digits"):
         N.trainjob_name("x", "---", job)
 
 
@@ -80,19 +87,34 @@ def test_task_config_goes_to_trainer_fields_and_one_runtime_patch() -> None:
         env=[{"name": "TRAINSPEC_CHECKPOINT_KEEP", "value": "5"}, {"name": "EXTRA", "value": "1"}],
         tolerations=[{"key": "gpu", "operator": "Exists", "effect": "NoSchedule", "tolerationSeconds": 300.0}],
         node_selector={"pool": "gpu"},
-        affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}}},
-        volumes=[{"name": "ws", "persistentVolumeClaim": {"claimName": "run-ws"}},
-                 {"name": "cfg", "secret": {"secretName": "s", "defaultMode": 420.0}}],
+        affinity={
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]
+                }
+            }
+        },
+        volumes=[
+            {"name": "ws", "persistentVolumeClaim": {"claimName": "run-ws"}},
+            {"name": "cfg", "secret": {"secretName": "s", "defaultMode": 420.0}},
+        ],
         volume_mounts=[{"name": "ws", "mountPath": "/kfp-workspace"}],
     )
-    body = merge.prepare(compiled.trainjob, name="kfp-ddp-cpu-3f2a9c1e", namespace="ml", run_id="3f2a9c1e-x",
-                         task_config=config, checkpoint_claim="uuid-kfp-ddp-cpu-checkpoints")
+    body = merge.prepare(
+        compiled.trainjob,
+        name="kfp-ddp-cpu-3f2a9c1e",
+        namespace="ml",
+        run_id="3f2a9c1e-x",
+        task_config=config,
+        checkpoint_claim="uuid-kfp-ddp-cpu-checkpoints",
+    )
     assert body["metadata"]["name"] == "kfp-ddp-cpu-3f2a9c1e" and body["metadata"]["namespace"] == "ml"
     assert body["metadata"]["labels"][N.RUN_ID_LABEL] == "3f2a9c1e-x"
     trainer = body["spec"]["trainer"]
-    assert trainer["resourcesPerNode"] == {"requests": {"cpu": "3", "memory": "4Gi"},
-                                           "limits": {"cpu": "3", "memory": "4Gi", "nvidia.com/gpu": "1"}}
+    assert trainer["resourcesPerNode"] == {
+        "requests": {"cpu": "3", "memory": "4Gi"},
+        "limits": {"cpu": "3", "memory": "4Gi", "nvidia.com/gpu": "1"},
+    }
     env = {e["name"]: e["value"] for e in trainer["env"]}
     assert env["TRAINSPEC_CHECKPOINT_KEEP"] == "5" and env["EXTRA"] == "1"
     assert env["TRAINSPEC_CHECKPOINT_DIR"] == "/checkpoints"
@@ -109,7 +131,8 @@ def test_task_config_goes_to_trainer_fields_and_one_runtime_patch() -> None:
     assert "env" not in pod["containers"][0]  # env on node is forbidden in runtimePatches
     assert pod["affinity"]["nodeAffinity"]
     compiler_pod = patches["trainspec.dev/compiler"]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"][0][
-        "template"]["spec"]["template"]["spec"]
+        "template"
+    ]["spec"]["template"]["spec"]
     assert compiler_pod["volumes"][0]["persistentVolumeClaim"]["claimName"] == "uuid-kfp-ddp-cpu-checkpoints"
     # The input is not modified.
     assert compiled.trainjob == json.loads(compiled.manifest)
@@ -124,18 +147,49 @@ def test_empty_task_config_changes_nothing_but_names() -> None:
 
 
 def test_trainer_22_copies_the_runtime_resources_first() -> None:
-    runtime = {"spec": {"template": {"spec": {"replicatedJobs": [{"name": "node", "template": {
-        "metadata": {"labels": {N.ANCESTOR_LABEL: "trainer"}},
-        "spec": {"template": {"spec": {"containers": [{"name": "node", "resources": {
-            "requests": {"memory": "16Gi"}, "limits": {"memory": "16Gi"}}}]}}}}}]}}}}
+    runtime = {
+        "spec": {
+            "template": {
+                "spec": {
+                    "replicatedJobs": [
+                        {
+                            "name": "node",
+                            "template": {
+                                "metadata": {"labels": {N.ANCESTOR_LABEL: "trainer"}},
+                                "spec": {
+                                    "template": {
+                                        "spec": {
+                                            "containers": [
+                                                {
+                                                    "name": "node",
+                                                    "resources": {
+                                                        "requests": {"memory": "16Gi"},
+                                                        "limits": {"memory": "16Gi"},
+                                                    },
+                                                }
+                                            ]
+                                        }
+                                    }
+                                },
+                            },
+                        }
+                    ]
+                }
+            }
+        }
+    }
     config = {"resources": {"limits": {"nvidia.com/gpu": "2"}}}
-    on22 = merge.prepare(_job(), name="n", namespace="ml", run_id="r", task_config=config, trainer_api="2.2",
-                         runtime=runtime)
-    on23 = merge.prepare(_job(), name="n", namespace="ml", run_id="r", task_config=config, trainer_api="v2.3.0",
-                         runtime=runtime)
+    on22 = merge.prepare(
+        _job(), name="n", namespace="ml", run_id="r", task_config=config, trainer_api="2.2", runtime=runtime
+    )
+    on23 = merge.prepare(
+        _job(), name="n", namespace="ml", run_id="r", task_config=config, trainer_api="v2.3.0", runtime=runtime
+    )
     # 2.2 replaces the runtime's resources with resourcesPerNode: keep the runtime's memory.
     assert on22["spec"]["trainer"]["resourcesPerNode"] == {
-        "requests": {"memory": "16Gi"}, "limits": {"memory": "16Gi", "nvidia.com/gpu": "2"}}
+        "requests": {"memory": "16Gi"},
+        "limits": {"memory": "16Gi", "nvidia.com/gpu": "2"},
+    }
     # 2.3 merges them itself.
     assert on23["spec"]["trainer"]["resourcesPerNode"] == {"limits": {"nvidia.com/gpu": "2"}}
 
@@ -163,8 +217,10 @@ def test_state_comes_from_condition_status_not_the_last_type() -> None:
     assert job_state({"status": RUNNING})[0] == "Running"  # last condition: Suspended=False
     assert job_state({"status": COMPLETE}) == ("Complete", "JobsCompleted", "all done")
     assert job_state({"status": FAILED}) == ("Failed", "DeadlineExceeded", "ran past 1800s")
-    assert job_state({"status": {"conditions": [{"type": "Suspended", "status": "True", "reason": "Suspended"}]}})[
-        0] == "Suspended"
+    assert (
+        job_state({"status": {"conditions": [{"type": "Suspended", "status": "True", "reason": "Suspended"}]}})[0]
+        == "Suspended"
+    )
     assert job_state({})[0] == "Created"
 
 
@@ -189,7 +245,7 @@ def test_transient_errors() -> None:
 def test_backoff_is_exponential_capped_and_honours_retry_after() -> None:
     policy = retry.RetryPolicy(base=1.0, cap=8.0)
     for attempt in range(10):
-        assert 0.5 * min(8.0, 2 ** attempt) <= policy.delay(attempt) <= min(8.0, 2 ** attempt)
+        assert 0.5 * min(8.0, 2**attempt) <= policy.delay(attempt) <= min(8.0, 2**attempt)
     assert policy.delay(0, retry_after=5) == 5
     assert policy.delay(0, retry_after=100) == 8.0
 
@@ -215,8 +271,7 @@ def test_retry_call_retries_then_gives_up() -> None:
     with pytest.raises(ApiException):
         retry.call(broken, policy, what="x", log=lambda m: None, sleep=lambda s: None)
     with pytest.raises(retry.DeadlineExceeded):
-        retry.call(broken, policy, what="x", log=lambda m: None, sleep=lambda s: None, deadline=0.0,
-                   clock=lambda: 0.0)
+        retry.call(broken, policy, what="x", log=lambda m: None, sleep=lambda s: None, deadline=0.0, clock=lambda: 0.0)
 
     def forbidden() -> None:
         raise ApiException(status=403)
@@ -232,8 +287,10 @@ class _FakeKube:
     """Two streams of the same running pod; the second overlaps the first (a reconnect)."""
 
     def __init__(self) -> None:
-        self.streams = [["2026-01-01T00:00:00.1Z one", "2026-01-01T00:00:00.12Z two"],
-                        ["2026-01-01T00:00:00.12Z two", "2026-01-01T00:00:01Z three"]]
+        self.streams = [
+            ["2026-01-01T00:00:00.1Z one", "2026-01-01T00:00:00.12Z two"],
+            ["2026-01-01T00:00:00.12Z two", "2026-01-01T00:00:01Z three"],
+        ]
         self.calls: list[tuple[bool, int | None]] = []
 
     def list_pods(self, namespace: str, selector: str) -> list[dict]:
@@ -251,7 +308,10 @@ def test_log_reconnect_skips_lines_already_printed() -> None:
     follower._pass(follow=True)
     follower._pass(follow=True)
     assert [line for line in out.getvalue().splitlines() if line.startswith("node-0")] == [
-        "node-0 | one", "node-0 | two", "node-0 | three"]
+        "node-0 | one",
+        "node-0 | two",
+        "node-0 | three",
+    ]
     assert kube.calls[0] == (True, None) and kube.calls[1][1] is not None  # reconnect reads from where it was
 
 
@@ -268,8 +328,14 @@ def test_compile_trainjob_from_python_objects_and_paths() -> None:
     from trainspec import Resources, TrainingJob
     from trainspec.kfp.pipeline import KfpSpecError
 
-    job = TrainingJob(name="smoke", runtime="trainspec-torch", image="pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime",
-                      command=["torchrun", "t.py"], nodes=2, resources_per_node=Resources(cpu=1, memory="1Gi"))
+    job = TrainingJob(
+        name="smoke",
+        runtime="trainspec-torch",
+        image="pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime",
+        command=["torchrun", "t.py"],
+        nodes=2,
+        resources_per_node=Resources(cpu=1, memory="1Gi"),
+    )
     compiled = compile_trainjob(job)
     assert compiled.name == "smoke" and compiled.claim is None
     assert json.loads(compiled.manifest) == compiled.trainjob
@@ -294,11 +360,23 @@ def test_lines_with_the_same_timestamp_are_all_printed_and_not_repeated_on_recon
     """Several lines in one timestamp (a burst of output): every line after the first was dropped."""
     out = io.StringIO()
     kube = _FakeKube()
-    kube.streams = [["2026-01-01T00:00:00.5Z a", "2026-01-01T00:00:00.5Z b", "2026-01-01T00:00:00.5Z c"],
-                    ["2026-01-01T00:00:00.5Z a", "2026-01-01T00:00:00.5Z b", "2026-01-01T00:00:00.5Z c",
-                     "2026-01-01T00:00:00.5Z d", "2026-01-01T00:00:01Z e"]]
+    kube.streams = [
+        ["2026-01-01T00:00:00.5Z a", "2026-01-01T00:00:00.5Z b", "2026-01-01T00:00:00.5Z c"],
+        [
+            "2026-01-01T00:00:00.5Z a",
+            "2026-01-01T00:00:00.5Z b",
+            "2026-01-01T00:00:00.5Z c",
+            "2026-01-01T00:00:00.5Z d",
+            "2026-01-01T00:00:01Z e",
+        ],
+    ]
     follower = LogFollower(kube, "ml", "job", out=out, poll_seconds=0)
     follower._pass(follow=True)
     follower._pass(follow=True)
     assert [line for line in out.getvalue().splitlines() if line.startswith("node-0")] == [
-        "node-0 | a", "node-0 | b", "node-0 | c", "node-0 | d", "node-0 | e"]
+        "node-0 | a",
+        "node-0 | b",
+        "node-0 | c",
+        "node-0 | d",
+        "node-0 | e",
+    ]

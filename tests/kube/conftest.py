@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "kfp"))
 
-from kube_standin import StandIn, serve  # noqa: E402
+from kube_standin import StandIn, serve
 
 
 @pytest.fixture

@@ -20,7 +20,9 @@ sys.meta_path.insert(0, _Block())
 
 
 def _python(code: str) -> dict:
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, check=False, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -40,13 +42,16 @@ print(json.dumps({"loaded": loaded}))
 
 
 def test_without_the_kubernetes_client_the_commands_say_how_to_get_it() -> None:
-    report = _python(BLOCK + """
+    report = _python(
+        BLOCK
+        + """
 import contextlib, io, json
 from trainspec.cli.main import main
 err = io.StringIO()
 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
     code = main(["status", "job", "-n", "ml"])
 print(json.dumps({"code": code, "err": err.getvalue()}))
-""")
+"""
+    )
     assert report["code"] == 2
     assert "error[TS710]" in report["err"] and "pip install 'trainspec[kube]'" in report["err"]

@@ -42,7 +42,8 @@ def test_resubmit_reports_unchanged_then_configured(api: StandIn, tmp_path: Path
     code, out, _ = cli("submit", spec, "--no-project")
     assert code == 0 and out.splitlines() == [
         "persistentvolumeclaim/ml-dev/ddp-ckpt-checkpoints unchanged",
-        "trainjob.trainer.kubeflow.org/ml-dev/ddp-ckpt unchanged"]
+        "trainjob.trainer.kubeflow.org/ml-dev/ddp-ckpt unchanged",
+    ]
     assert api.trainjobs[("ml-dev", "ddp-ckpt")]["metadata"]["resourceVersion"] == version
     Path(spec).write_text(Path(spec).read_text().replace("nodes: 2", "nodes: 3"))
     code, out, _ = cli("submit", spec, "--no-project")
@@ -56,7 +57,8 @@ def test_dry_run_is_a_server_dry_run_and_stores_nothing(api: StandIn, tmp_path: 
     assert code == 0, err
     assert out.splitlines() == [
         "persistentvolumeclaim/ml-dev/ddp-ckpt-checkpoints created (server dry run)",
-        "trainjob.trainer.kubeflow.org/ml-dev/ddp-ckpt created (server dry run)"]
+        "trainjob.trainer.kubeflow.org/ml-dev/ddp-ckpt created (server dry run)",
+    ]
     assert all(p.query["dryRun"] == "All" for p in api.sent("PATCH"))
     assert not api.trainjobs and not api.claims
 
@@ -80,9 +82,12 @@ def test_with_runtimes_applies_the_compiled_runtime_first(api: StandIn, tmp_path
 def test_an_unknown_field_is_rejected_with_the_real_servers_answer_and_not_retried(api: StandIn) -> None:
     from kube_standin import _schema, unknown_field
 
-    body = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
-            "metadata": {"name": "ddp-cpu", "namespace": "ml-dev"},
-            "spec": {"runtimeRef": {"name": "x"}, "trainer": {"numNodes": 2, "gpus": 8}}}
+    body = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": "ddp-cpu", "namespace": "ml-dev"},
+        "spec": {"runtimeRef": {"name": "x"}, "trainer": {"numNodes": 2, "gpus": 8}},
+    }
     assert unknown_field(body, _schema("trainer.kubeflow.org_trainjobs.json")) == ".spec.trainer.gpus"
     from trainspec.kube.client import ApiException, KubeApi
     from trainspec.kube.retry import RetryPolicy, call, is_transient
@@ -96,8 +101,10 @@ def test_an_unknown_field_is_rejected_with_the_real_servers_answer_and_not_retri
 
     diagnostic = api_diagnostic(caught.value, kube, what="apply it", file="job.yaml", line=3, column=1)
     assert diagnostic.code == "TS714" and diagnostic.path == "spec.trainer.gpus"
-    assert ("failed to create typed patch object (ml-dev/ddp-cpu; trainer.kubeflow.org/v1alpha1, Kind=TrainJob): "
-            ".spec.trainer.gpus: field not declared in schema") in diagnostic.message
+    assert (
+        "failed to create typed patch object (ml-dev/ddp-cpu; trainer.kubeflow.org/v1alpha1, Kind=TrainJob): "
+        ".spec.trainer.gpus: field not declared in schema"
+    ) in diagnostic.message
 
 
 def test_a_field_owned_by_another_manager_is_a_conflict(api: StandIn, tmp_path: Path) -> None:
@@ -106,14 +113,21 @@ def test_a_field_owned_by_another_manager_is_a_conflict(api: StandIn, tmp_path: 
     assert cli("submit", spec, "--no-project")[0] == 0
     from trainspec.kube.client import KubeApi
 
-    KubeApi.connect().apply({"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
-                             "metadata": {"name": "ddp-ckpt", "namespace": "ml-dev"},
-                             "spec": {"suspend": False}}, manager="kueue-admission", force=True)
+    KubeApi.connect().apply(
+        {
+            "apiVersion": "trainer.kubeflow.org/v1alpha1",
+            "kind": "TrainJob",
+            "metadata": {"name": "ddp-ckpt", "namespace": "ml-dev"},
+            "spec": {"suspend": False},
+        },
+        manager="kueue-admission",
+        force=True,
+    )
     code, _, err = cli("submit", spec, "--no-project")
     assert code == 1 and "error[TS714]" in err
     assert 'conflict with "kueue-admission" using trainer.kubeflow.org/v1alpha1: .spec.suspend' in err
     assert "--force-conflicts" in err
-    code, out, err = cli("submit", spec, "--no-project", "--force-conflicts")
+    code, _out, err = cli("submit", spec, "--no-project", "--force-conflicts")
     assert code == 0, err
     assert api.sent("PATCH")[-1].query["force"] == "true"
 

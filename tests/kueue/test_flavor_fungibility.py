@@ -45,12 +45,20 @@ def _flow(mapping: dict[str, str] | None) -> str:
 
 
 def _flavor_quotas(flavors: list[tuple[str, int]], indent: str = "    ") -> str:
-    return "".join(f"{indent}- name: {name}\n{indent}  resources: [{{name: cpu, nominalQuota: {cpu}}}]\n"
-                   for name, cpu in flavors)
+    return "".join(
+        f"{indent}- name: {name}\n{indent}  resources: [{{name: cpu, nominalQuota: {cpu}}}]\n" for name, cpu in flavors
+    )
 
 
-def make_cluster(tmp_path: Path, flavors: list[tuple[str, int]], *, policy: dict[str, str] | None = None,
-                 lend: list[tuple[str, int]] | None = None, api: str = "v1beta2", extra: str = "") -> Cluster:
+def make_cluster(
+    tmp_path: Path,
+    flavors: list[tuple[str, int]],
+    *,
+    policy: dict[str, str] | None = None,
+    lend: list[tuple[str, int]] | None = None,
+    api: str = "v1beta2",
+    extra: str = "",
+) -> Cluster:
     """ClusterQueue ``team`` (cpu only) with ``flavors`` [(name, nominal cpu)] in that order.
 
     With ``lend``, ``team`` is in cohort ``pool`` beside ClusterQueue ``lender``, whose
@@ -58,8 +66,9 @@ def make_cluster(tmp_path: Path, flavors: list[tuple[str, int]], *, policy: dict
     """
     cohort_key = "cohortName" if api == "v1beta2" else "cohort"
     names = sorted({name for name, _ in flavors} | {name for name, _ in lend or []})
-    text = "".join(f"---\napiVersion: kueue.x-k8s.io/{api}\nkind: ResourceFlavor\nmetadata: {{name: {name}}}\n"
-                   for name in names)
+    text = "".join(
+        f"---\napiVersion: kueue.x-k8s.io/{api}\nkind: ResourceFlavor\nmetadata: {{name: {name}}}\n" for name in names
+    )
     text += f"""---
 apiVersion: kueue.x-k8s.io/{api}
 kind: ClusterQueue
@@ -99,9 +108,18 @@ spec:
 
 
 def podset(name: str, pods: int, cpu: int) -> PodSet:
-    return PodSet(name=name, count=pods, requests={"cpu": Fraction(cpu)}, node_selector={}, tolerations=(),
-                  affinity_terms=(), annotations={}, count_path=("spec", "runtimeRef", "name"),
-                  resources_path=("spec", "runtimeRef", "name"), annotation_paths={})
+    return PodSet(
+        name=name,
+        count=pods,
+        requests={"cpu": Fraction(cpu)},
+        node_selector={},
+        tolerations=(),
+        affinity_terms=(),
+        annotations={},
+        count_path=("spec", "runtimeRef", "name"),
+        resources_path=("spec", "runtimeRef", "name"),
+        annotation_paths={},
+    )
 
 
 def taken(cluster: Cluster, *podsets: PodSet) -> list[str | None]:
@@ -123,24 +141,24 @@ def test_borrowing_flavor_first_then_own_quota(tmp_path: Path, policy: dict | No
 @pytest.mark.parametrize(("policy", "tries_next"), LEGACY)
 def test_v1beta1_spellings(tmp_path: Path, policy: dict, tries_next: bool) -> None:
     """Borrow and Preempt are the v1beta1 words for MayStopSearch."""
-    cluster = make_cluster(tmp_path, [("spot", 4), ("ondemand", 8)], policy=policy, lend=[("spot", 16)],
-                           api="v1beta1")
+    cluster = make_cluster(tmp_path, [("spot", 4), ("ondemand", 8)], policy=policy, lend=[("spot", 16)], api="v1beta1")
     assert cluster.cluster_queues["team"].cohort == "pool"
     assert taken(cluster, podset("node", 1, 6)) == ["ondemand" if tries_next else "spot"]
 
 
 @pytest.mark.parametrize(("policy", "tries_next"), POLICIES + LEGACY)
-def test_a_fit_without_borrowing_always_ends_the_search(tmp_path: Path, policy: dict | None,
-                                                        tries_next: bool) -> None:
+def test_a_fit_without_borrowing_always_ends_the_search(tmp_path: Path, policy: dict | None, tries_next: bool) -> None:
     cluster = make_cluster(tmp_path, [("spot", 8), ("ondemand", 8)], policy=policy, lend=[("spot", 16)])
     assert taken(cluster, podset("node", 1, 6)) == ["spot"]
 
 
 @pytest.mark.parametrize(("policy", "tries_next"), POLICIES)
-def test_every_flavor_borrows_the_first_of_equals_is_taken(tmp_path: Path, policy: dict | None,
-                                                           tries_next: bool) -> None:
-    cluster = make_cluster(tmp_path, [("spot", 2), ("ondemand", 2)], policy=policy,
-                           lend=[("spot", 16), ("ondemand", 16)])
+def test_every_flavor_borrows_the_first_of_equals_is_taken(
+    tmp_path: Path, policy: dict | None, tries_next: bool
+) -> None:
+    cluster = make_cluster(
+        tmp_path, [("spot", 2), ("ondemand", 2)], policy=policy, lend=[("spot", 16), ("ondemand", 16)]
+    )
     assert taken(cluster, podset("node", 1, 6)) == ["spot"]
 
 
@@ -174,12 +192,14 @@ spec:
 
 
 @pytest.mark.parametrize(("policy", "tries_next"), POLICIES)
-def test_borrowing_from_the_nearest_cohort_wins_under_try_next_flavor(tmp_path: Path, policy: dict | None,
-                                                                      tries_next: bool) -> None:
+def test_borrowing_from_the_nearest_cohort_wins_under_try_next_flavor(
+    tmp_path: Path, policy: dict | None, tries_next: bool
+) -> None:
     """far is lent by a ClusterQueue of the parent cohort (borrowing level 2), near by one in
     team's own cohort (level 1): TryNextFlavor takes the lower level, MayStopSearch the first."""
-    cluster = make_cluster(tmp_path, [("far", 0), ("near", 0)], policy=policy, lend=[("far", 0), ("near", 16)],
-                           extra=NESTED)
+    cluster = make_cluster(
+        tmp_path, [("far", 0), ("near", 0)], policy=policy, lend=[("far", 0), ("near", 16)], extra=NESTED
+    )
     cq = cluster.cluster_queues["team"]
     outcome = assign(cluster, cq, [podset("node", 1, 6)])
     assert outcome.first[0].fits[0] == ([("far", 2), ("near", 1)] if tries_next else [("far", 2)])
@@ -206,8 +226,9 @@ def test_try_next_flavor_can_leave_a_job_pending_forever(tmp_path: Path, policy:
     scans both, takes big (the first of equal borrowing) and, having scanned to the end, is never
     moved: node (6) never fits. Under MayStopSearch launcher stopped at big, so the retry moves it."""
     api = "v1beta1" if policy in [p for p, _ in LEGACY] else "v1beta2"
-    cluster = make_cluster(tmp_path, [("big", 0), ("small", 0)], policy=policy, lend=[("big", 8), ("small", 4)],
-                           api=api)
+    cluster = make_cluster(
+        tmp_path, [("big", 0), ("small", 0)], policy=policy, lend=[("big", 8), ("small", 4)], api=api
+    )
     outcome = assign(cluster, cluster.cluster_queues["team"], [podset("launcher", 1, 4), podset("node", 1, 6)])
     if tries_next:
         assert outcome.admitted is None and outcome.settled and outcome.tries == 1
@@ -225,12 +246,16 @@ def test_no_choice_of_flavors_holds_the_job(tmp_path: Path) -> None:
 
 def test_a_podset_that_gets_no_flavor_reserves_nothing(tmp_path: Path) -> None:
     """launcher needs two groups; it fails in the gpu group, so its cpu does not count against node."""
-    cluster = make_cluster(tmp_path, [("cpu-pool", 8)], extra="""
+    cluster = make_cluster(
+        tmp_path,
+        [("cpu-pool", 8)],
+        extra="""
         ---
         apiVersion: kueue.x-k8s.io/v1beta2
         kind: ResourceFlavor
         metadata: {name: gpus}
-    """)
+    """,
+    )
     cq = cluster.cluster_queues["team"]
     gpu_group = type(cq.groups[0])(("nvidia.com/gpu",), (), ("spec", "resourceGroups", 1))
     cluster.cluster_queues["team"] = cq = type(cq)(**{**cq.__dict__, "groups": (*cq.groups, gpu_group)})
@@ -247,17 +272,45 @@ def test_a_podset_that_gets_no_flavor_reserves_nothing(tmp_path: Path) -> None:
 def _job_and_runtime(jobs: list[tuple[str, int, int]]) -> tuple[dict, dict]:
     """A TrainJob in namespace ml on queue q, on a runtime whose replicatedJobs are [(name, pods, cpu)]."""
     runtime = {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "ClusterTrainingRuntime",
         "metadata": {"name": "two-step"},
-        "spec": {"template": {"spec": {"replicatedJobs": [
-            {"name": name, "template": {"spec": {"parallelism": pods, "completions": pods, "template": {"spec": {
-                "containers": [{"name": name, "image": "example.com/x:1",
-                                "resources": {"requests": {"cpu": str(cpu)}}}]}}}}}
-            for name, pods, cpu in jobs]}}},
+        "spec": {
+            "template": {
+                "spec": {
+                    "replicatedJobs": [
+                        {
+                            "name": name,
+                            "template": {
+                                "spec": {
+                                    "parallelism": pods,
+                                    "completions": pods,
+                                    "template": {
+                                        "spec": {
+                                            "containers": [
+                                                {
+                                                    "name": name,
+                                                    "image": "example.com/x:1",
+                                                    "resources": {"requests": {"cpu": str(cpu)}},
+                                                }
+                                            ]
+                                        }
+                                    },
+                                }
+                            },
+                        }
+                        for name, pods, cpu in jobs
+                    ]
+                }
+            }
+        },
     }
-    job = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
-           "metadata": {"name": "j", "namespace": "ml", "labels": {"kueue.x-k8s.io/queue-name": "q"}},
-           "spec": {"runtimeRef": {"name": "two-step"}}}
+    job = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": "j", "namespace": "ml", "labels": {"kueue.x-k8s.io/queue-name": "q"}},
+        "spec": {"runtimeRef": {"name": "two-step"}},
+    }
     return job, runtime
 
 
@@ -272,15 +325,22 @@ def test_preflight_warns_when_the_assigner_never_reaches_a_fitting_choice(tmp_pa
     job, runtime = _job_and_runtime([("launcher", 1, 4), ("node", 1, 6)])
     [finding] = _quota_findings(preflight(cluster, job, runtime))
     assert (finding.code, finding.severity) == ("TS514", Severity.WARNING)
-    assert finding.message.startswith("Kueue's flavor assigner never admits the job on an idle ClusterQueue team: "
-                                      "PodSet launcher takes big: every flavor that holds it borrows and "
-                                      "whenCanBorrow is TryNextFlavor")
-    assert "then PodSet node (1 pods) fits no flavor (needs 10 cpu on big, at most 8; needs 6 cpu on small, " \
-           "at most 4)" in finding.message
+    assert finding.message.startswith(
+        "Kueue's flavor assigner never admits the job on an idle ClusterQueue team: "
+        "PodSet launcher takes big: every flavor that holds it borrows and "
+        "whenCanBorrow is TryNextFlavor"
+    )
+    assert (
+        "then PodSet node (1 pods) fits no flavor (needs 10 cpu on big, at most 8; needs 6 cpu on small, "
+        "at most 4)" in finding.message
+    )
     assert finding.message.endswith("The quota can hold the job (launcher on small, node on big)")
     cluster_file = str(tmp_path / "cluster.yaml")
-    policy_line = next(i for i, text in enumerate((tmp_path / "cluster.yaml").read_text().splitlines(), 1)
-                       if "flavorFungibility" in text)
+    policy_line = next(
+        i
+        for i, text in enumerate((tmp_path / "cluster.yaml").read_text().splitlines(), 1)
+        if "flavorFungibility" in text
+    )
     assert (finding.related[0].file, finding.related[0].line) == (cluster_file, policy_line)
     assert "MayStopSearch" in (finding.hint or "")
     # The same cluster under the default policy admits the job (second try): nothing to report.
@@ -313,8 +373,9 @@ metadata:
 
 
 @pytest.mark.parametrize(("policy", "tries_next"), POLICIES)
-def test_the_flavor_taken_is_the_one_whose_nodes_are_checked(tmp_path: Path, policy: dict | None,
-                                                             tries_next: bool) -> None:
+def test_the_flavor_taken_is_the_one_whose_nodes_are_checked(
+    tmp_path: Path, policy: dict | None, tries_next: bool
+) -> None:
     """ondemand's nodes have 4 cpu: a 6-cpu pod never runs there (TS517), but only a job that
     Kueue places on ondemand (TryNextFlavor, to avoid borrowing on spot) is affected."""
     cluster = make_cluster(tmp_path, [("spot", 4), ("ondemand", 8)], policy=policy, lend=[("spot", 16)])
@@ -324,11 +385,20 @@ def test_the_flavor_taken_is_the_one_whose_nodes_are_checked(tmp_path: Path, pol
     job, runtime = _job_and_runtime([("node", 1, 6)])
     found = [(f.code, f.severity, f.message.split(":")[0]) for f in preflight(cluster, job, runtime)]
     if tries_next:
-        assert found == [("TS517", Severity.ERROR,
-                          "one pod of PodSet node needs 6 cpu; a node of flavor ondemand has 4")]
+        assert found == [
+            ("TS517", Severity.ERROR, "one pod of PodSet node needs 6 cpu; a node of flavor ondemand has 4")
+        ]
     else:  # on spot, by borrowing: its nominal quota (4) is smaller than one pod
-        assert found == [("TS517", Severity.WARNING, "one pod of PodSet node needs 6 cpu, more than the nominal quota "
-                                                     "of flavor spot in ClusterQueue team (4)")]
+        assert found == [
+            (
+                "TS517",
+                Severity.WARNING,
+                (
+                    "one pod of PodSet node needs 6 cpu, more than the nominal quota "
+                    "of flavor spot in ClusterQueue team (4)"
+                ),
+            )
+        ]
 
 
 def _write(path: Path, text: str) -> Path:
@@ -339,20 +409,32 @@ def _write(path: Path, text: str) -> Path:
 # -- the Kueue version decides the words ----------------------------------------------------------
 
 
-@pytest.mark.parametrize(("api", "policy", "kueue", "refused"), [
-    ("v1beta1", {"whenCanBorrow": "MayStopSearch"}, (0, 14), "whenCanBorrow"),
-    ("v1beta1", {"whenCanPreempt": "MayStopSearch"}, (0, 14), "whenCanPreempt"),
-    ("v1beta1", {"whenCanBorrow": "TryNextFlavor", "whenCanPreempt": "TryNextFlavor",
-                 "preference": "PreemptionOverBorrowing"}, (0, 14), "preference"),
-    ("v1beta1", {"whenCanBorrow": "Borrow", "whenCanPreempt": "Preempt"}, (0, 14), None),
-    ("v1beta1", {"whenCanBorrow": "TryNextFlavor", "whenCanPreempt": "TryNextFlavor"}, (0, 14), None),
-    ("v1beta1", {"whenCanBorrow": "Borrow", "whenCanPreempt": "Preempt"}, (0, 19), None),
-    ("v1beta1", {"whenCanBorrow": "MayStopSearch"}, (0, 15), None),
-    ("v1beta2", {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "MayStopSearch"}, (0, 19), None),
-    ("v1beta2", {"whenCanBorrow": "MayStopSearch"}, None, None),
-])
-def test_spellings_by_kueue_version(tmp_path: Path, api: str, policy: dict, kueue: tuple | None,
-                                    refused: str | None) -> None:
+@pytest.mark.parametrize(
+    ("api", "policy", "kueue", "refused"),
+    [
+        ("v1beta1", {"whenCanBorrow": "MayStopSearch"}, (0, 14), "whenCanBorrow"),
+        ("v1beta1", {"whenCanPreempt": "MayStopSearch"}, (0, 14), "whenCanPreempt"),
+        (
+            "v1beta1",
+            {
+                "whenCanBorrow": "TryNextFlavor",
+                "whenCanPreempt": "TryNextFlavor",
+                "preference": "PreemptionOverBorrowing",
+            },
+            (0, 14),
+            "preference",
+        ),
+        ("v1beta1", {"whenCanBorrow": "Borrow", "whenCanPreempt": "Preempt"}, (0, 14), None),
+        ("v1beta1", {"whenCanBorrow": "TryNextFlavor", "whenCanPreempt": "TryNextFlavor"}, (0, 14), None),
+        ("v1beta1", {"whenCanBorrow": "Borrow", "whenCanPreempt": "Preempt"}, (0, 19), None),
+        ("v1beta1", {"whenCanBorrow": "MayStopSearch"}, (0, 15), None),
+        ("v1beta2", {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "MayStopSearch"}, (0, 19), None),
+        ("v1beta2", {"whenCanBorrow": "MayStopSearch"}, None, None),
+    ],
+)
+def test_spellings_by_kueue_version(
+    tmp_path: Path, api: str, policy: dict, kueue: tuple | None, refused: str | None
+) -> None:
     cluster = make_cluster(tmp_path, [("spot", 8)], policy=policy, api=api)
     job, runtime = _job_and_runtime([("node", 1, 6)])
     found = preflight(cluster, job, runtime, kueue_version=kueue)
@@ -362,8 +444,11 @@ def test_spellings_by_kueue_version(tmp_path: Path, api: str, policy: dict, kueu
     [finding] = found
     assert finding.code == "TS510" and finding.path == ("metadata", "labels", "kueue.x-k8s.io/queue-name")
     assert f"Kueue 0.14's API server rejects ClusterQueue team: flavorFungibility.{refused}" in finding.message
-    line = next(i for i, text in enumerate((tmp_path / "cluster.yaml").read_text().splitlines(), 1)
-                if "flavorFungibility" in text)
+    line = next(
+        i
+        for i, text in enumerate((tmp_path / "cluster.yaml").read_text().splitlines(), 1)
+        if "flavorFungibility" in text
+    )
     assert finding.related[0].line == line
 
 
@@ -402,11 +487,12 @@ def test_many_podsets_and_flavors_stay_bounded(tmp_path: Path, monkeypatch: pyte
 def test_deep_cohort_chains_cost_linear_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A chain of 16 cohorts, each with a lending limit: a subtree is computed once, not once per path."""
     depth = 16
-    extra = "".join(f"""
+    extra = "".join(
+        f"""
         ---
         apiVersion: kueue.x-k8s.io/v1beta2
         kind: Cohort
-        metadata: {{name: {'pool' if i == 0 else f'c{i}'}}}
+        metadata: {{name: {"pool" if i == 0 else f"c{i}"}}}
         spec:
           parentName: c{i + 1}
           resourceGroups:
@@ -414,7 +500,9 @@ def test_deep_cohort_chains_cost_linear_work(tmp_path: Path, monkeypatch: pytest
             flavors:
             - name: spot
               resources: [{{name: cpu, nominalQuota: 1, lendingLimit: 1}}]
-    """ for i in range(depth))
+    """
+        for i in range(depth)
+    )
     cluster = make_cluster(tmp_path, [("spot", 0)], lend=[("spot", 1)], extra=extra)
     calls = {"n": 0}
     original = Cluster.cohort

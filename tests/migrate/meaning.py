@@ -15,8 +15,9 @@ import re
 import shlex
 from typing import Any
 
-from trainspec.dsl.wellknown import MPI_SSH_AUTH_MOUNT_PATH
+from trainspec.compiler.lower.labels import OBSERVABILITY_LABELS
 from trainspec.dsl.quantity import Quantity
+from trainspec.dsl.wellknown import MPI_SSH_AUTH_MOUNT_PATH
 from trainspec.k8s.wellknown import MAX_EXEC_TIME_LABEL
 
 Meaning = dict[str, Any]
@@ -45,8 +46,9 @@ def pod(template: dict, index: int = 0) -> Meaning:
     for item in container.get("env") or []:
         if item["name"].startswith("TRAINSPEC_"):
             continue
-        env[item["name"]] = json.dumps(item["valueFrom"], sort_keys=True) if "valueFrom" in item \
-            else str(item.get("value", ""))
+        env[item["name"]] = (
+            json.dumps(item["valueFrom"], sort_keys=True) if "valueFrom" in item else str(item.get("value", ""))
+        )
     resources = container.get("resources") or {}
     limits, requests = resources.get("limits") or {}, resources.get("requests") or {}
     metadata = template.get("metadata") or {}
@@ -61,7 +63,8 @@ def pod(template: dict, index: int = 0) -> Meaning:
         "tolerations": spec.get("tolerations") or None,
         "schedulerName": spec.get("schedulerName"),
         "priorityClassName": spec.get("priorityClassName"),
-        "labels": metadata.get("labels") or None,
+        # trainspec's own pod labels (which job, team, runtime: docs/observability.md) are added, not migrated.
+        "labels": {k: v for k, v in (metadata.get("labels") or {}).items() if k not in OBSERVABILITY_LABELS} or None,
         "annotations": metadata.get("annotations") or None,
         "runAsUser": (container.get("securityContext") or {}).get("runAsUser"),
         "sshPort": ((container.get("readinessProbe") or {}).get("tcpSocket") or {}).get("port"),
@@ -71,14 +74,21 @@ def pod(template: dict, index: int = 0) -> Meaning:
 def _metadata(obj: dict) -> Meaning:
     meta = obj.get("metadata") or {}
     labels = {k: v for k, v in (meta.get("labels") or {}).items() if k != MAX_EXEC_TIME_LABEL}
-    return {"name": meta.get("name") or (meta.get("generateName") or "").rstrip("-"),
-            "namespace": meta.get("namespace") or "default", "labels": labels,
-            "annotations": meta.get("annotations") or {}}
+    return {
+        "name": meta.get("name") or (meta.get("generateName") or "").rstrip("-"),
+        "namespace": meta.get("namespace") or "default",
+        "labels": labels,
+        "annotations": meta.get("annotations") or {},
+    }
 
 
 def _run_policy(run: dict) -> Meaning:
-    return {"backoffLimit": run.get("backoffLimit"), "deadline": run.get("activeDeadlineSeconds"),
-            "suspend": bool(run.get("suspend")), "schedulingPolicy": run.get("schedulingPolicy")}
+    return {
+        "backoffLimit": run.get("backoffLimit"),
+        "deadline": run.get("activeDeadlineSeconds"),
+        "suspend": bool(run.get("suspend")),
+        "schedulingPolicy": run.get("schedulingPolicy"),
+    }
 
 
 def meaning(obj: dict) -> Meaning:
@@ -91,12 +101,16 @@ def _pytorchjob(obj: dict) -> Meaning:
     replicas = spec["pytorchReplicaSpecs"]
     elastic = spec.get("elasticPolicy")
     nproc = spec.get("nprocPerNode")
-    return {**_metadata(obj), **_run_policy(spec.get("runPolicy") or {}),
-            "replicas": {t: r.get("replicas", 1) for t, r in replicas.items()},
-            "pods": {t: pod(r["template"], _main(r["template"], "pytorch")) for t, r in replicas.items()},
-            "nproc": None if nproc is None else str(nproc),
-            "elastic": None if elastic is None else {k: elastic.get(k) for k in ("minReplicas", "maxReplicas",
-                                                                                  "maxRestarts", "rdzvBackend")}}
+    return {
+        **_metadata(obj),
+        **_run_policy(spec.get("runPolicy") or {}),
+        "replicas": {t: r.get("replicas", 1) for t, r in replicas.items()},
+        "pods": {t: pod(r["template"], _main(r["template"], "pytorch")) for t, r in replicas.items()},
+        "nproc": None if nproc is None else str(nproc),
+        "elastic": None
+        if elastic is None
+        else {k: elastic.get(k) for k in ("minReplicas", "maxReplicas", "maxRestarts", "rdzvBackend")},
+    }
 
 
 def _main(template: dict, name: str) -> int:
@@ -108,14 +122,19 @@ def _mpijob(obj: dict) -> Meaning:
     spec = obj["spec"]
     replicas = spec["mpiReplicaSpecs"]
     pods = {t: pod(r["template"]) for t, r in replicas.items()}
-    for rtype, p in pods.items():
+    for p in pods.values():
         # The workers' argv is what runs (a workerCommand compiles to the command alone).
         p["argv"] = [*(p.pop("command") or []), *(p.pop("args") or [])]
-    return {**_metadata(obj), **_run_policy(spec.get("runPolicy") or {}),
-            "replicas": {t: r.get("replicas", 1) for t, r in replicas.items()}, "pods": pods,
-            "slots": spec.get("slotsPerWorker", 1), "sshAuthMountPath": spec.get("sshAuthMountPath", MPI_SSH_AUTH_MOUNT_PATH),
-            "runLauncherAsWorker": bool(spec.get("runLauncherAsWorker")),
-            "mpiImplementation": spec.get("mpiImplementation", "OpenMPI")}
+    return {
+        **_metadata(obj),
+        **_run_policy(spec.get("runPolicy") or {}),
+        "replicas": {t: r.get("replicas", 1) for t, r in replicas.items()},
+        "pods": pods,
+        "slots": spec.get("slotsPerWorker", 1),
+        "sshAuthMountPath": spec.get("sshAuthMountPath", MPI_SSH_AUTH_MOUNT_PATH),
+        "runLauncherAsWorker": bool(spec.get("runLauncherAsWorker")),
+        "mpiImplementation": spec.get("mpiImplementation", "OpenMPI"),
+    }
 
 
 def _rayjob(obj: dict) -> Meaning:
@@ -129,16 +148,30 @@ def _rayjob(obj: dict) -> Meaning:
     else:
         worker, count = head, (1, 1, 1)
     env_vars: dict = {}
-    return {**_metadata(obj), "backoffLimit": spec.get("backoffLimit"), "deadline": spec.get("activeDeadlineSeconds"),
-            "suspend": bool(spec.get("suspend")), "entrypoint": shlex.split(spec.get("entrypoint") or ""),
-            "head_image": head["spec"]["containers"][0]["image"], "workers": count, "worker_pod": pod(worker),
-            "runtime_env": env_vars}
+    return {
+        **_metadata(obj),
+        "backoffLimit": spec.get("backoffLimit"),
+        "deadline": spec.get("activeDeadlineSeconds"),
+        "suspend": bool(spec.get("suspend")),
+        "entrypoint": shlex.split(spec.get("entrypoint") or ""),
+        "head_image": head["spec"]["containers"][0]["image"],
+        "workers": count,
+        "worker_pod": pod(worker),
+        "runtime_env": env_vars,
+    }
 
 
 #: A warning at a manifest field waives these parts of the meaning (the migration said it changes them).
-_CONTAINER_FIELD = {"command": "command", "args": "args", "env": "env", "resources": "resources",
-                    "volumeMounts": "mounts", "image": "image", "readinessProbe": "sshPort",
-                    "securityContext": "runAsUser"}
+_CONTAINER_FIELD = {
+    "command": "command",
+    "args": "args",
+    "env": "env",
+    "resources": "resources",
+    "volumeMounts": "mounts",
+    "image": "image",
+    "readinessProbe": "sshPort",
+    "securityContext": "runAsUser",
+}
 
 
 def waived(diagnostics: list, kind: str, *, head_only: bool = False) -> set[tuple[str, ...]]:
@@ -168,16 +201,21 @@ def _waive(parts: list[str], kind: str) -> set[tuple[str, ...]]:
         if parts[3] == "replicas":
             return {("replicas", rtype)}
         if "containers" in parts:
-            rest = parts[parts.index("containers") + 2:]
+            rest = parts[parts.index("containers") + 2 :]
             if not rest:
                 return {("pods", rtype, "command"), ("pods", rtype, "args"), ("pods", rtype, "argv")}
             key = _CONTAINER_FIELD.get(rest[0])
-            return {("pods", rtype, key), ("pods", rtype, "argv")} if key in ("command", "args") else \
-                {("pods", rtype, key)} if key else set()
+            return (
+                {("pods", rtype, key), ("pods", rtype, "argv")}
+                if key in ("command", "args")
+                else {("pods", rtype, key)}
+                if key
+                else set()
+            )
         if "volumes" in parts:
             return {("pods", rtype, "mounts")}
         if "spec" in parts[3:]:
-            sub = parts[parts.index("spec", 3) + 1:] if parts.index("spec", 3) + 1 < len(parts) else []
+            sub = parts[parts.index("spec", 3) + 1 :] if parts.index("spec", 3) + 1 < len(parts) else []
             return {("pods", rtype, sub[0])} if sub else {("pods", rtype)}
     if parts[:3] == ["spec", "runPolicy", "backoffLimit"]:
         return {("backoffLimit",)}
@@ -201,7 +239,7 @@ def _waive_ray(parts: list[str]) -> set[tuple[str, ...]]:
         if len(parts) > 4 and parts[4] in ("replicas", "minReplicas", "maxReplicas"):
             return {("workers",)}
         if "containers" in parts:
-            rest = parts[parts.index("containers") + 2:]
+            rest = parts[parts.index("containers") + 2 :]
             key = _CONTAINER_FIELD.get(rest[0]) if rest else None
             return {("worker_pod", key)} if key else set()
         if "volumes" in parts:

@@ -81,7 +81,8 @@ def test_every_input_field_is_carried_or_warned(tmp_path: Path) -> None:
     text = PYTORCHJOB.replace("workingDir: /src", "lifecycle: {preStop: {exec: {command: [x]}}}")
     result = migrate([write(tmp_path, text)])
     assert [d.path for d in result.diagnostics if d.path.endswith("lifecycle")] == [
-        "spec.pytorchReplicaSpecs.Master.template.spec.containers[0].lifecycle"]
+        "spec.pytorchReplicaSpecs.Master.template.spec.containers[0].lifecycle"
+    ]
 
 
 def test_what_each_field_becomes() -> None:
@@ -100,8 +101,9 @@ def test_what_each_field_becomes() -> None:
 
 def test_default_target_is_trainer_except_what_trainer_cannot_run() -> None:
     result = migrate([HERE / "elastic.yaml", HERE / "ray-gpu.yaml", HERE / "deepspeed.yaml"])
-    engines = {f.name: next(d for d in f.documents if d["kind"] == "Runtime")["spec"].get("engine")
-               for f in result.files}
+    engines = {
+        f.name: next(d for d in f.documents if d["kind"] == "Runtime")["spec"].get("engine") for f in result.files
+    }
     assert engines == {"elastic.yaml": "training-operator", "ray-gpu.yaml": "ray", "deepspeed.yaml": None}
     kept = sorted(Path(d.file).name for d in result.diagnostics if d.code == "TS546")
     assert kept == ["elastic.yaml", "ray-gpu.yaml"]
@@ -129,14 +131,17 @@ def test_output_is_deterministic_and_minimal() -> None:
 
 
 def test_a_manifest_that_cannot_be_migrated_is_an_error(tmp_path: Path) -> None:
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         apiVersion: kubeflow.org/v1
         kind: PyTorchJob
         metadata: {name: broken}
         spec:
           pytorchReplicaSpecs:
             Chief: {replicas: 1}
-        """)
+        """,
+    )
     result = migrate([path])
     assert not result.ok and result.files == []
     [error] = [d for d in result.diagnostics if d.is_error]

@@ -16,19 +16,19 @@ DIGEST = "nvcr.io/nvidia/pytorch@sha256:" + "a" * 64
 
 #: A job that satisfies every rule below; line numbers are part of the tests.
 JOB_LINES = [
-    "apiVersion: trainspec.dev/v1alpha1",   # 1
-    "kind: TrainingJob",                    # 2
-    "metadata:",                            # 3
-    "  name: demo",                         # 4
-    "  namespace: team-a",                  # 5
+    "apiVersion: trainspec.dev/v1alpha1",  # 1
+    "kind: TrainingJob",  # 2
+    "metadata:",  # 3
+    "  name: demo",  # 4
+    "  namespace: team-a",  # 5
     "  labels: {team: a, cost-center: c1}",  # 6
-    "spec:",                                # 7
-    "  runtime: trainspec-torch",         # 8
-    f"  image: {DIGEST}",                   # 9
-    "  nodes: 2",                           # 10
-    "  resourcesPerNode: {gpu: 8}",         # 11
-    "  queue: team-a",                      # 12
-    "  maxRunTime: 12h",                    # 13
+    "spec:",  # 7
+    "  runtime: trainspec-torch",  # 8
+    f"  image: {DIGEST}",  # 9
+    "  nodes: 2",  # 10
+    "  resourcesPerNode: {gpu: 8}",  # 11
+    "  queue: team-a",  # 12
+    "  maxRunTime: 12h",  # 13
 ]
 
 POLICY = """\
@@ -75,6 +75,7 @@ def test_policy_codes_are_registered() -> None:
 
 # -- TS600 requireQueue ---------------------------------------------------------------------------
 
+
 def test_ts600_job_without_queue(tmp_path: Path) -> None:
     assert policy_findings(tmp_path, edit({12: None})) == [("TS600", 7, 1, "spec.queue")]
 
@@ -90,6 +91,7 @@ def test_ts600_off_by_default(tmp_path: Path) -> None:
 
 # -- TS601 requireMaxRunTime ----------------------------------------------------------------------
 
+
 def test_ts601_job_without_deadline(tmp_path: Path) -> None:
     assert policy_findings(tmp_path, edit({13: None})) == [("TS601", 7, 1, "spec.maxRunTime")]
 
@@ -99,6 +101,7 @@ def test_ts601_passes_with_a_deadline(tmp_path: Path) -> None:
 
 
 # -- TS602 maxGpusPerJob --------------------------------------------------------------------------
+
 
 def test_ts602_too_many_gpus_points_at_nodes(tmp_path: Path) -> None:
     assert policy_findings(tmp_path, edit({10: "  nodes: 3"})) == [("TS602", 10, 10, "spec.nodes")]
@@ -119,12 +122,14 @@ def test_ts602_message_says_how_many(tmp_path: Path) -> None:
     project = tmp_path / "trainspec.yaml"
     project.write_text("apiVersion: trainspec.dev/v1alpha1\nkind: Project\nspec: {policy: {maxGpusPerJob: 16}}\n")
     (diag,) = [d for d in compile_paths([str(job)], project=str(project)).diagnostics if d.code == "TS602"]
-    assert diag.message == ("24 GPUs (3 nodes x 8 GPUs per node), but the project allows at most 16 per job "
-                            "(policy.maxGpusPerJob)")
+    assert diag.message == (
+        "24 GPUs (3 nodes x 8 GPUs per node), but the project allows at most 16 per job (policy.maxGpusPerJob)"
+    )
     assert diag.hint == "ask for at most 2 nodes of 8 GPUs"
 
 
 # -- TS603 requiredLabels -------------------------------------------------------------------------
+
 
 def test_ts603_missing_label(tmp_path: Path) -> None:
     assert policy_findings(tmp_path, edit({6: "  labels: {team: a}"})) == [("TS603", 6, 3, "metadata.labels")]
@@ -140,6 +145,7 @@ def test_ts603_passes_with_the_labels(tmp_path: Path) -> None:
 
 # -- TS604 images.requireDigest -------------------------------------------------------------------
 
+
 def test_ts604_tagged_image(tmp_path: Path) -> None:
     lines = edit({9: "  image: nvcr.io/nvidia/pytorch:25.01-py3"})
     assert policy_findings(tmp_path, lines) == [("TS604", 9, 10, "spec.image")]
@@ -153,10 +159,11 @@ def test_ts604_inherited_image_points_at_the_runtime_reference(tmp_path: Path) -
 def test_ts604_sharding_image_is_checked_too(tmp_path: Path) -> None:
     lines = edit(add=["  data: {source: s3://bucket/data/}"])
     # The project's stage image (the built-in runtime names none) is tagged, not pinned.
-    policy = ("spec: {defaults: {stageImage: registry.example.com/trainspec:0.1.0}, "
-              "policy: {images: {requireDigest: true}}}\n")
-    assert policy_findings(tmp_path, lines, policy) == [
-        ("TS604", 14, 3, "spec.data")]
+    policy = (
+        "spec: {defaults: {stageImage: registry.example.com/trainspec:0.1.0}, "
+        "policy: {images: {requireDigest: true}}}\n"
+    )
+    assert policy_findings(tmp_path, lines, policy) == [("TS604", 14, 3, "spec.data")]
 
 
 def test_ts604_passes_with_a_digest(tmp_path: Path) -> None:
@@ -164,6 +171,7 @@ def test_ts604_passes_with_a_digest(tmp_path: Path) -> None:
 
 
 # -- TS605 images.allowedRegistries ---------------------------------------------------------------
+
 
 def test_ts605_image_from_another_registry(tmp_path: Path) -> None:
     lines = edit({9: "  image: quay.io/acme/train@sha256:" + "b" * 64})
@@ -179,30 +187,37 @@ def test_ts605_passes_for_an_allowed_registry(tmp_path: Path) -> None:
     assert policy_findings(tmp_path, edit({9: "  image: ghcr.io/trainspec/train@sha256:" + "d" * 64})) == []
 
 
-@pytest.mark.parametrize(("image", "full"), [
-    ("pytorch/pytorch:2.1", "docker.io/pytorch/pytorch:2.1"),
-    ("ubuntu", "docker.io/library/ubuntu"),
-    ("nvcr.io/nvidia/pytorch:25.01-py3", "nvcr.io/nvidia/pytorch:25.01-py3"),
-    ("localhost/train:1", "localhost/train:1"),
-    ("registry:5000/train:1", "registry:5000/train:1"),
-])
+@pytest.mark.parametrize(
+    ("image", "full"),
+    [
+        ("pytorch/pytorch:2.1", "docker.io/pytorch/pytorch:2.1"),
+        ("ubuntu", "docker.io/library/ubuntu"),
+        ("nvcr.io/nvidia/pytorch:25.01-py3", "nvcr.io/nvidia/pytorch:25.01-py3"),
+        ("localhost/train:1", "localhost/train:1"),
+        ("registry:5000/train:1", "registry:5000/train:1"),
+    ],
+)
 def test_image_registry_name(image: str, full: str) -> None:
     assert image_registry_name(image) == full
 
 
-@pytest.mark.parametrize(("image", "prefixes", "allowed"), [
-    ("pytorch/pytorch:2.1", ["docker.io/pytorch"], True),
-    ("pytorch/pytorch:2.1", ["docker.io/pytorch/"], True),
-    ("pytorch/pytorch:2.1", ["docker.io/library"], False),
-    ("nvcr.io/nvidia/pytorch:25.01", ["nvcr.io"], True),
-    ("nvcr.io.evil.com/x:1", ["nvcr.io"], False),
-    ("nvcr.io/nvidia-x/y:1", ["nvcr.io/nvidia"], False),
-])
+@pytest.mark.parametrize(
+    ("image", "prefixes", "allowed"),
+    [
+        ("pytorch/pytorch:2.1", ["docker.io/pytorch"], True),
+        ("pytorch/pytorch:2.1", ["docker.io/pytorch/"], True),
+        ("pytorch/pytorch:2.1", ["docker.io/library"], False),
+        ("nvcr.io/nvidia/pytorch:25.01", ["nvcr.io"], True),
+        ("nvcr.io.evil.com/x:1", ["nvcr.io"], False),
+        ("nvcr.io/nvidia-x/y:1", ["nvcr.io/nvidia"], False),
+    ],
+)
 def test_registry_allowed(image: str, prefixes: list[str], allowed: bool) -> None:
     assert registry_allowed(image, prefixes) is allowed
 
 
 # -- enforced by the commands -----------------------------------------------------------------------
+
 
 def test_validate_and_compile_refuse_a_violation(run_cli, tmp_path: Path) -> None:
     job = tmp_path / "job.yaml"
@@ -218,16 +233,23 @@ def test_validate_and_compile_refuse_a_violation(run_cli, tmp_path: Path) -> Non
 
 def test_python_specs_are_located_at_the_constructor(tmp_path: Path) -> None:
     spec = tmp_path / "job.py"
-    spec.write_text(textwrap.dedent("""\
+    spec.write_text(
+        textwrap.dedent("""\
         from trainspec import TrainingJob
 
         job = TrainingJob(
             name="demo", namespace="team-a", runtime="trainspec-torch", nodes=1,
         )
-        """))
+        """)
+    )
     project = tmp_path / "trainspec.yaml"
-    project.write_text("apiVersion: trainspec.dev/v1alpha1\nkind: Project\n"
-                       "spec: {policy: {requireQueue: true, requireMaxRunTime: true}}\n")
-    found = [(d.code, d.line, d.path) for d in compile_paths([str(spec)], project=str(project)).diagnostics
-             if d.code.startswith("TS6")]
+    project.write_text(
+        "apiVersion: trainspec.dev/v1alpha1\nkind: Project\n"
+        "spec: {policy: {requireQueue: true, requireMaxRunTime: true}}\n"
+    )
+    found = [
+        (d.code, d.line, d.path)
+        for d in compile_paths([str(spec)], project=str(project)).diagnostics
+        if d.code.startswith("TS6")
+    ]
     assert found == [("TS600", 3, "spec.queue"), ("TS601", 3, "spec.maxRunTime")]

@@ -39,8 +39,15 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 def trainspec(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """``trainspec ARGS`` in a separate process, real exit status and streams."""
-    return subprocess.run([sys.executable, "-m", "trainspec", *args], cwd=cwd, capture_output=True, text=True,
-                          env=env or clean_env(), timeout=RUN_TIMEOUT)
+    return subprocess.run(
+        [sys.executable, "-m", "trainspec", *args],
+        cwd=cwd,
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env or clean_env(),
+        timeout=RUN_TIMEOUT,
+    )
 
 
 def by_prefix(text: str, *, stage: bool = False) -> dict[str, list[str]]:

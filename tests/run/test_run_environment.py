@@ -12,14 +12,15 @@ from run_testlib import PRINTENV, RUNTIME, by_prefix, clean_env, env_lines, trai
 SECRET = "s3cr3t-value-never-on-disk"
 
 
-def _spec(tmp_path: Path, framework: str = "torch", *, nodes: int = 2, procs: int | None = 2,
-          extra: str = "") -> Path:
+def _spec(tmp_path: Path, framework: str = "torch", *, nodes: int = 2, procs: int | None = 2, extra: str = "") -> Path:
     procs_line = f"  procsPerNode: {procs}\n" if procs else ""
     data = tmp_path / "data"
     data.mkdir(exist_ok=True)
     (data / "part.jsonl").write_text("".join(json.dumps({"id": i}) + "\n" for i in range(40)))
     spec = tmp_path / "job.yaml"
-    spec.write_text(RUNTIME.format(name="rt", framework=framework) + f"""---
+    spec.write_text(
+        RUNTIME.format(name="rt", framework=framework)
+        + f"""---
 apiVersion: trainspec.dev/v1alpha1
 kind: TrainingJob
 metadata: {{name: envjob, namespace: team-a}}
@@ -32,15 +33,28 @@ spec:
 {procs_line}  resourcesPerNode: {{cpu: 2}}
   data: {{source: pvc://datasets/toy, format: jsonl}}
   checkpoint: {{path: /checkpoints, size: 1Gi, keep: 4}}
-{extra}""")
+{extra}"""
+    )
     return spec
 
 
 def _run(tmp_path: Path, spec: Path, *args: str, **env: str):
     (tmp_path / "secrets.env").write_text(f"# local stand-in for Secret hf\nexport HF_TOKEN='{SECRET}'\n")
-    return trainspec("run", "--local", str(spec), "--no-project", "--workdir", str(tmp_path / "work"),
-                     "--data-source", str(tmp_path / "data"), "--env-file", str(tmp_path / "secrets.env"), *args,
-                     cwd=tmp_path, env=clean_env(**env))
+    return trainspec(
+        "run",
+        "--local",
+        str(spec),
+        "--no-project",
+        "--workdir",
+        str(tmp_path / "work"),
+        "--data-source",
+        str(tmp_path / "data"),
+        "--env-file",
+        str(tmp_path / "secrets.env"),
+        *args,
+        cwd=tmp_path,
+        env=clean_env(**env),
+    )
 
 
 def test_torch_nodes_get_exactly_the_pod_environment(tmp_path: Path) -> None:
@@ -130,8 +144,18 @@ def test_mpi_runs_the_launcher_with_the_mpi_plugin_variables(tmp_path: Path) -> 
 
 def test_a_secret_from_the_shell_when_no_env_file_has_it(tmp_path: Path) -> None:
     spec = _spec(tmp_path, nodes=1, procs=1)
-    done = trainspec("run", "--local", str(spec), "--no-project", "--workdir", str(tmp_path / "work"),
-                     "--data-source", str(tmp_path / "data"), cwd=tmp_path, env=clean_env(HF_TOKEN="from-shell"))
+    done = trainspec(
+        "run",
+        "--local",
+        str(spec),
+        "--no-project",
+        "--workdir",
+        str(tmp_path / "work"),
+        "--data-source",
+        str(tmp_path / "data"),
+        cwd=tmp_path,
+        env=clean_env(HF_TOKEN="from-shell"),
+    )
     assert done.returncode == 0, done.stderr
     assert env_lines(by_prefix(done.stdout)["node 0"])["HF_TOKEN"] == "from-shell"
 
@@ -140,8 +164,18 @@ def test_a_missing_secret_is_a_located_error_naming_the_secret_and_key(tmp_path:
     spec = _spec(tmp_path, nodes=1, procs=1)
     env = clean_env()
     env.pop("HF_TOKEN", None)
-    done = trainspec("run", "--local", str(spec), "--no-project", "--workdir", str(tmp_path / "work"),
-                     "--data-source", str(tmp_path / "data"), cwd=tmp_path, env=env)
+    done = trainspec(
+        "run",
+        "--local",
+        str(spec),
+        "--no-project",
+        "--workdir",
+        str(tmp_path / "work"),
+        "--data-source",
+        str(tmp_path / "data"),
+        cwd=tmp_path,
+        env=env,
+    )
     assert done.returncode == 1
     assert "error[TS701]: spec.secretEnv.HF_TOKEN:" in done.stderr
     assert "key 'token' of Secret 'hf'" in done.stderr
@@ -152,8 +186,17 @@ def test_a_missing_secret_is_a_located_error_naming_the_secret_and_key(tmp_path:
 def test_a_malformed_env_file_line_is_located_and_not_echoed(tmp_path: Path) -> None:
     spec = _spec(tmp_path, nodes=1, procs=1)
     (tmp_path / "bad.env").write_text("# ok\nHF_TOKEN=x\nthis-is-a-secret-without-equals\n")
-    done = trainspec("run", "--local", str(spec), "--no-project", "--env-file", str(tmp_path / "bad.env"),
-                     "--data-source", str(tmp_path / "data"), cwd=tmp_path)
+    done = trainspec(
+        "run",
+        "--local",
+        str(spec),
+        "--no-project",
+        "--env-file",
+        str(tmp_path / "bad.env"),
+        "--data-source",
+        str(tmp_path / "data"),
+        cwd=tmp_path,
+    )
     assert done.returncode == 1
     assert f"{tmp_path / 'bad.env'}:3:1: error[TS702]" in done.stderr
     assert "this-is-a-secret" not in done.stderr

@@ -25,8 +25,16 @@ def _spec(tmp_path: Path, reports: Path) -> Path:
 
 
 def _run(tmp_path: Path, spec: Path, **env: str):
-    return trainspec("run", "--local", str(spec), "--no-project", "--data-source", str(EXAMPLE / "data"),
-                     cwd=tmp_path, env=clean_env(**env))
+    return trainspec(
+        "run",
+        "--local",
+        str(spec),
+        "--no-project",
+        "--data-source",
+        str(EXAMPLE / "data"),
+        cwd=tmp_path,
+        env=clean_env(**env),
+    )
 
 
 def _reports(reports: Path) -> list[dict]:
@@ -53,7 +61,10 @@ def test_two_nodes_read_disjoint_shards_covering_the_dataset(tmp_path: Path) -> 
     assert len(rank0["ids"]) + len(rank1["ids"]) == 3 * RECORDS
     work = tmp_path / ".trainspec" / "run" / "ml-dev" / "train-ddp"
     assert sorted(p.name for p in (work / "checkpoints").iterdir()) == [
-        "step-000000045", "step-000000050", "step-000000055"]  # keep: 3
+        "step-000000045",
+        "step-000000050",
+        "step-000000055",
+    ]  # keep: 3
     out = by_prefix(done.stdout)
     assert sorted(out) == ["node 0", "node 1"]
     assert "trainspec run --local: ml-dev/train-ddp succeeded" in done.stderr
@@ -83,10 +94,14 @@ def test_a_killed_run_resumes_from_its_checkpoint(tmp_path: Path) -> None:
 def test_the_example_runs_as_its_comment_says(tmp_path: Path) -> None:
     """``trainspec run --local examples/train_ddp/job.yaml --data-source examples/train_ddp/data``."""
     _prepare(tmp_path)
-    done = trainspec("run", "--local", "examples/train_ddp/job.yaml", "--data-source", "examples/train_ddp/data",
-                     cwd=tmp_path)
+    done = trainspec(
+        "run", "--local", "examples/train_ddp/job.yaml", "--data-source", "examples/train_ddp/data", cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     lines = by_prefix(done.stdout)
-    assert [line.split(":")[0] for line in lines["node 0"]] == ["rank 0/2"]
+    # Rank 0 also reports its progress (no Trainer endpoint here, so to stdout); rank 1 does not.
+    reports = [line for line in lines["node 0"] if line.startswith("trainspec progress: ")]
+    assert reports and reports[-1].startswith("trainspec progress: step 57/57 (100%)")
+    assert [line.split(":")[0] for line in lines["node 0"] if line not in reports] == ["rank 0/2"]
     assert [line.split(":")[0] for line in lines["node 1"]] == ["rank 1/2"]
     assert ROOT.exists()

@@ -36,8 +36,9 @@ def _write(tmp_path: Path, *jobs: str, framework: str = "torch", runtime_extra: 
 
 
 def _local(tmp_path: Path, spec: Path, *args: str, env: dict[str, str] | None = None):
-    return trainspec("run", "--local", str(spec), "--no-project", "--workdir", str(tmp_path / "work"), *args,
-                     cwd=tmp_path, env=env)
+    return trainspec(
+        "run", "--local", str(spec), "--no-project", "--workdir", str(tmp_path / "work"), *args, cwd=tmp_path, env=env
+    )
 
 
 def test_several_jobs_need_job_and_an_unknown_name_is_named(tmp_path: Path) -> None:
@@ -74,7 +75,11 @@ def test_a_command_not_on_this_machine_is_located(tmp_path: Path) -> None:
     done = _local(tmp_path, spec)
     assert done.returncode == 1
     lines = [line for line in done.stderr.splitlines() if "TS706" in line]
-    assert lines and lines[0].startswith("specs.yaml:16:3: error[TS706]") and "spec.command: 'no-such-program-here'" in lines[0]
+    assert (
+        lines
+        and lines[0].startswith("specs.yaml:16:3: error[TS706]")
+        and "spec.command: 'no-such-program-here'" in lines[0]
+    )
 
 
 def test_a_job_without_a_command_is_refused(tmp_path: Path) -> None:
@@ -176,8 +181,16 @@ def test_map_path_picks_the_longest_mount() -> None:
 
 
 def test_base_environment_drops_what_a_pod_never_inherits() -> None:
-    base = base_environment({"PATH": "/bin", "PET_NNODES": "9", "TRAINSPEC_CHECKPOINT_DIR": "/x", "RANK": "3",
-                             "JAX_PLATFORMS": "cpu", "HOME": "/root"})
+    base = base_environment(
+        {
+            "PATH": "/bin",
+            "PET_NNODES": "9",
+            "TRAINSPEC_CHECKPOINT_DIR": "/x",
+            "RANK": "3",
+            "JAX_PLATFORMS": "cpu",
+            "HOME": "/root",
+        }
+    )
     assert base == {"PATH": "/bin", "JAX_PLATFORMS": "cpu", "HOME": "/root"}
 
 
@@ -186,11 +199,13 @@ def test_validate_and_compile_never_import_the_run_package(tmp_path: Path) -> No
 import contextlib, io, json, sys
 import trainspec.cli.main as cli
 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-    codes = [cli.main(["validate", "examples"]), cli.main(["compile", "examples", "-o", {str(tmp_path / 'out')!r}])]
+    codes = [cli.main(["validate", "examples"]), cli.main(["compile", "examples", "-o", {str(tmp_path / "out")!r}])]
 print(json.dumps({{"codes": codes, "loaded": sorted(m for m in sys.modules if m in ("trainspec.run", "trainspec.cli.run")
                                    or m.startswith("trainspec.run."))}}))
 """
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, check=False, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["loaded"] == []
@@ -200,5 +215,5 @@ print(json.dumps({{"codes": codes, "loaded": sorted(m for m in sys.modules if m 
 def test_help_lists_the_command_and_its_options(tmp_path: Path, words: list[str]) -> None:
     done = trainspec(*words, cwd=tmp_path)
     assert done.returncode == 0
-    for text in (["--local", "--env-file", "--workdir", "--procs-per-node"] if words[0] == "run" else ["run"]):
+    for text in ["--local", "--env-file", "--workdir", "--procs-per-node"] if words[0] == "run" else ["run"]:
         assert text in done.stdout

@@ -40,7 +40,9 @@ def _spec(tmp_path: Path, nodes: int) -> Path:
     pids = tmp_path / "pids"
     pids.mkdir()
     spec = tmp_path / "job.yaml"
-    spec.write_text(RUNTIME.format(name="rt", framework="torch") + f"""---
+    spec.write_text(
+        RUNTIME.format(name="rt", framework="torch")
+        + f"""---
 apiVersion: trainspec.dev/v1alpha1
 kind: TrainingJob
 metadata: {{name: waiter, namespace: team-a}}
@@ -48,7 +50,8 @@ spec:
   runtime: rt
   command: [python, {json.dumps(str(script))}, {json.dumps(str(pids))}]
   nodes: {nodes}
-""")
+"""
+    )
     return spec
 
 
@@ -80,8 +83,14 @@ def _recorded(pids: Path, nodes: int, proc: subprocess.Popen) -> list[int]:
 
 def test_ctrl_c_stops_every_process_group_and_leaves_no_orphans(tmp_path: Path) -> None:
     spec = _spec(tmp_path, nodes=3)
-    proc = subprocess.Popen([sys.executable, "-m", "trainspec", "run", "--local", str(spec), "--no-project"],
-                            cwd=tmp_path, env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "trainspec", "run", "--local", str(spec), "--no-project"],
+        cwd=tmp_path,
+        env=clean_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     pids = _recorded(tmp_path / "pids", 3, proc)
     assert len(pids) == 6 and not any(_gone(p) for p in pids)
     proc.send_signal(signal.SIGINT)  # what Ctrl-C sends to the foreground process
@@ -94,8 +103,14 @@ def test_ctrl_c_stops_every_process_group_and_leaves_no_orphans(tmp_path: Path) 
 
 def test_sigterm_stops_the_run_too(tmp_path: Path) -> None:
     spec = _spec(tmp_path, nodes=2)
-    proc = subprocess.Popen([sys.executable, "-m", "trainspec", "run", "--local", str(spec), "--no-project"],
-                            cwd=tmp_path, env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "trainspec", "run", "--local", str(spec), "--no-project"],
+        cwd=tmp_path,
+        env=clean_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     pids = _recorded(tmp_path / "pids", 2, proc)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=RUN_TIMEOUT)
@@ -124,8 +139,10 @@ def _supervise(*members: Member) -> tuple[int, str, str]:
 def test_what_a_node_leaves_behind_ends_with_it(tmp_path: Path) -> None:
     # The node's main process exits at once; its background child would outlive it (a pod's would not).
     marker = tmp_path / "child.pid"
-    code = (f"import subprocess, sys; p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(1000)']);"
-            f"open({str(marker)!r}, 'w').write(str(p.pid))")
+    code = (
+        f"import subprocess, sys; p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(1000)']);"
+        f"open({str(marker)!r}, 'w').write(str(p.pid))"
+    )
     status, _, _ = _supervise(Member("node 0", [sys.executable, "-c", code], dict(os.environ)))
     assert status == 0
     assert _running([int(marker.read_text())]) == []

@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 from run_testlib import RUNTIME, by_prefix, clean_env, trainspec
 
+# A real torchrun over two local nodes: the longest single test (slow: see pyproject's marker).
+pytestmark = pytest.mark.slow
+
 torch = pytest.importorskip("torch", reason="torch is not installed here: the torchrun run needs it")
 
 SCRIPT = """\
@@ -33,7 +36,9 @@ def test_torchrun_on_gloo_across_two_local_nodes(tmp_path: Path) -> None:
     script = tmp_path / "ddp.py"
     script.write_text(SCRIPT)
     spec = tmp_path / "job.yaml"
-    spec.write_text(RUNTIME.format(name="rt", framework="torch") + f"""---
+    spec.write_text(
+        RUNTIME.format(name="rt", framework="torch")
+        + f"""---
 apiVersion: trainspec.dev/v1alpha1
 kind: TrainingJob
 metadata: {{name: gloo, namespace: team-a}}
@@ -42,7 +47,8 @@ spec:
   command: [torchrun, {json.dumps(str(script))}]
   nodes: 2
   procsPerNode: 2
-""")
+"""
+    )
     done = trainspec("run", "--local", str(spec), "--no-project", cwd=tmp_path, env=clean_env(OMP_NUM_THREADS="1"))
     assert done.returncode == 0, done.stderr
     lines = [line for member in by_prefix(done.stdout).values() for line in member if line.startswith("rank=")]

@@ -175,13 +175,11 @@ def test_hashed_empty_shard_needs_permission(tmp_path: Path, capsys: pytest.Capt
 
 
 @pytest.mark.parametrize("assignment", ["contiguous", "round-robin", "hashed"])
-def test_validate_reports_bad_json_lines(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], assignment: str
-) -> None:
+def test_validate_reports_bad_json_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str], assignment: str) -> None:
     src = tmp_path / "src"
     src.mkdir()
     good = [json.dumps({"i": i}) for i in range(20)]
-    lines = good[:3] + ["{broken"] + good[3:10] + ["", "[1, 2"] + good[10:]  # bad: lines 4, 12, 13
+    lines = [*good[:3], "{broken", *good[3:10], "", "[1, 2", *good[10:]]  # bad: lines 4, 12, 13
     (src / "a.jsonl").write_text("\n".join(good) + "\n")
     # then line 24 is not UTF-8 and lines 25-31 are bad JSON: 11 bad records in all
     (src / "b.jsonl").write_bytes("\n".join(lines).encode() + b"\n\xff\xfe\n" + b"{bad}\n" * 7)
@@ -206,9 +204,7 @@ def test_validate_reports_bad_json_lines(
     assert "11 malformed jsonl record(s)" in err and "(and 6 more)" in err
     assert_no_output(out)
     # Without --validate the same data is sharded as opaque lines.
-    assert (
-        shard_cli("--source", str(src), "--format", "jsonl", "--num-shards", "2", "--output", str(out)) == 0
-    )
+    assert shard_cli("--source", str(src), "--format", "jsonl", "--num-shards", "2", "--output", str(out)) == 0
 
 
 def test_validate_accepts_good_data(jsonl_source: Path, tmp_path: Path) -> None:
@@ -302,6 +298,14 @@ def test_missing_data_extra(
         ([], {"TRAINSPEC_NUM_SHARDS": "many"}, "must be an integer"),
         (["--seed", "x"], {}, "seed must be an integer"),
         (["--bogus"], {}, "unrecognized arguments"),
+        (["--mode", "mmap"], {}, "unknown mode 'mmap' (from --mode)"),
+        ([], {"TRAINSPEC_SHARD_MODE": "links"}, "unknown mode 'links' (from TRAINSPEC_SHARD_MODE)"),
+        (["--balance", "lines"], {}, "unknown balance 'lines' (from --balance)"),
+        ([], {"TRAINSPEC_SHARD_BALANCE": "size"}, "unknown balance 'size' (from TRAINSPEC_SHARD_BALANCE)"),
+        (["--checksum", "md5"], {}, "unknown checksum 'md5' (from --checksum)"),
+        ([], {"TRAINSPEC_SHARD_CHECKSUM": "crc"}, "unknown checksum 'crc' (from TRAINSPEC_SHARD_CHECKSUM)"),
+        (["--mode", "index", "--assignment", "hashed"], {}, "index mode needs contiguous assignment, not hashed"),
+        ([], {"TRAINSPEC_SHARD_MODE": "index", "TRAINSPEC_SHARD_ASSIGNMENT": "round-robin"}, "use --mode copy"),
     ],
 )
 def test_usage_errors_exit_2(
@@ -335,7 +339,19 @@ def test_help_names_every_env_variable(capsys: pytest.CaptureFixture[str]) -> No
         "TRAINSPEC_SHARD_ASSIGNMENT",
         "TRAINSPEC_SHARD_SEED",
         "TRAINSPEC_DATA_DIR",
+        "TRAINSPEC_SHARD_MODE",
+        "TRAINSPEC_SHARD_BALANCE",
+        "TRAINSPEC_SHARD_CHECKSUM",
     ):
         assert f"env {var}" in text.replace("\n", " ").replace("  ", " ") or var in text
-    for flag in ("--validate", "--allow-empty-shards", "--force", "--verify"):
+    for flag in (
+        "--validate",
+        "--allow-empty-shards",
+        "--force",
+        "--verify",
+        "--mode",
+        "--balance",
+        "--checksum",
+        "--count-records",
+    ):
         assert flag in text

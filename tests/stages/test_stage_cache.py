@@ -9,21 +9,34 @@ import pytest
 from stage_testlib import leftovers, read_manifest, run_stage, shard_cli
 
 
-def _args(src: Path, out: Path, *extra: str) -> list[str]:
-    return ["--source", str(src), "--format", "jsonl", "--num-shards", "3", "--output", str(out), *extra]
+def _args(src: Path, out: Path, *extra: str, mode: str = "copy") -> list[str]:
+    return [
+        "--source",
+        str(src),
+        "--format",
+        "jsonl",
+        "--num-shards",
+        "3",
+        "--output",
+        str(out),
+        "--mode",
+        mode,
+        *extra,
+    ]
 
 
 def _mtimes(out: Path) -> dict[str, int]:
     return {str(p.relative_to(out)): p.stat().st_mtime_ns for p in sorted(out.rglob("*"))}
 
 
-def test_second_run_is_a_cache_hit(jsonl_source: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["index", "copy"])
+def test_second_run_is_a_cache_hit(jsonl_source: Path, tmp_path: Path, mode: str) -> None:
     out = tmp_path / "out"
-    first = run_stage(_args(jsonl_source, out))
+    first = run_stage(_args(jsonl_source, out, mode=mode))
     assert first.returncode == 0, first.stderr
     before = _mtimes(out)
     inode = out.stat().st_ino
-    second = run_stage(_args(jsonl_source, out))
+    second = run_stage(_args(jsonl_source, out, mode=mode))
     assert second.returncode == 0, second.stderr
     assert "cache hit" in second.stdout
     assert _mtimes(out) == before and out.stat().st_ino == inode  # nothing rewritten
@@ -49,6 +62,9 @@ def test_env_variables_drive_the_stage_and_flags_win(jsonl_source: Path, tmp_pat
         "shard_by": "node",
         "assignment": "hashed",
         "seed": 9,
+        "mode": "copy",  # the default for hashed
+        "balance": "records",
+        "checksum": "none",
     }
     result = run_stage(["--num-shards", "5", "--assignment", "round-robin"], env=env)
     assert result.returncode == 0, result.stderr
@@ -68,16 +84,31 @@ def test_force_reshards(jsonl_source: Path, tmp_path: Path, capsys: pytest.Captu
     assert leftovers(out) == []
 
 
-@pytest.mark.parametrize("change", ["settings", "source", "shard-size", "missing-shard"])
+@pytest.mark.parametrize(
+    ("mode", "change"),
+    [
+        *[("copy", c) for c in ("settings", "source", "shard-size", "missing-shard", "to-index", "checksum")],
+        *[("index", c) for c in ("source", "to-copy", "balance", "checksum", "count-records")],
+    ],
+)
 def test_changes_invalidate_the_cache(
-    jsonl_source: Path, tmp_path: Path, change: str, capsys: pytest.CaptureFixture[str]
+    jsonl_source: Path, tmp_path: Path, mode: str, change: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "out"
-    assert shard_cli(*_args(jsonl_source, out)) == 0
-    shard = out / read_manifest(out)["shards"][1]["path"]
+    first = ["--balance", "bytes"] if change == "count-records" else []
+    assert shard_cli(*_args(jsonl_source, out, *first, mode=mode)) == 0
+    shard = out / read_manifest(out)["shards"][1].get("path", "none")
     extra: list[str] = []
     if change == "settings":
         extra = ["--assignment", "round-robin"]
+    elif change in ("to-index", "to-copy"):
+        mode = change[3:]
+    elif change == "balance":
+        extra = ["--balance", "bytes"]
+    elif change == "checksum":
+        extra = ["--checksum", "sha256"]
+    elif change == "count-records":
+        extra = [*first, "--count-records"]
     elif change == "source":
         with open(jsonl_source / "a.jsonl", "a") as fh:
             fh.write('{"id": 99}\n')
@@ -86,26 +117,28 @@ def test_changes_invalidate_the_cache(
     else:
         shard.unlink()
     capsys.readouterr()
-    assert shard_cli(*_args(jsonl_source, out, *extra)) == 0
+    assert shard_cli(*_args(jsonl_source, out, *extra, mode=mode)) == 0
     output = capsys.readouterr().out
     assert "cache hit" not in output and "re-sharding" in output
-    assert read_manifest(out)["records"] == (26 if change == "source" else 25)
+    expected = None if change == "balance" else 26 if change == "source" else 25  # bytes: uncounted
+    assert read_manifest(out)["records"] == expected
+    assert read_manifest(out)["settings"]["mode"] == mode
 
 
 def test_verify_detects_same_size_corruption(
     jsonl_source: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "out"
-    assert shard_cli(*_args(jsonl_source, out)) == 0
+    assert shard_cli(*_args(jsonl_source, out, "--checksum", "sha256")) == 0
     shard = out / read_manifest(out)["shards"][0]["path"]
     data = bytearray(shard.read_bytes())
     data[2] ^= 1  # same size, different bytes
     shard.write_bytes(bytes(data))
     capsys.readouterr()
-    assert shard_cli(*_args(jsonl_source, out)) == 0
+    assert shard_cli(*_args(jsonl_source, out, "--checksum", "sha256")) == 0
     assert "cache hit" in capsys.readouterr().out  # sizes only by default
-    assert shard_cli(*_args(jsonl_source, out, "--verify")) == 0
-    assert "does not match its sha256" in capsys.readouterr().out
+    assert shard_cli(*_args(jsonl_source, out, "--checksum", "sha256", "--verify")) == 0
+    assert "does not match its checksum" in capsys.readouterr().out
     assert shard.read_bytes() != bytes(data)
 
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 from stage_testlib import REPO, run_stage, stage_env
 
+from trainspec.stages import open_shard
+
 EXAMPLE = REPO / "examples" / "train_ddp"
 WORLD = 3
 
@@ -36,9 +38,7 @@ def _rank_env(rank: int, data: Path, ckpt: Path, **extra: str) -> dict[str, str]
     )
 
 
-def _train(
-    rank: int, data: Path, ckpt: Path, report: Path, *args: str, **extra: str
-) -> subprocess.Popen[str]:
+def _train(rank: int, data: Path, ckpt: Path, report: Path, *args: str, **extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [
             sys.executable,
@@ -77,9 +77,7 @@ def test_ranks_read_disjoint_shards_covering_the_dataset(tmp_path: Path) -> None
     data = _shard(tmp_path)
     # Rendezvous like init_process_group: no rank can see a checkpoint rank 0 writes in this run.
     procs = [
-        _train(
-            r, data, tmp_path / "ckpt", tmp_path / f"report-{r}.json", "--rendezvous", str(tmp_path / "rdzv")
-        )
+        _train(r, data, tmp_path / "ckpt", tmp_path / f"report-{r}.json", "--rendezvous", str(tmp_path / "rdzv"))
         for r in range(WORLD)
     ]
     for proc in procs:
@@ -92,9 +90,8 @@ def test_ranks_read_disjoint_shards_covering_the_dataset(tmp_path: Path) -> None
         for b in range(a + 1, WORLD):
             assert not id_sets[a] & id_sets[b]
     assert sorted(i for s in id_sets for i in s) == sorted(_all_ids())
-    assert [
-        rep["shards"][0].endswith(f"shard-{r:05d}-of-{WORLD:05d}.jsonl") for r, rep in enumerate(reports)
-    ] == [True] * WORLD
+    # Index mode (the default): each rank reads a reader over its ranges, named by its shard index.
+    assert [rep["shards"] for rep in reports] == [[f"shard-{r:05d}"] for r in range(WORLD)]
     assert all(rep["resumed_from"] is None for rep in reports)
 
 
@@ -114,6 +111,7 @@ def test_killed_rank_resumes_from_latest_checkpoint(tmp_path: Path) -> None:
     assert "resumed from step-000000010 (step 10)" in out
     report = json.loads((tmp_path / "rerun.json").read_text())
     assert report["resumed_from"] == 10
-    shard = [json.loads(line)["id"] for line in Path(report["shards"][0]).read_text().splitlines()]
+    with open_shard(data, _rank_env(0, data, ckpt)) as reader:
+        shard = [json.loads(record)["id"] for record in reader.records()]
     assert report["ids"] == shard[10 * 8 :]  # exactly the records after the checkpoint
     assert report["final_step"] == -(-len(shard) // 8)

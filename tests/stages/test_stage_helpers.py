@@ -31,9 +31,7 @@ def test_package_import_is_stdlib_only() -> None:
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in heavy); "
         "print(bad)"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True
-    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
     assert result.stdout.strip() == "[]"
 
 
@@ -100,7 +98,10 @@ def sharded(tmp_path: Path) -> Path:
     src.write_text("".join(json.dumps({"id": i}) + "\n" for i in range(10)))
     out = tmp_path / "dataset"
     assert (
-        shard_cli("--source", str(src), "--format", "jsonl", "--num-shards", "4", "--output", str(out)) == 0
+        shard_cli(
+            "--source", str(src), "--format", "jsonl", "--num-shards", "4", "--output", str(out), "--mode", "copy"
+        )
+        == 0
     )
     return out
 
@@ -143,6 +144,8 @@ def test_my_shards_by_node(tmp_path: Path) -> None:
             "2",
             "--shard-by",
             "node",
+            "--mode",
+            "copy",
             "--output",
             str(out),
         )
@@ -151,7 +154,7 @@ def test_my_shards_by_node(tmp_path: Path) -> None:
     for local in range(3):  # every process of node 1 reads node 1's shard
         env = {"PET_NODE_RANK": "1", "PET_NPROC_PER_NODE": "3", "PET_NNODES": "2", "LOCAL_RANK": str(local)}
         assert my_shards(out, env=env)[0].name == "shard-00001-of-00002.txt"
-    with pytest.raises(ShardAssignmentError, match="2 shards .* 3 nodes"):
+    with pytest.raises(ShardAssignmentError, match=r"2 shards .* 3 nodes"):
         my_shards(out, env={"PET_NODE_RANK": "0", "PET_NPROC_PER_NODE": "1", "PET_NNODES": "3"})
 
 
@@ -169,7 +172,21 @@ def test_my_shards_files_format(tmp_path: Path) -> None:
         (src / name).write_bytes(b"x" * size)
     out = tmp_path / "dataset"
     assert (
-        shard_cli("--source", str(src), "--format", "files", "--num-shards", "2", "--output", str(out)) == 0
+        shard_cli(
+            "--source",
+            str(src),
+            "--format",
+            "files",
+            "--num-shards",
+            "2",
+            "--output",
+            str(out),
+            "--mode",
+            "copy",
+            "--balance",
+            "bytes",
+        )
+        == 0
     )
     mine = [my_shards(out, env={"RANK": str(r), "WORLD_SIZE": "2"}) for r in range(2)]
     assert [[p.relative_to(out / "shards").as_posix() for p in m] for m in mine] == [
@@ -210,9 +227,14 @@ def test_failed_save_leaves_nothing(tmp_path: Path) -> None:
     root = tmp_path / "ckpt"
     with save_checkpoint(5, root) as tmp:
         (tmp / "w").write_text("ok")
-    with pytest.raises(RuntimeError, match="boom"), save_checkpoint(6, root) as tmp:
-        (tmp / "w").write_text("half")
-        raise RuntimeError("boom")
+
+    def failing_save() -> None:
+        with save_checkpoint(6, root) as tmp:
+            (tmp / "w").write_text("half")
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        failing_save()
     assert sorted(p.name for p in root.iterdir()) == ["step-000000005"]
     assert latest_checkpoint(root) == root / "step-000000005"
 

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from trainspec.dsl.diagnostics import Diagnostic, Severity
+from trainspec.dsl.record import replace
 
 from .cel import CelCompileError, CelEngine, CelEvalError, CelPyEngine, check_cel, default_engine, iter_rules
 from .core_kinds import CORE_KINDS
@@ -86,13 +86,9 @@ def check_manifest(
     (``oldSelf``) as for an update; by default the manifest is checked as a create.
     """
     if not isinstance(manifest, Mapping):
-        return [
-            Diagnostic(code="TS500", message=f"a manifest must be a mapping, got {type(manifest).__name__}")
-        ]
+        return [Diagnostic(code="TS500", message=f"a manifest must be a mapping, got {type(manifest).__name__}")]
     api_version, kind = manifest.get("apiVersion"), manifest.get("kind")
-    missing = [
-        name for name, value in (("apiVersion", api_version), ("kind", kind)) if not isinstance(value, str)
-    ]
+    missing = [name for name, value in (("apiVersion", api_version), ("kind", kind)) if not isinstance(value, str)]
     if missing:
         return [Diagnostic(code="TS500", message=f"missing required field {m!r}", path=m) for m in missing]
     assert isinstance(api_version, str) and isinstance(kind, str)
@@ -103,6 +99,11 @@ def check_manifest(
 
     crd = registry.lookup(api_version, kind)
     if crd is None:
+        from .podmonitor import check_hand_written  # kinds without a shipped CRD (PodMonitor)
+
+        hand_written = check_hand_written(dict(manifest))
+        if hand_written is not None:
+            return hand_written
         group = api_version.rpartition("/")[0]
         served = registry.served_versions(group, kind) if group else []
         if served:

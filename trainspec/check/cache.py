@@ -113,8 +113,17 @@ class CachedCrdRegistry(CrdRegistry):
             single = CrdRegistry([entry.path])
             single.load_all()
             self.problems.extend(single.problems)
-            versions = [{"group": v.group, "version": v.version, "kind": v.kind, "plural": v.plural,
-                         "scope": v.scope, "schema": v.schema} for v in single]
+            versions = [
+                {
+                    "group": v.group,
+                    "version": v.version,
+                    "kind": v.kind,
+                    "plural": v.plural,
+                    "scope": v.scope,
+                    "schema": v.schema,
+                }
+                for v in single
+            ]
             if not single.problems:
                 self._disk.put(key, versions)
         entry.parsed = True
@@ -124,7 +133,6 @@ class CachedCrdRegistry(CrdRegistry):
             except TypeError:
                 continue
             self._by_key.setdefault((version.api_version, version.kind), version)
-
 
     def _parse_shipped(self, entry: Any, shipped: Path) -> bool:
         """Read the package's own JSON form of a CRD file that is byte for byte the source it was
@@ -192,6 +200,7 @@ class CachedCelEngine:
 
     def evaluate_message(self, program: Any, activation: Mapping[str, Any]) -> str:
         """The engine's ``messageExpression`` evaluation."""
+        # evaluate_message is optional in the CelEngine protocol; both engines trainspec ships have it.
         return str(self._engine.evaluate_message(program, activation))  # type: ignore[attr-defined]
 
     def flush(self) -> None:
@@ -277,8 +286,16 @@ class VerdictCache:
         if not isinstance(found, list):
             return None
         try:
-            return [Diagnostic(code=d["code"], message=d["message"], severity=Severity(d["severity"]),
-                               path=d["path"], hint=d["hint"]) for d in found]
+            return [
+                Diagnostic(
+                    code=d["code"],
+                    message=d["message"],
+                    severity=Severity(d["severity"]),
+                    path=d["path"],
+                    hint=d["hint"],
+                )
+                for d in found
+            ]
         except (KeyError, TypeError, ValueError):
             return None
 
@@ -287,8 +304,10 @@ class VerdictCache:
         if key is None or self._entries is None or any(d.related or d.file for d in findings):
             return
         self._entries.pop(key, None)
-        self._entries[key] = [{"code": d.code, "message": d.message, "severity": d.severity.value,
-                               "path": d.path, "hint": d.hint} for d in findings]
+        self._entries[key] = [
+            {"code": d.code, "message": d.message, "severity": d.severity.value, "path": d.path, "hint": d.hint}
+            for d in findings
+        ]
         while len(self._entries) > self.LIMIT:
             self._entries.pop(next(iter(self._entries)))
         self._dirty = True

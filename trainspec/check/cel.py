@@ -115,9 +115,7 @@ def default_engine() -> CelEngine:
 # -- rules in a schema -------------------------------------------------------------------------
 
 
-def iter_rules(
-    schema: Mapping[str, Any], path: tuple[str | int, ...] = ()
-) -> Iterator[tuple[str, Mapping[str, Any]]]:
+def iter_rules(schema: Mapping[str, Any], path: tuple[str | int, ...] = ()) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """Every ``x-kubernetes-validations`` rule in ``schema`` with its rendered path
     (``[*]`` for list items, ``[<key>]`` for map values), ``allOf`` branches included."""
     for rule in schema.get("x-kubernetes-validations") or ():
@@ -141,8 +139,14 @@ def _has_rules(schema: Any) -> bool:
     found = _HAS_RULES.get(key)
     if found is None or found[0] is not schema:
         value = bool(schema.get("x-kubernetes-validations")) or any(
-            _has_rules(s) for s in (*(schema.get("properties") or {}).values(), schema.get("items"),
-                                    schema.get("additionalProperties"), *(schema.get("allOf") or ())))
+            _has_rules(s)
+            for s in (
+                *(schema.get("properties") or {}).values(),
+                schema.get("items"),
+                schema.get("additionalProperties"),
+                *(schema.get("allOf") or ()),
+            )
+        )
         found = (schema, value)
         if len(_HAS_RULES) > 500_000:  # bound the memo in long-lived processes (tests, servers)
             _HAS_RULES.clear()
@@ -186,8 +190,15 @@ class _Walker:
         self.out: list[Diagnostic] = []
         self.skipped = skipped
 
-    def visit(self, node: Mapping[str, Any], rules: Mapping[str, Any], value: Any, old: Any,
-              path: tuple[str | int, ...], root: bool) -> None:
+    def visit(
+        self,
+        node: Mapping[str, Any],
+        rules: Mapping[str, Any],
+        value: Any,
+        old: Any,
+        path: tuple[str | int, ...],
+        root: bool,
+    ) -> None:
         """``node`` types the value; ``rules`` says which rules apply (``node`` or an allOf branch)."""
         if value is None or not type_matches(node, value) or not _has_rules(rules):
             return
@@ -202,13 +213,21 @@ class _Walker:
         if isinstance(value, dict):
             self._visit_object(node, rules, value, old, path, root)
         elif isinstance(value, list) and isinstance(rules.get("items"), Mapping):
-            items = node.get("items") if isinstance(node.get("items"), Mapping) else rules["items"]
+            node_items = node.get("items")
+            items = node_items if isinstance(node_items, Mapping) else rules["items"]
             olds = self._correlate(node, value, old)
             for index, item in enumerate(value):
                 self.visit(items, rules["items"], item, olds[index], (*path, index), False)
 
-    def _visit_object(self, node: Mapping[str, Any], rules: Mapping[str, Any], value: dict[str, Any], old: Any,
-                      path: tuple[str | int, ...], root: bool) -> None:
+    def _visit_object(
+        self,
+        node: Mapping[str, Any],
+        rules: Mapping[str, Any],
+        value: dict[str, Any],
+        old: Any,
+        path: tuple[str | int, ...],
+        root: bool,
+    ) -> None:
         node_properties = node.get("properties") or {}
         rule_properties = rules.get("properties") or {}
         extra, rule_extra = node.get("additionalProperties"), rules.get("additionalProperties")
@@ -291,8 +310,15 @@ class _Walker:
 
     def warn(self, where: str, rule: Mapping[str, Any], problem: str) -> None:
         text = str(rule.get("rule"))
-        self.out.append(Diagnostic(code="TS502", severity=Severity.WARNING, path=where, hint=f"CEL rule: {text}",
-                                   message=f"CEL rule {text!r} {problem}"))
+        self.out.append(
+            Diagnostic(
+                code="TS502",
+                severity=Severity.WARNING,
+                path=where,
+                hint=f"CEL rule: {text}",
+                message=f"CEL rule {text!r} {problem}",
+            )
+        )
 
 
 def _rule_error_string(rule: Mapping[str, Any]) -> str:
@@ -307,8 +333,10 @@ def _default_message(rule: Mapping[str, Any]) -> str:
 def _error_message(rule: Mapping[str, Any], exc: CelEvalError) -> str:
     """How apiextensions-apiserver words an evaluation error."""
     if exc.overload:
-        return (f"'{exc}': call arguments did not match a supported operator, function or macro signature "
-                f"for rule: {_rule_error_string(rule)}")
+        return (
+            f"'{exc}': call arguments did not match a supported operator, function or macro signature "
+            f"for rule: {_rule_error_string(rule)}"
+        )
     return f"{exc} evaluating rule: {_rule_error_string(rule)}"
 
 
@@ -343,7 +371,7 @@ def check_cel(
                     code="TS502",
                     severity=Severity.WARNING,
                     message=f"{count} CEL rule(s) not evaluated: no CEL engine (cel-expr-python or cel-python) "
-                            f"is installed",
+                    f"is installed",
                     hint="pip install 'trainspec[check]'",
                 )
             ]

@@ -112,7 +112,7 @@ def _classify(exc: BaseException) -> CelEvalError:
     """A celpy error as the server words it, or "not evaluable" where celpy is not CEL."""
     from .cel_lib import LibraryError
 
-    args = getattr(exc, "args", ())
+    args: tuple[Any, ...] = exc.args
     kind = args[1] if len(args) > 1 and isinstance(args[1], type) else type(exc)
     text = _clean_error(exc)
     if issubclass(kind, LibraryError) or isinstance(exc, LibraryError):
@@ -203,23 +203,53 @@ def celpy_functions() -> dict[str, Any]:
         return lib.Quantity(a.value - lib._operand(b))
 
     functions: dict[str, Callable[..., Any]] = {
-        "isQuantity": lib.is_quantity, "quantity": lib.quantity,
-        "sign": lambda q: (q.value > 0) - (q.value < 0), "isInteger": lambda q: lib._is_int64(q.value),
-        "asInteger": lib.as_integer, "asApproximateFloat": lambda q: float(q.value), "add": add, "sub": sub,
-        "isGreaterThan": lambda a, b: lib.compare(a, b) > 0, "isLessThan": lambda a, b: lib.compare(a, b) < 0,
+        "isQuantity": lib.is_quantity,
+        "quantity": lib.quantity,
+        "sign": lambda q: (q.value > 0) - (q.value < 0),
+        "isInteger": lambda q: lib._is_int64(q.value),
+        "asInteger": lib.as_integer,
+        "asApproximateFloat": lambda q: float(q.value),
+        "add": add,
+        "sub": sub,
+        "isGreaterThan": lambda a, b: lib.compare(a, b) > 0,
+        "isLessThan": lambda a, b: lib.compare(a, b) < 0,
         "compareTo": lib.compare,
-        "isURL": lib.is_url, "url": lib.url, "getScheme": lambda u: u.parts.scheme, "getHost": lib.url_host,
-        "getHostname": lib.url_hostname, "getPort": lib.url_port, "getEscapedPath": lambda u: u.parts.path,
+        "isURL": lib.is_url,
+        "url": lib.url,
+        "getScheme": lambda u: u.parts.scheme,
+        "getHost": lib.url_host,
+        "getHostname": lib.url_hostname,
+        "getPort": lib.url_port,
+        "getEscapedPath": lambda u: u.parts.path,
         "getQuery": lib.url_query,
-        "isIP": lib.is_ip, "ip": ip, "family": lambda a: a.version, "isUnspecified": lambda a: a.is_unspecified,
-        "isLoopback": lambda a: a.is_loopback, "isGlobalUnicast": lib.ip_is_global_unicast,
-        "isLinkLocalUnicast": lib.ip_is_link_local_unicast, "isLinkLocalMulticast": lib.ip_is_link_local_multicast,
-        "isCIDR": lib.is_cidr, "cidr": lib.cidr, "containsIP": lib.cidr_contains_ip,
-        "containsCIDR": lib.cidr_contains_cidr, "masked": lib.cidr_masked, "prefixLength": lambda c: c.length,
-        "charAt": lib.char_at, "indexOf": lib.index_of, "lastIndexOf": lib.last_index_of,
-        "lowerAscii": lib.lower_ascii, "upperAscii": lib.upper_ascii, "replace": lib.replace, "split": lib.split,
-        "substring": lib.substring, "trim": lambda s: s.strip(), "join": lib.join,
-        "isSorted": lib.is_sorted, "sum": lib.list_sum, "max": lib.list_max,
-        "find": lib.find, "findAll": lib.find_all,
+        "isIP": lib.is_ip,
+        "ip": ip,
+        "family": lambda a: a.version,
+        "isUnspecified": lambda a: a.is_unspecified,
+        "isLoopback": lambda a: a.is_loopback,
+        "isGlobalUnicast": lib.ip_is_global_unicast,
+        "isLinkLocalUnicast": lib.ip_is_link_local_unicast,
+        "isLinkLocalMulticast": lib.ip_is_link_local_multicast,
+        "isCIDR": lib.is_cidr,
+        "cidr": lib.cidr,
+        "containsIP": lib.cidr_contains_ip,
+        "containsCIDR": lib.cidr_contains_cidr,
+        "masked": lib.cidr_masked,
+        "prefixLength": lambda c: c.length,
+        "charAt": lib.char_at,
+        "indexOf": lib.index_of,
+        "lastIndexOf": lib.last_index_of,
+        "lowerAscii": lib.lower_ascii,
+        "upperAscii": lib.upper_ascii,
+        "replace": lib.replace,
+        "split": lib.split,
+        "substring": lib.substring,
+        "trim": lambda s: s.strip(),
+        "join": lib.join,
+        "isSorted": lib.is_sorted,
+        "sum": lib.list_sum,
+        "max": lib.list_max,
+        "find": lib.find,
+        "findAll": lib.find_all,
     }
     return {name: _wrapped(impl) for name, impl in functions.items()}

@@ -48,9 +48,10 @@ def _guard(impl: Callable[..., Any], inputs: Callable[[Any], Any], output: Calla
             return output(impl(*(inputs(a) for a in args)))
         except cel_lib.LibraryError:
             raise
-        except Exception as exc:  # noqa: BLE001 - recorded, then surfaced as "not evaluable"
+        except Exception as exc:
             _FAILURE.problem = f"{type(exc).__name__}: {exc}"
             raise
+
     return call
 
 
@@ -89,8 +90,12 @@ class CelExprEngine:
         declarations = _declarations(cel, types)
         extensions = [ext_optional.ExtOptional(), ext_bindings.ExtBindings(), ext_math.ExtMath()]
         pool = self._types.pool if objects else None
-        return cel.NewEnv(pool, variables={"self": cel.Type.DYN, "oldSelf": cel.Type.DYN},
-                          extensions=extensions, functions=declarations)
+        return cel.NewEnv(
+            pool,
+            variables={"self": cel.Type.DYN, "oldSelf": cel.Type.DYN},
+            extensions=extensions,
+            functions=declarations,
+        )
 
     def _object_types(self) -> Any:
         if self._types is None:
@@ -210,5 +215,6 @@ def _declarations(cel: Any, types: Any) -> list[Any]:
     by_name: dict[str, list[Any]] = {}
     for name, overload_id, result, params, member, impl, inputs, output in library_overloads(cel, types):
         by_name.setdefault(name, []).append(
-            cel.Overload(overload_id, result, params, is_member=member, impl=_guard(impl, inputs, output)))
+            cel.Overload(overload_id, result, params, is_member=member, impl=_guard(impl, inputs, output))
+        )
     return [cel.FunctionDecl(name, overloads) for name, overloads in sorted(by_name.items())]

@@ -18,8 +18,13 @@ from . import cel_lib as lib
 # IP and CIDR share one message type: the bindings dispatch Python overloads by kind (every
 # message is a "struct"), so string(ip) and string(cidr) could not both be declared otherwise.
 # The functions of each check their receiver (a CIDR's text holds a '/').
-_MESSAGES = {"Quantity": "kubernetes.Quantity", "URL": "kubernetes.URL", "IP": "net.Address", "CIDR": "net.Address",
-             "Format": "kubernetes.NamedFormat"}
+_MESSAGES = {
+    "Quantity": "kubernetes.Quantity",
+    "URL": "kubernetes.URL",
+    "IP": "net.Address",
+    "CIDR": "net.Address",
+    "Format": "kubernetes.NamedFormat",
+}
 
 
 class ObjectTypes:
@@ -30,15 +35,22 @@ class ObjectTypes:
 
         self.pool = descriptor_pool.DescriptorPool()
         for package in sorted({full.rpartition(".")[0] for full in _MESSAGES.values()}):
-            file = descriptor_pb2.FileDescriptorProto(name=f"trainspec_cel_{package}.proto", package=package,
-                                                      syntax="proto3")
+            file = descriptor_pb2.FileDescriptorProto(
+                name=f"trainspec_cel_{package}.proto", package=package, syntax="proto3"
+            )
             for full in sorted({v for v in _MESSAGES.values() if v.rpartition(".")[0] == package}):
                 message = file.message_type.add(name=full.rpartition(".")[2])
-                message.field.add(name="value", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
-                                  label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+                message.field.add(
+                    name="value",
+                    number=1,
+                    type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
+                    label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL,
+                )
             self.pool.Add(file)
-        self.classes = {short: message_factory.GetMessageClass(self.pool.FindMessageTypeByName(full))
-                        for short, full in _MESSAGES.items()}
+        self.classes = {
+            short: message_factory.GetMessageClass(self.pool.FindMessageTypeByName(full))
+            for short, full in _MESSAGES.items()
+        }
         self.types = {short: cel.Type(full) for short, full in _MESSAGES.items()}
         self._by_class = {cls: short for short, cls in self.classes.items() if short != "CIDR"}
 
@@ -91,8 +103,17 @@ def library_overloads(cel: Any, types: ObjectTypes | None) -> Iterator[Overload]
     string, integer, boolean, dyn = t.STRING, t.INT, t.BOOL, t.DYN
     lst, strings = t.List(dyn), t.List(t.STRING)
     # Runtime dispatch needs concrete kinds: a ``dyn`` parameter is declared once per kind.
-    kinds = {"int": t.INT, "uint": t.UINT, "double": t.DOUBLE, "string": t.STRING, "bool": t.BOOL,
-             "bytes": t.BYTES, "null": t.NULL, "list": lst, "map": t.Map(dyn, dyn)}
+    kinds = {
+        "int": t.INT,
+        "uint": t.UINT,
+        "double": t.DOUBLE,
+        "string": t.STRING,
+        "bool": t.BOOL,
+        "bytes": t.BYTES,
+        "null": t.NULL,
+        "list": lst,
+        "map": t.Map(dyn, dyn),
+    }
 
     def plain(name: str, oid: str, result: Any, params: list[Any], member: bool, impl: Callable[..., Any]) -> Overload:
         return name, oid, result, params, member, impl, _same, _same
@@ -108,8 +129,9 @@ def library_overloads(cel: Any, types: ObjectTypes | None) -> Iterator[Overload]
     yield plain("upperAscii", "string_upper_ascii", string, [string], True, lib.upper_ascii)
     yield plain("trim", "string_trim", string, [string], True, lambda s: s.strip())
     yield plain("replace", "string_replace_string_string", string, [string, string, string], True, lib.replace)
-    yield plain("replace", "string_replace_string_string_int", string, [string, string, string, integer], True,
-                lib.replace)
+    yield plain(
+        "replace", "string_replace_string_string_int", string, [string, string, string, integer], True, lib.replace
+    )
     yield plain("split", "string_split_string", strings, [string, string], True, lib.split)
     yield plain("split", "string_split_string_int", strings, [string, string, integer], True, lib.split)
     yield plain("substring", "string_substring_int", string, [string, integer], True, lib.substring)
@@ -138,7 +160,7 @@ def _object_overloads(cel: Any, types: ObjectTypes) -> Iterator[Overload]:
     dec, enc = types.decode, types.encode
 
     def obj(name: str, oid: str, result: Any, params: list[Any], member: bool, impl: Callable[..., Any]) -> Overload:
-        if oid.startswith("ip_") and not oid.startswith("ip_is_canonical") or oid.startswith("cidr_"):
+        if (oid.startswith("ip_") and not oid.startswith("ip_is_canonical")) or oid.startswith("cidr_"):
             impl = _receiver(impl, lib.CIDR if oid.startswith("cidr_") else _IP)
         return name, oid, result, params, member, impl, dec, enc
 
@@ -149,10 +171,17 @@ def _object_overloads(cel: Any, types: ObjectTypes) -> Iterator[Overload]:
     yield obj("asInteger", "quantity_as_integer", integer, [q], True, lib.as_integer)
     yield obj("asApproximateFloat", "quantity_as_float", double, [q], True, lambda a: float(a.value))
     for name, sign in (("add", 1), ("sub", -1)):
-        yield obj(name, f"quantity_{name}", q, [q, q], True,
-                  lambda a, b, s=sign: lib.Quantity(a.value + s * lib._operand(b)))
-        yield obj(name, f"quantity_{name}_int", q, [q, integer], True,
-                  lambda a, b, s=sign: lib.Quantity(a.value + s * lib._operand(b)))
+        yield obj(
+            name, f"quantity_{name}", q, [q, q], True, lambda a, b, s=sign: lib.Quantity(a.value + s * lib._operand(b))
+        )
+        yield obj(
+            name,
+            f"quantity_{name}_int",
+            q,
+            [q, integer],
+            True,
+            lambda a, b, s=sign: lib.Quantity(a.value + s * lib._operand(b)),
+        )
     yield obj("isGreaterThan", "quantity_is_greater_than", boolean, [q, q], True, lambda a, b: lib.compare(a, b) > 0)
     yield obj("isLessThan", "quantity_is_less_than", boolean, [q, q], True, lambda a, b: lib.compare(a, b) < 0)
     yield obj("compareTo", "quantity_compare_to", integer, [q, q], True, lib.compare)
@@ -171,8 +200,7 @@ def _object_overloads(cel: Any, types: ObjectTypes) -> Iterator[Overload]:
     yield obj("family", "ip_family", integer, [ip], True, lambda a: a.version)
     yield obj("isUnspecified", "ip_is_unspecified", boolean, [ip], True, lambda a: a.is_unspecified)
     yield obj("isLoopback", "ip_is_loopback", boolean, [ip], True, lambda a: a.is_loopback)
-    yield obj("isLinkLocalMulticast", "ip_is_link_local_multicast", boolean, [ip], True,
-              lib.ip_is_link_local_multicast)
+    yield obj("isLinkLocalMulticast", "ip_is_link_local_multicast", boolean, [ip], True, lib.ip_is_link_local_multicast)
     yield obj("isLinkLocalUnicast", "ip_is_link_local_unicast", boolean, [ip], True, lib.ip_is_link_local_unicast)
     yield obj("isGlobalUnicast", "ip_is_global_unicast", boolean, [ip], True, lib.ip_is_global_unicast)
     yield obj("isCIDR", "is_cidr_string", boolean, [string], False, lib.is_cidr)
@@ -194,8 +222,14 @@ def _object_overloads(cel: Any, types: ObjectTypes) -> Iterator[Overload]:
     # The format library, through cel_rewrite: plain values in, CEL wraps the optionals.
     yield obj("__k8s_format_known", "format_known_string", boolean, [string], False, lambda n: n in lib.FORMATS)
     yield obj("__k8s_format", "format_string", fmt, [string], False, _format_name)
-    yield obj("__k8s_format_errors", "format_errors_format_string", t.List(string), [fmt, string], False,
-              lambda f, s: lib.format_errors(f.name, s))
+    yield obj(
+        "__k8s_format_errors",
+        "format_errors_format_string",
+        t.List(string),
+        [fmt, string],
+        False,
+        lambda f, s: lib.format_errors(f.name, s),
+    )
 
 
 _IP = (ipaddress.IPv4Address, ipaddress.IPv6Address)
@@ -203,10 +237,12 @@ _IP = (ipaddress.IPv4Address, ipaddress.IPv6Address)
 
 def _receiver(impl: Callable[..., Any], kind: Any) -> Callable[..., Any]:
     """``impl`` for a receiver of ``kind`` only (IP and CIDR share a CEL type here)."""
+
     def call(first: Any, *rest: Any) -> Any:
         if not isinstance(first, kind):
             raise lib.LibraryError("no such overload")
         return impl(first, *rest)
+
     return call
 
 

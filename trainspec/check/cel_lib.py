@@ -264,8 +264,9 @@ def cidr_contains_ip(c: CIDR, other: Any) -> bool:
 
 def cidr_contains_cidr(c: CIDR, other: Any) -> bool:
     inner = other if isinstance(other, CIDR) else cidr(str(other))
-    return (inner.address.version == c.address.version and inner.length >= c.length
-            and inner.network.subnet_of(c.network))  # type: ignore[arg-type]
+    if inner.address.version != c.address.version or inner.length < c.length:
+        return False
+    return inner.network.subnet_of(c.network)  # type: ignore[arg-type]  # same version: checked above
 
 
 def cidr_masked(c: CIDR) -> CIDR:
@@ -283,8 +284,10 @@ def _dns1035(value: str) -> str | None:
     if len(value) > DNS1123_LABEL_MAX:
         return f"must be no more than {DNS1123_LABEL_MAX} characters"
     if not _DNS1035.match(value):
-        return "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an " \
-               "alphabetic character, and end with an alphanumeric character"
+        return (
+            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+            "alphabetic character, and end with an alphanumeric character"
+        )
     return None
 
 
@@ -429,7 +432,7 @@ def split(text: str, sep: str, *limit: Any) -> list[str]:
         return []
     if sep == "":
         parts = list(text)
-        return parts if count < 0 or count >= len(parts) else [*parts[: count - 1], text[count - 1:]]
+        return parts if count < 0 or count >= len(parts) else [*parts[: count - 1], text[count - 1 :]]
     return text.split(sep, count - 1) if count > 0 else text.split(sep)
 
 
@@ -472,6 +475,20 @@ def sets_intersects(a: Sequence[Any], b: Sequence[Any]) -> bool:
 
 
 __all__ = [
-    "CIDR", "FORMATS", "LibraryError", "Quantity", "URL", "as_integer", "cidr", "compare", "format_errors",
-    "ip", "is_cidr", "is_ip", "is_quantity", "is_url", "quantity", "url",
+    "CIDR",
+    "FORMATS",
+    "LibraryError",
+    "Quantity",
+    "URL",
+    "as_integer",
+    "cidr",
+    "compare",
+    "format_errors",
+    "ip",
+    "is_cidr",
+    "is_ip",
+    "is_quantity",
+    "is_url",
+    "quantity",
+    "url",
 ]

@@ -77,10 +77,12 @@ def _chain_start(tokens: list[tuple[str, str]], j: int) -> int:
             opener = _matching_open(tokens, j)
             before = _next(tokens, opener, -1)
             prior = tokens[before] if before is not None else ("", "")
-            if text == ")" and prior[0] == "ident":
-                j = before  # type: ignore[assignment]  # a call: the name is part of the chain
-            elif text == "]" and (prior[0] in ("ident", "string", "number") or prior[1] in _CLOSE):
-                j = before  # type: ignore[assignment]  # an index: continue with what is indexed
+            if before is not None and text == ")" and prior[0] == "ident":
+                j = before  # a call: the name is part of the chain
+            elif (
+                before is not None and text == "]" and (prior[0] in ("ident", "string", "number") or prior[1] in _CLOSE)
+            ):
+                j = before  # an index: continue with what is indexed
                 continue
             else:
                 j = opener
@@ -133,14 +135,14 @@ def _rewrite_format(tokens: list[tuple[str, str]]) -> list[tuple[str, str]]:
         close = _matching_close(tokens, paren)
         member = tokens[name][1]
         if member == "named":
-            arg = _text(tokens[paren + 1:close])
+            arg = _text(tokens[paren + 1 : close])
             text = f"(__k8s_format_known({arg}) ? optional.of(__k8s_format({arg})) : optional.none())"
         elif member in FORMATS and _next(tokens, paren) == close:
             text = f"__k8s_format('{member}')"
         else:
             i += 1
             continue
-        tokens[i:close + 1] = [("ident", text)]
+        tokens[i : close + 1] = [("ident", text)]
         i += 1
     return tokens
 
@@ -159,8 +161,8 @@ def _rewrite_validate(tokens: list[tuple[str, str]]) -> list[tuple[str, str]]:
             raise ValueError("no receiver")
         start = _chain_start(tokens, end)
         close = _matching_close(tokens, paren)
-        receiver, arg = _text(tokens[start:end + 1]), _text(tokens[paren + 1:close])
-        tokens[start:close + 1] = [("ident", f"optional.ofNonZeroValue(__k8s_format_errors({receiver}, {arg}))")]
+        receiver, arg = _text(tokens[start : end + 1]), _text(tokens[paren + 1 : close])
+        tokens[start : close + 1] = [("ident", f"optional.ofNonZeroValue(__k8s_format_errors({receiver}, {arg}))")]
         i = start - 1
     return tokens
 

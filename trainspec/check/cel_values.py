@@ -37,13 +37,43 @@ from trainspec.dsl.wellknown import INT64_MAX
 
 #: Identifiers CEL reserves (the CEL spec's RESERVED list, as Kubernetes escapes them).
 CEL_RESERVED = frozenset(
-    "true false null in as break const continue else for function if import let loop package "
-    "namespace return var void while".split()
+    [
+        "true",
+        "false",
+        "null",
+        "in",
+        "as",
+        "break",
+        "const",
+        "continue",
+        "else",
+        "for",
+        "function",
+        "if",
+        "import",
+        "let",
+        "loop",
+        "package",
+        "namespace",
+        "return",
+        "var",
+        "void",
+        "while",
+    ]
 )
 _ESCAPABLE = re.compile(r"^[A-Za-z_./-][A-Za-z0-9_./-]*$")
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h|d|w)")
-_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0,
-                   "d": 86400.0, "w": 604800.0}
+_DURATION_UNITS = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "m": 60.0,
+    "h": 3600.0,
+    "d": 86400.0,
+    "w": 604800.0,
+}
 
 
 def escape_property(name: str) -> str | None:
@@ -54,10 +84,7 @@ def escape_property(name: str) -> str | None:
     if name in CEL_RESERVED:
         return f"__{name}__"
     return (
-        name.replace("__", "__underscores__")
-        .replace(".", "__dot__")
-        .replace("-", "__dash__")
-        .replace("/", "__slash__")
+        name.replace("__", "__underscores__").replace(".", "__dot__").replace("-", "__dash__").replace("/", "__slash__")
     )
 
 

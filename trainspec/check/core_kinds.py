@@ -143,11 +143,17 @@ def pvc_problems(manifest: Mapping[str, Any]) -> Iterator[Diagnostic]:
                 yield _error((*base, "dataSourceRef", "namespace"), f"namespace {short(namespace)} {problem}")
     if isinstance(source, dict) and isinstance(ref, dict):
         if ref.get("namespace"):
-            yield _error((*base, "dataSource"), "dataSource may not be specified when dataSourceRef.namespace is "
-                                                "specified", "keep only dataSourceRef for a cross-namespace source")
+            yield _error(
+                (*base, "dataSource"),
+                "dataSource may not be specified when dataSourceRef.namespace is specified",
+                "keep only dataSourceRef for a cross-namespace source",
+            )
         elif any(source.get(k) != ref.get(k) for k in ("apiGroup", "kind", "name")):
-            yield _error((*base, "dataSource"), "dataSource must match dataSourceRef (apiGroup, kind and name)",
-                         "set one of them; the API server copies it to the other")
+            yield _error(
+                (*base, "dataSource"),
+                "dataSource must match dataSourceRef (apiGroup, kind and name)",
+                "set one of them; the API server copies it to the other",
+            )
 
 
 def _access_modes(modes: Any, path: Path) -> Iterator[Diagnostic]:
@@ -158,8 +164,11 @@ def _access_modes(modes: Any, path: Path) -> Iterator[Diagnostic]:
         return  # a schema error
     known = [m for m in modes if m in ACCESS_MODES]
     if "ReadWriteOncePod" in known and any(m != "ReadWriteOncePod" for m in known):
-        yield _error(path, "may not use ReadWriteOncePod with other access modes",
-                     "ReadWriteOncePod stands alone: drop the other modes")
+        yield _error(
+            path,
+            "may not use ReadWriteOncePod with other access modes",
+            "ReadWriteOncePod stands alone: drop the other modes",
+        )
 
 
 def _storage_request(resources: Any, path: Path) -> Iterator[Diagnostic]:
@@ -167,8 +176,11 @@ def _storage_request(resources: Any, path: Path) -> Iterator[Diagnostic]:
     where = (*path, "requests", "storage")
     requests = _dict(_dict(resources).get("requests"))
     if "storage" not in requests:
-        yield _error(where, "a storage request is required (spec.resources.requests.storage)",
-                     "request the claim's size, e.g. storage: 100Gi")
+        yield _error(
+            where,
+            "a storage request is required (spec.resources.requests.storage)",
+            "request the claim's size, e.g. storage: 100Gi",
+        )
         return
     value = requests["storage"]
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
@@ -195,11 +207,11 @@ def _selector(selector: dict[str, Any], path: Path) -> Iterator[Diagnostic]:
         if not isinstance(expression, dict):
             continue
         at: Path = (*path, "matchExpressions", index)
-        key, operator, values = expression.get("key"), expression.get("operator"), expression.get("values")
-        if isinstance(key, str):
-            problem = qualified_name_problem(key)
+        label_key, operator, values = expression.get("key"), expression.get("operator"), expression.get("values")
+        if isinstance(label_key, str):
+            problem = qualified_name_problem(label_key)
             if problem:
-                yield _error((*at, "key"), f"invalid label key {short(key)}: {problem}")
+                yield _error((*at, "key"), f"invalid label key {short(label_key)}: {problem}")
         count = len(values) if isinstance(values, list) else 0
         if operator in ("In", "NotIn") and count == 0:
             yield _error((*at, "values"), f"values must be specified when operator is {operator!r}")
@@ -217,8 +229,11 @@ def _data_source(source: dict[str, Any], path: Path) -> Iterator[Diagnostic]:
             yield _error((*path, field), f"missing required field {field!r}")
     group, kind = source.get("apiGroup") or "", source.get("kind")
     if not group and kind != "PersistentVolumeClaim":
-        yield _error(path, f"kind {short(kind)} must be 'PersistentVolumeClaim' when referencing the default apiGroup",
-                     "set apiGroup for other kinds (e.g. snapshot.storage.k8s.io for VolumeSnapshot)")
+        yield _error(
+            path,
+            f"kind {short(kind)} must be 'PersistentVolumeClaim' when referencing the default apiGroup",
+            "set apiGroup for other kinds (e.g. snapshot.storage.k8s.io for VolumeSnapshot)",
+        )
     if isinstance(group, str) and group:
         problem = subdomain_problem(group)
         if problem:
@@ -252,10 +267,12 @@ def is_core_kind(api_version: Any, kind: Any) -> bool:
 def check_core_kind(manifest: Mapping[str, Any]) -> list[Diagnostic]:
     """The API server's findings (TS500) for a core-kind manifest, sorted by path; ``[]`` for
     kinds accepted unchecked and for kinds that are not core kinds at all."""
-    key = (manifest.get("apiVersion"), manifest.get("kind"))
-    if CORE_KINDS.get(key) is None:  # type: ignore[arg-type]
+    api_version, kind = manifest.get("apiVersion"), manifest.get("kind")
+    if not isinstance(api_version, str) or not isinstance(kind, str):
+        return []  # CORE_KINDS is keyed by strings: not a core kind
+    typed_key = (api_version, kind)
+    if CORE_KINDS.get(typed_key) is None:
         return []
-    typed_key: tuple[str, str] = key  # type: ignore[assignment]
     found = _validator(typed_key).validate(dict(manifest))
     rules = _RULES.get(typed_key)
     if rules is not None:

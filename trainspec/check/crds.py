@@ -18,6 +18,7 @@ import re
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -158,9 +159,7 @@ class CrdRegistry:
     # -- loading ---------------------------------------------------------------------------
 
     def _problem(self, code: str, path: Path, message: str) -> None:
-        self.problems.append(
-            Diagnostic(code=code, message=message, severity=Severity.WARNING, file=str(path))
-        )
+        self.problems.append(Diagnostic(code=code, message=message, severity=Severity.WARNING, file=str(path)))
 
     def _parse(self, entry: _File, text: str | None = None) -> None:
         if entry.parsed:
@@ -231,7 +230,7 @@ class CrdRegistry:
             return found
 
 
-def expand_crd_paths(paths: Iterable[Path | str]) -> list[Path]:
+def expand_crd_paths(paths: Iterable[str | PathLike[str]]) -> list[Path]:
     """CRD files under ``paths``: files as given, directories recursively, sorted."""
     files: list[Path] = []
     for raw in paths:

@@ -13,8 +13,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from trainspec.k8s.wellknown import (
-    DNS1035_LABEL_PATTERN, DNS1123_SUBDOMAIN_MAX, DNS1123_SUBDOMAIN_PATTERN, GENERATED_NAME_PREFIX_MAX,
-    GENERATED_NAME_RANDOM, HTTP_PATH_PATTERN, LABEL_VALUE_MAX, LABEL_VALUE_PATTERN, NAME_MAX,
+    DNS1035_LABEL_PATTERN,
+    DNS1123_SUBDOMAIN_MAX,
+    DNS1123_SUBDOMAIN_PATTERN,
+    GENERATED_NAME_PREFIX_MAX,
+    GENERATED_NAME_RANDOM,
+    HTTP_PATH_PATTERN,
+    LABEL_VALUE_MAX,
+    LABEL_VALUE_PATTERN,
+    NAME_MAX,
 )
 
 _DNS1035 = re.compile(DNS1035_LABEL_PATTERN)
@@ -35,8 +42,10 @@ def dns1035_problems(value: str) -> list[str]:
     """Why ``value`` is not an RFC 1035 label (length and format separately); [] when it is."""
     out = [p for p in (too_long(value, NAME_MAX),) if p]
     if not _DNS1035.match(value):
-        out.append("must be an RFC 1035 label: lowercase letters, digits and '-', starting with a letter "
-                   "and ending with a letter or digit")
+        out.append(
+            "must be an RFC 1035 label: lowercase letters, digits and '-', starting with a letter "
+            "and ending with a letter or digit"
+        )
     return out
 
 
@@ -44,8 +53,10 @@ def subdomain_problems(value: str) -> list[str]:
     """Why ``value`` is not an RFC 1123 subdomain; [] when it is."""
     out = [p for p in (too_long(value, DNS1123_SUBDOMAIN_MAX),) if p]
     if not _SUBDOMAIN.match(value):
-        out.append("must be an RFC 1123 subdomain: lowercase letters, digits, '-' and '.', starting and "
-                   "ending with a letter or digit")
+        out.append(
+            "must be an RFC 1123 subdomain: lowercase letters, digits, '-' and '.', starting and "
+            "ending with a letter or digit"
+        )
     return out
 
 
@@ -53,8 +64,10 @@ def label_value_problems(value: str) -> list[str]:
     """Why ``value`` is not a valid label value; [] when it is."""
     out = [p for p in (too_long(value, LABEL_VALUE_MAX),) if p]
     if not _LABEL_VALUE.match(value):
-        out.append("must be a label value: empty, or letters, digits, '-', '_' and '.', starting and ending "
-                   "with a letter or digit")
+        out.append(
+            "must be a label value: empty, or letters, digits, '-', '_' and '.', starting and ending "
+            "with a letter or digit"
+        )
     return out
 
 
@@ -91,6 +104,8 @@ def generated_name_note(metadata: Mapping[str, Any]) -> str | None:
     name, origin = name_for_validation(metadata)
     if origin != "metadata.generateName" or name is None:
         return None
-    return (f"generateName {metadata.get('generateName')!r} gives names of {len(name)} characters (the API "
-            f"server keeps at most {GENERATED_NAME_PREFIX_MAX} characters of it and adds "
-            f"{GENERATED_NAME_RANDOM} random ones)")
+    return (
+        f"generateName {metadata.get('generateName')!r} gives names of {len(name)} characters (the API "
+        f"server keeps at most {GENERATED_NAME_PREFIX_MAX} characters of it and adds "
+        f"{GENERATED_NAME_RANDOM} random ones)"
+    )

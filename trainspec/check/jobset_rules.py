@@ -24,13 +24,23 @@ from typing import Any
 
 from trainspec.dsl.diagnostics import Severity
 from trainspec.k8s.wellknown import (
-    INT32_MAX, JOBSET_CLAIM_NAME_MAX, JOBSET_COORDINATOR_LABEL, JOBSET_MANAGED_BY_MAX, JOBSET_RULE_NAME_MAX,
-    JOBSET_RULE_NAME_PATTERN, NAME_MAX, POD_RANDOM_SUFFIX,
+    INT32_MAX,
+    JOBSET_CLAIM_NAME_MAX,
+    JOBSET_COORDINATOR_LABEL,
+    JOBSET_MANAGED_BY_MAX,
+    JOBSET_RULE_NAME_MAX,
+    JOBSET_RULE_NAME_PATTERN,
+    NAME_MAX,
+    POD_RANDOM_SUFFIX,
 )
 
 from ._paths import join_path
 from .jobset_names import (
-    dns1035_problems, domain_prefixed_path_problems, label_value_problems, subdomain_problems, too_long,
+    dns1035_problems,
+    domain_prefixed_path_problems,
+    label_value_problems,
+    subdomain_problems,
+    too_long,
 )
 
 #: JobSet feature gates that are off by default and guard create rules.
@@ -45,7 +55,11 @@ RESTART_JOB_MAX_REPLICAS = 1024
 IN_PLACE_RESTART = "InPlaceRestart"
 #: The Job condition reasons a failure policy rule may match (batch/v1 JobReason*).
 JOB_FAILURE_REASONS = (
-    "BackoffLimitExceeded", "DeadlineExceeded", "FailedIndexes", "MaxFailedIndexesExceeded", "PodFailurePolicy",
+    "BackoffLimitExceeded",
+    "DeadlineExceeded",
+    "FailedIndexes",
+    "MaxFailedIndexesExceeded",
+    "PodFailurePolicy",
 )
 INDEXED = "Indexed"
 #: CRD default of replicatedJobs[].groupName; the mutating webhook's rule-name default.
@@ -143,8 +157,9 @@ class _Rules:
         # The subdomain also names the headless Service, so it must be an RFC 1035 label too.
         problems = list(dict.fromkeys(subdomain_problems(subdomain) + dns1035_problems(subdomain)))
         if problems:
-            self.add("network-subdomain", "spec.network.subdomain",
-                     f"network subdomain {subdomain!r} {_joined(problems)}")
+            self.add(
+                "network-subdomain", "spec.network.subdomain", f"network subdomain {subdomain!r} {_joined(problems)}"
+            )
 
     def managed_by(self) -> None:
         manager = self.spec.get("managedBy")
@@ -165,13 +180,20 @@ class _Rules:
         replicas = _int(rjob.get("replicas"), 1)
         parallelism = _int(job.get("parallelism"), 1)
         if replicas is not None and parallelism is not None and replicas * parallelism > INT32_MAX:
-            self.add("pod-count", self.rjob_path(index, "replicas"),
-                     f"replicatedJob {name!r} has replicas x parallelism = {replicas} x {parallelism}, more "
-                     f"than {INT32_MAX}", COUNTS)
+            self.add(
+                "pod-count",
+                self.rjob_path(index, "replicas"),
+                f"replicatedJob {name!r} has replicas x parallelism = {replicas} x {parallelism}, more "
+                f"than {INT32_MAX}",
+                COUNTS,
+            )
         group = rjob.get("groupName", DEFAULT_GROUP_NAME)
         if isinstance(group, str) and dns1035_problems(group):
-            self.add("group-name", self.rjob_path(index, "groupName"),
-                     f"groupName {group!r} of replicatedJob {name!r} {_joined(dns1035_problems(group))}")
+            self.add(
+                "group-name",
+                self.rjob_path(index, "groupName"),
+                f"groupName {group!r} of replicatedJob {name!r} {_joined(dns1035_problems(group))}",
+            )
         self.generated_names(index, name, replicas, job)
         self.depends_on(index, rjob)
         self.in_place_restart(index, name, job)
@@ -191,36 +213,58 @@ class _Rules:
         if len(longest) > NAME_MAX:
             what = "job name" if longest == job_name else "pod name"
             room = max(NAME_MAX - (len(longest) - len(self.name)), 0)
-            problems.append(f"{what} {longest!r} is {len(longest)} characters, the maximum is {NAME_MAX}; the "
-                            f"JobSet name may have at most {room} characters here")
+            problems.append(
+                f"{what} {longest!r} is {len(longest)} characters, the maximum is {NAME_MAX}; the "
+                f"JobSet name may have at most {room} characters here"
+            )
         if problems:
-            self.add("generated-names", self.rjob_path(index, "name"),
-                     f"names generated for replicatedJob {rjob!r}: {_joined(problems)}", NAME,
-                     hint="shorten the JobSet name or the replicatedJob name")
+            self.add(
+                "generated-names",
+                self.rjob_path(index, "name"),
+                f"names generated for replicatedJob {rjob!r}: {_joined(problems)}",
+                NAME,
+                hint="shorten the JobSet name or the replicatedJob name",
+            )
 
     def depends_on(self, index: int, rjob: Mapping[str, Any]) -> None:
         depends = rjob.get("dependsOn")
         if index == 0 and depends is not None:
-            self.add("depends-on-first", self.rjob_path(0, "dependsOn"),
-                     f"dependsOn is not allowed on the first replicatedJob ({self.names[0]!r})")
+            self.add(
+                "depends-on-first",
+                self.rjob_path(0, "dependsOn"),
+                f"dependsOn is not allowed on the first replicatedJob ({self.names[0]!r})",
+            )
             return
         for k, dep in enumerate(_list(depends)):
             target = _dict(dep).get("name")
             path = self.rjob_path(index, "dependsOn", k, "name")
             if target == self.names[index]:
                 # The webhook accepts it, but the controller waits for the replicatedJob itself.
-                self.out.append(Finding(
-                    "depends-on-self", path,
-                    f"replicatedJob {target!r} depends on itself: the JobSet webhook accepts it, but the JobSet "
-                    "controller never creates its Jobs", severity=Severity.WARNING))
+                self.out.append(
+                    Finding(
+                        "depends-on-self",
+                        path,
+                        f"replicatedJob {target!r} depends on itself: the JobSet webhook accepts it, but the JobSet "
+                        "controller never creates its Jobs",
+                        severity=Severity.WARNING,
+                    )
+                )
             elif target in self.names[:index]:
                 continue
             elif target in self.names:
-                self.add("depends-on", path, f"dependsOn must reference an earlier replicatedJob: {target!r} is not "
-                         f"before {self.names[index]!r}")
+                self.add(
+                    "depends-on",
+                    path,
+                    f"dependsOn must reference an earlier replicatedJob: {target!r} is not "
+                    f"before {self.names[index]!r}",
+                )
             else:
-                self.add("depends-on", path, f"dependsOn references unknown replicatedJob {target!r}",
-                         hint=f"replicatedJobs: {', '.join(self.names)}")
+                self.add(
+                    "depends-on",
+                    path,
+                    f"dependsOn references unknown replicatedJob {target!r}",
+                    hint=f"replicatedJobs: {', '.join(self.names)}",
+                )
 
     def in_place_restart(self, index: int, name: str, job: Mapping[str, Any]) -> None:
         if _dict(self.spec.get("failurePolicy")).get("restartStrategy") != IN_PLACE_RESTART:
@@ -228,37 +272,57 @@ class _Rules:
         if GATE_IN_PLACE_RESTART not in self.gates:
             return  # refused once, in failure_policy
         if _int(job.get("backoffLimit"), None) != INT32_MAX:
-            self.add("in-place-backoff", self.rjob_path(index, "template", "spec", "backoffLimit"),
-                     f"replicatedJob {name!r}: backoffLimit must be {INT32_MAX} with in-place restart")
+            self.add(
+                "in-place-backoff",
+                self.rjob_path(index, "template", "spec", "backoffLimit"),
+                f"replicatedJob {name!r}: backoffLimit must be {INT32_MAX} with in-place restart",
+            )
         if job.get("podReplacementPolicy") != "Failed":
-            self.add("in-place-replacement", self.rjob_path(index, "template", "spec", "podReplacementPolicy"),
-                     f"replicatedJob {name!r}: podReplacementPolicy must be Failed with in-place restart")
+            self.add(
+                "in-place-replacement",
+                self.rjob_path(index, "template", "spec", "podReplacementPolicy"),
+                f"replicatedJob {name!r}: podReplacementPolicy must be Failed with in-place restart",
+            )
         completions, parallelism = _int(job.get("completions"), None), _int(job.get("parallelism"), None)
         if completions is None or parallelism is None or completions != parallelism:
-            self.add("in-place-completions", self.rjob_path(index, "template", "spec", "completions"),
-                     f"replicatedJob {name!r}: completions and parallelism must be set and equal with "
-                     "in-place restart", COUNTS)
+            self.add(
+                "in-place-completions",
+                self.rjob_path(index, "template", "spec", "completions"),
+                f"replicatedJob {name!r}: completions and parallelism must be set and equal with in-place restart",
+                COUNTS,
+            )
 
     # -- policies ------------------------------------------------------------------------------
 
     def unknown_targets(self, values: Any, path: str, what: str) -> None:
         for i, target in enumerate(_list(values)):
             if target not in self.names:
-                self.add("target", join_path(path, i), f"{what} names replicatedJob {target!r}, which does not exist",
-                         hint=f"replicatedJobs: {', '.join(self.names)}")
+                self.add(
+                    "target",
+                    join_path(path, i),
+                    f"{what} names replicatedJob {target!r}, which does not exist",
+                    hint=f"replicatedJobs: {', '.join(self.names)}",
+                )
 
     def success_policy(self) -> None:
-        self.unknown_targets(_dict(self.spec.get("successPolicy")).get("targetReplicatedJobs"),
-                             "spec.successPolicy.targetReplicatedJobs", "successPolicy")
+        self.unknown_targets(
+            _dict(self.spec.get("successPolicy")).get("targetReplicatedJobs"),
+            "spec.successPolicy.targetReplicatedJobs",
+            "successPolicy",
+        )
 
     def failure_policy(self) -> None:
         policy = self.spec.get("failurePolicy")
         if not isinstance(policy, dict):
             return
         if policy.get("restartStrategy") == IN_PLACE_RESTART and GATE_IN_PLACE_RESTART not in self.gates:
-            self.add("gate-in-place-restart", "spec.failurePolicy.restartStrategy",
-                     f"restartStrategy {IN_PLACE_RESTART} needs the JobSet feature gate {GATE_IN_PLACE_RESTART}, "
-                     "which is off by default", hint="enable the gate on the JobSet controller, or use Recreate")
+            self.add(
+                "gate-in-place-restart",
+                "spec.failurePolicy.restartStrategy",
+                f"restartStrategy {IN_PLACE_RESTART} needs the JobSet feature gate {GATE_IN_PLACE_RESTART}, "
+                "which is off by default",
+                hint="enable the gate on the JobSet controller, or use Recreate",
+            )
         rules = [r if isinstance(r, dict) else {} for r in _list(policy.get("rules"))]
         seen: dict[str, list[int]] = {}
         for k, rule in enumerate(rules):
@@ -270,37 +334,55 @@ class _Rules:
                 seen.setdefault(name, []).append(k)
                 problems = [p for p in (too_long(name, JOBSET_RULE_NAME_MAX),) if p]
                 if not _RULE_NAME.match(name):
-                    problems.append("must start with a letter, hold only letters, digits, '_', ',' and ':', "
-                                    "and end with a letter, digit or '_'")
+                    problems.append(
+                        "must start with a letter, hold only letters, digits, '_', ',' and ':', "
+                        "and end with a letter, digit or '_'"
+                    )
                 if problems:
-                    self.add("rule-name", join_path(base, "name"),
-                             f"failure policy rule name {name!r} {_joined(problems)}")
-            self.unknown_targets(rule.get("targetReplicatedJobs"), join_path(base, "targetReplicatedJobs"),
-                                 "failure policy rule")
+                    self.add(
+                        "rule-name", join_path(base, "name"), f"failure policy rule name {name!r} {_joined(problems)}"
+                    )
+            self.unknown_targets(
+                rule.get("targetReplicatedJobs"), join_path(base, "targetReplicatedJobs"), "failure policy rule"
+            )
             for i, reason in enumerate(_list(rule.get("onJobFailureReasons"))):
                 if reason not in JOB_FAILURE_REASONS:
-                    self.add("failure-reason", join_path(base, "onJobFailureReasons", i),
-                             f"{reason!r} is not a Job failure reason", hint=f"one of {', '.join(JOB_FAILURE_REASONS)}")
+                    self.add(
+                        "failure-reason",
+                        join_path(base, "onJobFailureReasons", i),
+                        f"{reason!r} is not a Job failure reason",
+                        hint=f"one of {', '.join(JOB_FAILURE_REASONS)}",
+                    )
         for name, indexes in seen.items():
             for k in indexes[1:]:
-                self.add("rule-name-unique", join_path("spec.failurePolicy.rules", k, "name"),
-                         f"failure policy rules {indexes} all have the name {name!r}; rule names must be unique")
+                self.add(
+                    "rule-name-unique",
+                    join_path("spec.failurePolicy.rules", k, "name"),
+                    f"failure policy rules {indexes} all have the name {name!r}; rule names must be unique",
+                )
 
     def restart_job_action(self, k: int, rule: Mapping[str, Any], base: str) -> None:
         action = rule.get("action")
         if action not in RESTART_JOB_ACTIONS:
             return
         if GATE_RESTART_JOB not in self.gates:
-            self.add("gate-restart-job", join_path(base, "action"),
-                     f"failure policy action {action} needs the JobSet feature gate {GATE_RESTART_JOB}, which is "
-                     "off by default", hint="enable the gate on the JobSet controller, or use RestartJobSet")
+            self.add(
+                "gate-restart-job",
+                join_path(base, "action"),
+                f"failure policy action {action} needs the JobSet feature gate {GATE_RESTART_JOB}, which is "
+                "off by default",
+                hint="enable the gate on the JobSet controller, or use RestartJobSet",
+            )
             return
         for index, rjob in enumerate(self.rjobs):
             replicas = _int(rjob.get("replicas"), 1)
             if replicas is not None and replicas > RESTART_JOB_MAX_REPLICAS:
-                self.add("restart-job-replicas", self.rjob_path(index, "replicas"),
-                         f"replicatedJob {self.names[index]!r} has {replicas} replicas; with the failure policy "
-                         f"action {action} (rule {k}) at most {RESTART_JOB_MAX_REPLICAS} are allowed")
+                self.add(
+                    "restart-job-replicas",
+                    self.rjob_path(index, "replicas"),
+                    f"replicatedJob {self.names[index]!r} has {replicas} replicas; with the failure policy "
+                    f"action {action} (rule {k}) at most {RESTART_JOB_MAX_REPLICAS} are allowed",
+                )
 
     def coordinator(self) -> None:
         coordinator = self.spec.get("coordinator")
@@ -316,35 +398,52 @@ class _Rules:
         value = f"{self.name}-{coordinator.get('replicatedJob')}-{job_index}-{pod_index}.{subdomain}"
         problems = label_value_problems(value)
         if problems:
-            self.add("coordinator-label", "spec.coordinator",
-                     f"the coordinator label {JOBSET_COORDINATOR_LABEL} would be {value!r}, which {_joined(problems)}",
-                     NAME, hint="shorten the JobSet name, the replicatedJob name or the network subdomain")
+            self.add(
+                "coordinator-label",
+                "spec.coordinator",
+                f"the coordinator label {JOBSET_COORDINATOR_LABEL} would be {value!r}, which {_joined(problems)}",
+                NAME,
+                hint="shorten the JobSet name, the replicatedJob name or the network subdomain",
+            )
 
     def coordinator_target(self, coordinator: Mapping[str, Any]) -> None:
         target = coordinator.get("replicatedJob")
         if target not in self.names:
-            self.add("coordinator", "spec.coordinator.replicatedJob",
-                     f"coordinator replicatedJob {target!r} does not exist",
-                     hint=f"replicatedJobs: {', '.join(self.names)}")
+            self.add(
+                "coordinator",
+                "spec.coordinator.replicatedJob",
+                f"coordinator replicatedJob {target!r} does not exist",
+                hint=f"replicatedJobs: {', '.join(self.names)}",
+            )
             return
         rjob = self.rjobs[self.names.index(str(target))]
         replicas, job = _int(rjob.get("replicas"), 1), job_spec(rjob)
         job_index = _int(coordinator.get("jobIndex"), 0)
         if replicas is not None and job_index is not None and not 0 <= job_index < replicas:
-            self.add("coordinator-job-index", "spec.coordinator.jobIndex",
-                     f"coordinator jobIndex {job_index} is out of range for replicatedJob {target!r} "
-                     f"({replicas} replicas)")
+            self.add(
+                "coordinator-job-index",
+                "spec.coordinator.jobIndex",
+                f"coordinator jobIndex {job_index} is out of range for replicatedJob {target!r} ({replicas} replicas)",
+            )
             return
         completions = _int(job.get("completions"), None)
         if job.get("completionMode", INDEXED) != INDEXED or completions is None:
-            self.add("coordinator-indexed", "spec.coordinator.replicatedJob",
-                     f"the coordinator's replicatedJob {target!r} must be an Indexed Job with completions set", COUNTS)
+            self.add(
+                "coordinator-indexed",
+                "spec.coordinator.replicatedJob",
+                f"the coordinator's replicatedJob {target!r} must be an Indexed Job with completions set",
+                COUNTS,
+            )
             return
         pod_index = _int(coordinator.get("podIndex"), 0)
         if pod_index is not None and not 0 <= pod_index < completions:
-            self.add("coordinator-pod-index", "spec.coordinator.podIndex",
-                     f"coordinator podIndex {pod_index} is out of range for replicatedJob {target!r} "
-                     f"({completions} completions)", COUNTS)
+            self.add(
+                "coordinator-pod-index",
+                "spec.coordinator.podIndex",
+                f"coordinator podIndex {pod_index} is out of range for replicatedJob {target!r} "
+                f"({completions} completions)",
+                COUNTS,
+            )
 
     def claim_policies(self) -> None:
         seen: set[str] = set()
@@ -358,14 +457,22 @@ class _Rules:
                     self.add("claim-unique", path, f"volumeClaimPolicies template name {claim!r} is used twice")
                 seen.add(claim)
                 if subdomain_problems(claim):
-                    self.add("claim-name", path,
-                             f"volumeClaimPolicies template name {claim!r} {_joined(subdomain_problems(claim))}")
+                    self.add(
+                        "claim-name",
+                        path,
+                        f"volumeClaimPolicies template name {claim!r} {_joined(subdomain_problems(claim))}",
+                    )
                 if self.name is not None:
                     pvc = f"{claim}-{self.name}"
                     long = too_long(pvc, JOBSET_CLAIM_NAME_MAX)
                     if long:
-                        self.add("claim-pvc-name", path, f"the PVC name {pvc!r} of volumeClaimPolicies template "
-                                 f"{claim!r} {long}", NAME, hint="shorten the JobSet name or the template name")
+                        self.add(
+                            "claim-pvc-name",
+                            path,
+                            f"the PVC name {pvc!r} of volumeClaimPolicies template {claim!r} {long}",
+                            NAME,
+                            hint="shorten the JobSet name or the template name",
+                        )
                 self.claim_mounts(claim, path)
 
     def claim_mounts(self, claim: str, path: str) -> None:
@@ -374,18 +481,27 @@ class _Rules:
             pod = pod_spec(rjob)
             for v, volume in enumerate(_list(pod.get("volumes"))):
                 if _dict(volume).get("name") == claim:
-                    self.add("claim-volume-clash",
-                             self.rjob_path(index, "template", "spec", "template", "spec", "volumes", v, "name"),
-                             f"pod volume {claim!r} of replicatedJob {self.names[index]!r} clashes with the "
-                             "volumeClaimPolicies template of the same name", PODS)
+                    self.add(
+                        "claim-volume-clash",
+                        self.rjob_path(index, "template", "spec", "template", "spec", "volumes", v, "name"),
+                        f"pod volume {claim!r} of replicatedJob {self.names[index]!r} clashes with the "
+                        "volumeClaimPolicies template of the same name",
+                        PODS,
+                    )
             mounted = mounted or any(
                 _dict(m).get("name") == claim
                 for field in ("initContainers", "containers")
                 for c in _list(pod.get(field))
-                for m in _list(_dict(c).get("volumeMounts")))
+                for m in _list(_dict(c).get("volumeMounts"))
+            )
         if not mounted:
-            self.add("claim-mounted", path, f"volumeClaimPolicies template {claim!r} is not mounted by any container "
-                     "or init container", PODS, hint=f"add a volumeMount named {claim!r}")
+            self.add(
+                "claim-mounted",
+                path,
+                f"volumeClaimPolicies template {claim!r} is not mounted by any container or init container",
+                PODS,
+                hint=f"add a volumeMount named {claim!r}",
+            )
 
 
 def jobset_findings(spec: Mapping[str, Any], name: str | None, *, gates: Collection[str] = ()) -> list[Finding]:

@@ -28,7 +28,7 @@ from trainspec.dsl.diagnostics import Diagnostic, Related, Severity
 from trainspec.k8s.wellknown import ANCESTOR_LABEL, ANCESTOR_TRAINER, NODE
 
 from .jobset_names import generated_name_note, name_for_validation
-from .jobset_rules import COUNTS, NAME, PODS, Finding, jobset_findings, job_spec, pod_spec
+from .jobset_rules import COUNTS, NAME, PODS, Finding, job_spec, jobset_findings, pod_spec
 
 #: The shortest TrainJob name: a rule that fails with it fails for every TrainJob.
 SHORTEST_NAME = "a"
@@ -47,10 +47,24 @@ def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _diagnostic(finding: Finding, message: str, path: str, file: str | None, *, hint: str | None = None,
-                related: tuple[Related, ...] = ()) -> Diagnostic:
-    return Diagnostic(code="TS503", message=message, path=path, file=file, severity=finding.severity,
-                      hint=hint or finding.hint, related=related)
+def _diagnostic(
+    finding: Finding,
+    message: str,
+    path: str,
+    file: str | None,
+    *,
+    hint: str | None = None,
+    related: tuple[Related, ...] = (),
+) -> Diagnostic:
+    return Diagnostic(
+        code="TS503",
+        message=message,
+        path=path,
+        file=file,
+        severity=finding.severity,
+        hint=hint or finding.hint,
+        related=related,
+    )
 
 
 def _say(prefix: str, finding: Finding) -> str:
@@ -158,7 +172,7 @@ def trainer_jobset_spec(runtime: Mapping[str, Any], trainjob: Mapping[str, Any] 
     policy = runtime_spec.get("mlPolicy") if isinstance(runtime_spec.get("mlPolicy"), dict) else None
     tj_spec = _dict(_dict(trainjob).get("spec"))
     num_nodes = _count(_dict(tj_spec.get("trainer")).get("numNodes"))
-    for rjob, count in zip(rjobs, _pod_counts(rjobs, policy, num_nodes)):
+    for rjob, count in zip(rjobs, _pod_counts(rjobs, policy, num_nodes), strict=True):
         job = _level(rjob, "template", "spec")
         if job is not None:
             job["parallelism"] = job["completions"] = count
@@ -175,21 +189,46 @@ def _runtime_findings(runtime: Mapping[str, Any], gates: Collection[str]) -> tup
     return every, shortest
 
 
-def check_runtime_jobset(runtime: Mapping[str, Any], file: str | None, *,
-                         gates: Collection[str] = ()) -> list[Diagnostic]:
+def check_runtime_jobset(
+    runtime: Mapping[str, Any], file: str | None, *, gates: Collection[str] = ()
+) -> list[Diagnostic]:
     """TS503 findings for the JobSet template of a (Cluster)TrainingRuntime, at the runtime."""
     every, shortest = _runtime_findings(runtime, gates)
     # JobSet paths start at the JobSet object ("spec...."); the runtime holds it at spec.template.
-    out = [_diagnostic(f, _say("the JobSet webhook rejects the JobSet Trainer builds from this runtime", f),
-                       f"spec.template.{f.path}", file) for f in every]
-    out += [_diagnostic(f, _say("the JobSet webhook rejects the JobSet of every TrainJob using this runtime, even "
-                                f"one named {SHORTEST_NAME!r}", f), f"spec.template.{f.path}", file) for f in shortest]
+    out = [
+        _diagnostic(
+            f,
+            _say("the JobSet webhook rejects the JobSet Trainer builds from this runtime", f),
+            f"spec.template.{f.path}",
+            file,
+        )
+        for f in every
+    ]
+    out += [
+        _diagnostic(
+            f,
+            _say(
+                "the JobSet webhook rejects the JobSet of every TrainJob using this runtime, even "
+                f"one named {SHORTEST_NAME!r}",
+                f,
+            ),
+            f"spec.template.{f.path}",
+            file,
+        )
+        for f in shortest
+    ]
     return out
 
 
-def check_trainjob_jobset(trainjob: Mapping[str, Any], file: str | None, runtime: Mapping[str, Any], *,
-                          runtime_checked: bool, related: tuple[Related, ...] = (),
-                          gates: Collection[str] = ()) -> list[Diagnostic]:
+def check_trainjob_jobset(
+    trainjob: Mapping[str, Any],
+    file: str | None,
+    runtime: Mapping[str, Any],
+    *,
+    runtime_checked: bool,
+    related: tuple[Related, ...] = (),
+    gates: Collection[str] = (),
+) -> list[Diagnostic]:
     """TS503 findings for the JobSet Trainer would create for ``trainjob`` from ``runtime``.
 
     ``runtime_checked``: the runtime is among the checked manifests, so what holds for every
@@ -213,8 +252,14 @@ def check_trainjob_jobset(trainjob: Mapping[str, Any], file: str | None, runtime
     note = generated_name_note(meta)
     prefix = f"the JobSet webhook rejects the JobSet {name!r} Trainer creates for this TrainJob"
     return [
-        _diagnostic(f, f"{_say(prefix, f)} (JobSet field {f.path})", paths.get(f.depends, "spec.runtimeRef.name"),
-                    file, hint=note if f.depends == NAME and note else None, related=related)
+        _diagnostic(
+            f,
+            f"{_say(prefix, f)} (JobSet field {f.path})",
+            paths.get(f.depends, "spec.runtimeRef.name"),
+            file,
+            hint=note if f.depends == NAME and note else None,
+            related=related,
+        )
         for f in found
     ]
 

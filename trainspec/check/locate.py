@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
 from typing import Any
+
+from trainspec.dsl.record import replace
 
 from .manifests import Manifest
 
@@ -24,8 +25,7 @@ def parse_path(text: str) -> tuple[str | int, ...]:
     parts: list[str | int] = []
     for match in _PATH_PART.finditer(text):
         name, index, quoted = match.groups()
-        parts.append(name if name is not None else int(index) if index is not None
-                     else re.sub(r"\\(.)", r"\1", quoted))
+        parts.append(name if name is not None else int(index) if index is not None else re.sub(r"\\(.)", r"\1", quoted))
     return tuple(parts)
 
 
@@ -43,8 +43,14 @@ def place(manifest: Manifest, diagnostic: Any, path: tuple) -> Any:
         return replace(diagnostic, file=None, message=f"{diagnostic.message} [{manifest.label}]")
     where = ref.location()
     field = f", field {diagnostic.path}" if diagnostic.path else ""
-    return replace(diagnostic, file=where.file, line=where.line, column=where.column,
-                   path=format_path(ref.path), message=f"{diagnostic.message} [{manifest.label}{field}]")
+    return replace(
+        diagnostic,
+        file=where.file,
+        line=where.line,
+        column=where.column,
+        path=format_path(ref.path),
+        message=f"{diagnostic.message} [{manifest.label}{field}]",
+    )
 
 
 def relocate(diagnostics: Iterable[Any], by_key: Mapping[str, Manifest]) -> list[Any]:
@@ -67,5 +73,10 @@ def _related(related: Any, by_key: Mapping[str, Manifest]) -> Any:
         return replace(related, file=manifest.located.file, line=start.line, column=start.column)
     ref = manifest.sources.default if manifest.sources is not None else None
     where = ref.location() if ref is not None else None
-    return replace(related, file=where.file if where else None, line=where.line if where else None,
-                   column=where.column if where else None, message=f"{related.message} [{manifest.label}]")
+    return replace(
+        related,
+        file=where.file if where else None,
+        line=where.line if where else None,
+        column=where.column if where else None,
+        message=f"{related.message} [{manifest.label}]",
+    )

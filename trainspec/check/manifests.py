@@ -42,7 +42,7 @@ def compiled_manifests(result: Any) -> list[Manifest]:
 
     out: list[Manifest] = []
     for output in result.outputs:
-        for data, sources in zip(manifest_dicts(output.objects), output.provenance):
+        for data, sources in zip(manifest_dicts(output.objects), output.provenance, strict=True):
             meta = data.get("metadata") or {}
             kind, name = data.get("kind"), meta.get("name")
             where = f"{meta['namespace']}/{name}" if meta.get("namespace") else name
@@ -56,9 +56,15 @@ def foreign_manifests(result: Any) -> list[Manifest]:
     trainspec's (already parsed, with their positions), that have an ``apiVersion`` and a ``kind``."""
     from trainspec.kueue.located import Located
 
-    docs = [f.doc for f in result.foreign if f.doc is not None and f.api_version and f.kind
-            # A kustomization (as `trainspec compile -o DIR` writes one) configures the build; never applied.
-            and not f.api_version.startswith("kustomize.config.k8s.io/")]
+    docs = [
+        f.doc
+        for f in result.foreign
+        if f.doc is not None
+        and f.api_version
+        and f.kind
+        # A kustomization (as `trainspec compile -o DIR` writes one) configures the build; never applied.
+        and not f.api_version.startswith("kustomize.config.k8s.io/")
+    ]
     return [Manifest(f"#r{i}", doc.data, located=Located(doc)) for i, doc in enumerate(docs)]
 
 
@@ -75,7 +81,10 @@ def runtime_of(trainjob: dict[str, Any], runtimes: list[dict[str, Any]]) -> dict
     namespace = (trainjob.get("metadata") or {}).get("namespace")
     for runtime in runtimes:
         meta = runtime.get("metadata") or {}
-        if runtime.get("kind") == kind and meta.get("name") == ref.get("name") and (
-                kind == "ClusterTrainingRuntime" or meta.get("namespace") in (None, namespace)):
+        if (
+            runtime.get("kind") == kind
+            and meta.get("name") == ref.get("name")
+            and (kind == "ClusterTrainingRuntime" or meta.get("namespace") in (None, namespace))
+        ):
             return runtime
     return None

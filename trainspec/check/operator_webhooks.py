@@ -25,7 +25,13 @@ from typing import Any
 
 from trainspec.dsl.diagnostics import Diagnostic
 from trainspec.k8s.wellknown import (
-    DNS1035_LABEL_PATTERN, JAX_CONTAINER, KUBEFLOW_GROUP, NAME_MAX, PYTORCH_CONTAINER, REPLICA_LAUNCHER, REPLICA_MASTER,
+    DNS1035_LABEL_PATTERN,
+    JAX_CONTAINER,
+    KUBEFLOW_GROUP,
+    NAME_MAX,
+    PYTORCH_CONTAINER,
+    REPLICA_LAUNCHER,
+    REPLICA_MASTER,
     REPLICA_WORKER,
 )
 
@@ -67,16 +73,19 @@ def check_operator_job(manifest: Mapping[str, Any], file: str | None = None) -> 
         found.append(("metadata.name", f"{name!r} is not a DNS-1035 label"))
     if not specs:
         found.append((f"spec.{field}", "must be set"))
-    found.extend((f"spec.{field}.{rtype}", f"a {rtype} replica spec is required") for rtype in required
-                 if rtype not in specs)
+    found.extend(
+        (f"spec.{field}.{rtype}", f"a {rtype} replica spec is required") for rtype in required if rtype not in specs
+    )
     if kind == "PyTorchJob":
         found.extend(_elastic(spec, field, specs))
     for rtype, rspec in specs.items():
         found.extend(_replica(kind, f"spec.{field}.{rtype}", str(rtype), _dict(rspec), allowed, container))
     if kind == "MPIJob":
         found.extend(_mpi(spec, name, specs))
-    return [Diagnostic(code="TS503", file=file, path=path, message=f"the {who} rejects this {kind}: {message}")
-            for path, message in found]
+    return [
+        Diagnostic(code="TS503", file=file, path=path, message=f"the {who} rejects this {kind}: {message}")
+        for path, message in found
+    ]
 
 
 def _elastic(spec: Mapping[str, Any], field: str, specs: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -91,13 +100,15 @@ def _elastic(spec: Mapping[str, Any], field: str, specs: Mapping[str, Any]) -> l
     return found
 
 
-def _replica(kind: str, at: str, rtype: str, rspec: Mapping[str, Any], allowed: tuple[str, ...],
-             container: str | None) -> list[tuple[str, str]]:
+def _replica(
+    kind: str, at: str, rtype: str, rspec: Mapping[str, Any], allowed: tuple[str, ...], container: str | None
+) -> list[tuple[str, str]]:
     found = []
     if rtype not in allowed:
         found.append((at, f"replica type {rtype!r} is not one of {', '.join(allowed)}"))
-    containers = [c for c in _dict(_dict(rspec.get("template")).get("spec")).get("containers") or []
-                  if isinstance(c, Mapping)]
+    containers = [
+        c for c in _dict(_dict(rspec.get("template")).get("spec")).get("containers") or [] if isinstance(c, Mapping)
+    ]
     where = f"{at}.template.spec.containers"
     if not containers:
         found.append((where, "must be specified"))
@@ -106,7 +117,7 @@ def _replica(kind: str, at: str, rtype: str, rspec: Mapping[str, Any], allowed: 
         found.append((where, f"must have a container named {container}"))
     replicas = rspec.get("replicas")
     if rtype in (REPLICA_MASTER, REPLICA_LAUNCHER):
-        if replicas is not None and replicas != 1 or (replicas is None and rtype == REPLICA_MASTER):
+        if (replicas is not None and replicas != 1) or (replicas is None and rtype == REPLICA_MASTER):
             found.append((f"{at}.replicas", "must be 1"))
     elif isinstance(replicas, int) and replicas < 1:
         found.append((f"{at}.replicas", "must be at least 1"))

@@ -7,8 +7,9 @@ users can read them (:mod:`.locate`).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 from typing import Any
+
+from trainspec.dsl.record import replace
 
 from .crd_source import CrdSource
 from .locate import place, relocate
@@ -48,11 +49,17 @@ def crd_findings(manifests: list[Manifest], source: CrdSource, target: Any) -> l
         fields = ((trainjob_crd.schema.get("properties") or {}).get("spec") or {}).get("properties") or {}
         if ("runtimePatches" in fields) != target.runtime_patches:
             skip_trainjobs = True
-            out.append(Diagnostic(code="TS524", severity=Severity.WARNING, file=trainjob_crd.source,
-                                  message=f"the TrainJob CRD here is for Trainer "
-                                          f"{'2.2+' if 'runtimePatches' in fields else '2.1'} but the target is "
-                                          f"{target}: TrainJobs are not checked against it",
-                                  hint="pass the CRDs of the target Trainer version with --crds"))
+            out.append(
+                Diagnostic(
+                    code="TS524",
+                    severity=Severity.WARNING,
+                    file=trainjob_crd.source,
+                    message=f"the TrainJob CRD here is for Trainer "
+                    f"{'2.2+' if 'runtimePatches' in fields else '2.1'} but the target is "
+                    f"{target}: TrainJobs are not checked against it",
+                    hint="pass the CRDs of the target Trainer version with --crds",
+                )
+            )
     skipped = source.skipped_groups
     by_key = {m.key: m for m in manifests}
     unchecked: dict[str, set[str]] = {}  # group -> kinds left alone
@@ -82,16 +89,22 @@ def _other_version_warnings(source: CrdSource, unchecked: dict[str, set[str]], t
         kinds = sorted(kind for group in bundle.groups for kind in unchecked.get(group, ()))
         if not kinds:
             continue  # nothing of this bundle's groups was there to check: nothing to say
-        out.append(Diagnostic(
-            code="TS524", severity=Severity.WARNING, file="--crds",
-            message=f"the CRDs shipped with trainspec are {bundle}'s but the target is {target}: "
-                    f"{', '.join(kinds)} manifests are not checked against a CRD",
-            hint="pass the cluster's own CRDs with --crds DIR (`kubectl get crd -o yaml` output works)"))
+        out.append(
+            Diagnostic(
+                code="TS524",
+                severity=Severity.WARNING,
+                file="--crds",
+                message=f"the CRDs shipped with trainspec are {bundle}'s but the target is {target}: "
+                f"{', '.join(kinds)} manifests are not checked against a CRD",
+                hint="pass the cluster's own CRDs with --crds DIR (`kubectl get crd -o yaml` output works)",
+            )
+        )
     return out
 
 
-def webhook_findings(manifests: list[Manifest], cluster: Any, plans: Iterable[Any] = (),
-                     jobset_gates: Iterable[str] = ()) -> list[Any]:
+def webhook_findings(
+    manifests: list[Manifest], cluster: Any, plans: Iterable[Any] = (), jobset_gates: Iterable[str] = ()
+) -> list[Any]:
     """The admission-webhook rules of Trainer and JobSet, and trainspec's runtime policy for what it compiled.
 
     ``jobset_gates``: the JobSet feature gates the target says the cluster turned on.
@@ -128,10 +141,21 @@ def preflight_findings(manifests: list[Manifest], cluster: Any, target: Any) -> 
             continue
         findings = kueue_label_problems(manifest.data)
         if cluster is not None:
-            findings += preflight(cluster, manifest.data, runtime_of(manifest.data, runtimes),
-                                  merge_resources=target.trainer >= (2, 3), kueue_version=target.kueue)
+            findings += preflight(
+                cluster,
+                manifest.data,
+                runtime_of(manifest.data, runtimes),
+                merge_resources=target.trainer >= (2, 3),
+                kueue_version=target.kueue,
+            )
         for finding in findings:
-            diagnostic = Diagnostic(code=finding.code, message=finding.message, severity=finding.severity,
-                                    path=render_path(finding.path), hint=finding.hint, related=finding.related)
+            diagnostic = Diagnostic(
+                code=finding.code,
+                message=finding.message,
+                severity=finding.severity,
+                path=render_path(finding.path),
+                hint=finding.hint,
+                related=finding.related,
+            )
             out.append(place(manifest, diagnostic, finding.path))
     return out

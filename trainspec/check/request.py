@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from trainspec.dsl.record import replace
 
 from .crd_source import CrdSource
 
@@ -72,7 +74,7 @@ class CheckReport:
 
     diagnostics: tuple[Diagnostic, ...]
     files: int
-    crds: CrdSource = CrdSource()
+    crds: CrdSource = field(default_factory=CrdSource)
     result: CompileResult | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -134,8 +136,9 @@ def run_check(request: CheckRequest) -> CheckReport:
     source = resolve_crds(request.crds, target)
     if source.files or source.other:  # other: the shipped data for another version says it was not used
         diagnostics += crd_findings([*manifests, *cluster_manifests(cluster)], source, target)
-    diagnostics += webhook_findings(manifests, cluster, result.plans,
-                                    jobset_gates=result.target.jobset_gates if result.target is not None else ())
+    diagnostics += webhook_findings(
+        manifests, cluster, result.plans, jobset_gates=result.target.jobset_gates if result.target is not None else ()
+    )
     diagnostics += preflight_findings(manifests, cluster, target)
     ordered = tuple(sorted(dict.fromkeys(diagnostics), key=Diagnostic.sort_key))
     count = result.files + (len({o.file for o in cluster.objects}) if cluster else 0)

@@ -25,7 +25,12 @@ from typing import Any
 
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.k8s.wellknown import (
-    ANCESTOR_DATASET, ANCESTOR_LABEL, ANCESTOR_MODEL, ANCESTOR_TRAINER, FRAMEWORK_LABEL, NODE,
+    ANCESTOR_DATASET,
+    ANCESTOR_LABEL,
+    ANCESTOR_MODEL,
+    ANCESTOR_TRAINER,
+    FRAMEWORK_LABEL,
+    NODE,
     WEBHOOK_VALIDATION_LABEL,
 )
 
@@ -76,9 +81,7 @@ def _error(
 # -- runtime rules -----------------------------------------------------------------------------
 
 
-def check_runtime(
-    runtime: Mapping[str, Any], file: str | None, *, policy: bool = True
-) -> Iterator[Diagnostic]:
+def check_runtime(runtime: Mapping[str, Any], file: str | None, *, policy: bool = True) -> Iterator[Diagnostic]:
     """Trainer runtime webhook rules (+ trainspec policy) for one (Cluster)TrainingRuntime."""
     labels = _dict(_dict(runtime.get("metadata")).get("labels"))
     spec = _dict(runtime.get("spec"))
@@ -109,9 +112,9 @@ def check_runtime(
     base = "spec.template.spec"
     for index, rjob in enumerate(rjobs_of(jobset_spec)):
         rpath = join_path(base, "replicatedJobs", index)
-        pod_labels = _dict(
-            _dict(_dict(_dict(rjob.get("template")).get("spec")).get("template")).get("metadata")
-        ).get("labels")
+        pod_labels = _dict(_dict(_dict(_dict(rjob.get("template")).get("spec")).get("template")).get("metadata")).get(
+            "labels"
+        )
         if ANCESTOR_LABEL in _dict(pod_labels):
             yield _error(
                 f"label {ANCESTOR_LABEL!r} is on the pod template; it must be on the Job template "

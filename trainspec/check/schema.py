@@ -72,7 +72,8 @@ def convert(node: Mapping[str, Any], *, root: bool = False) -> dict[str, Any]:
             out[f"exclusive{bound}"] = out.pop(bound.lower())
         elif isinstance(flag, (int, float)) and not isinstance(flag, bool):
             out[f"exclusive{bound}"] = flag
-    int_range = _INT_FORMATS.get(node.get("format")) if node.get("type") == "integer" else None
+    int_format = node.get("format")  # the user's CRD: not necessarily a string (a list is unhashable)
+    int_range = _INT_FORMATS.get(int_format) if node.get("type") == "integer" and isinstance(int_format, str) else None
     if int_range is not None:  # the integer formats the API server does check ("format int32")
         low, high = int_range
         out["minimum"] = max(out["minimum"], low) if isinstance(out.get("minimum"), (int, float)) else low
@@ -101,9 +102,7 @@ def convert(node: Mapping[str, Any], *, root: bool = False) -> dict[str, Any]:
 
     for combinator in ("allOf", "anyOf", "oneOf"):
         branches = node.get(combinator)
-        if isinstance(branches, list) and not (
-            combinator == "anyOf" and node.get("x-kubernetes-int-or-string")
-        ):
+        if isinstance(branches, list) and not (combinator == "anyOf" and node.get("x-kubernetes-int-or-string")):
             out[combinator] = [convert(b) for b in branches if isinstance(b, Mapping)]
     if isinstance(node.get("not"), Mapping):
         out["not"] = convert(node["not"])
@@ -149,12 +148,7 @@ def _kw_name(validator: Any, mode: str, instance: Any, schema: Any) -> Iterator[
 def _kw_name_required(validator: Any, enabled: bool, instance: Any, schema: Any) -> Iterator[Any]:
     from jsonschema import ValidationError
 
-    if (
-        enabled
-        and isinstance(instance, dict)
-        and not instance.get("name")
-        and not instance.get("generateName")
-    ):
+    if enabled and isinstance(instance, dict) and not instance.get("name") and not instance.get("generateName"):
         yield ValidationError("missing required field 'name' (or 'generateName')", path=["name"])
 
 
@@ -199,9 +193,7 @@ def _kw_list_map_keys(validator: Any, keys: list[str], instance: Any, schema: An
         key = tuple(repr(item.get(k)) for k in keys)
         if key in seen:
             described = ", ".join(f"{k}={short(item.get(k))}" for k in keys)
-            yield ValidationError(
-                f"duplicate entry ({described}): already at index {seen[key]}", path=[index]
-            )
+            yield ValidationError(f"duplicate entry ({described}): already at index {seen[key]}", path=[index])
         else:
             seen[key] = index
 

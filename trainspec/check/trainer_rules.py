@@ -35,7 +35,12 @@ from typing import Any
 from trainspec.dsl.diagnostics import Severity
 from trainspec.dsl.quantity import QuantityError, quantity_value
 from trainspec.k8s.wellknown import (
-    ANCESTOR_LABEL, ANCESTOR_TRAINER, LAUNCHER, NODE, TRAINER_RESERVED_ENV, VOLCANO_QUEUE_LABEL,
+    ANCESTOR_LABEL,
+    ANCESTOR_TRAINER,
+    LAUNCHER,
+    NODE,
+    TRAINER_RESERVED_ENV,
+    VOLCANO_QUEUE_LABEL,
 )
 
 from ._paths import join_path
@@ -63,8 +68,9 @@ TORCHTUNE_MULTI_NODE = frozenset({"llama3_3/70B"})
 TORCHTUNE_NO_QLORA = frozenset({"qwen2_5/1.5B"})
 TORCHTUNE_QLORA_ONE_DEVICE = frozenset({"llama3_2/1B", "llama3_2/3B"})
 #: Config keys the runtime sets in the trainer command; ``args`` must not override them.
-TORCHTUNE_IMMUTABLE = frozenset({"output_dir", "tokenizer.path", "checkpointer.checkpoint_dir",
-                                 "tokenizer.merges_file"})
+TORCHTUNE_IMMUTABLE = frozenset(
+    {"output_dir", "tokenizer.path", "checkpointer.checkpoint_dir", "tokenizer.merges_file"}
+)
 _LORA_KEY = "model.lora_attn_modules"
 _QUANTIZE_KEY = "model.quantize_base"
 _DORA_KEY = "model.use_dora"
@@ -129,18 +135,26 @@ def _injection_problems(spec: Mapping[str, Any], extra: Mapping[str, set[str]]) 
         job = _dict(target).get("jobName")
         rjob = by_name.get(str(job))
         if rjob is None and str(job) not in extra:
-            yield (join_path(base, t, "jobName"),
-                   f"envInjection target replicatedJob {job!r} is not in the runtime template "
-                   f"(replicatedJobs: {', '.join(by_name)})")
+            yield (
+                join_path(base, t, "jobName"),
+                (
+                    f"envInjection target replicatedJob {job!r} is not in the runtime template "
+                    f"(replicatedJobs: {', '.join(by_name)})"
+                ),
+            )
             continue
         pod = _dig(rjob, *_POD)
         present = set(_names(_dict(pod), "containers")) | set(_names(_dict(pod), "initContainers"))
         present |= extra.get(str(job), set())
         for c, name in enumerate(_list(_dict(target).get("containerNames"))):
             if name not in present:
-                yield (join_path(base, t, "containerNames", c),
-                       f"envInjection target container {name!r} is not in replicatedJob {job!r} of the "
-                       f"runtime template (containers and init containers: {', '.join(sorted(present))})")
+                yield (
+                    join_path(base, t, "containerNames", c),
+                    (
+                        f"envInjection target container {name!r} is not in replicatedJob {job!r} of the "
+                        f"runtime template (containers and init containers: {', '.join(sorted(present))})"
+                    ),
+                )
 
 
 def _flux_problems(spec: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
@@ -151,9 +165,13 @@ def _flux_problems(spec: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
             continue  # the plugin looks at the replicatedJob named node only
         for k, name in enumerate(_names(_dict(_dig(rjob, *_POD)), "initContainers")):
             if name == FLUX_INSTALLER:
-                yield (join_path("spec.template.spec.replicatedJobs", i, *_POD, "initContainers", k, "name"),
-                       f"init container {FLUX_INSTALLER!r} of replicatedJob 'node' is reserved by Trainer's "
-                       "Flux plugin (mlPolicy.flux), which adds it itself")
+                yield (
+                    join_path("spec.template.spec.replicatedJobs", i, *_POD, "initContainers", k, "name"),
+                    (
+                        f"init container {FLUX_INSTALLER!r} of replicatedJob 'node' is reserved by Trainer's "
+                        "Flux plugin (mlPolicy.flux), which adds it itself"
+                    ),
+                )
 
 
 def _volcano_problem(annotations: Any) -> bool:
@@ -170,21 +188,29 @@ def runtime_plugin_findings(runtime: Mapping[str, Any]) -> Iterator[Finding]:
     every = "Trainer's webhook rejects every TrainJob that uses this runtime: "
     if "torch" in policy_sources(spec):
         for path, message in _injection_problems(spec, {}):
-            yield Finding(path, every + message + " (torch plugin)",
-                          hint="add the container to that replicatedJob, or drop it from containerNames")
+            yield Finding(
+                path,
+                every + message + " (torch plugin)",
+                hint="add the container to that replicatedJob, or drop it from containerNames",
+            )
     for path, message in _flux_problems(spec):
         yield Finding(path, every + message, hint="rename the init container")
     if isinstance(_dig(spec, "podGroupPolicy", "volcano"), dict) and _volcano_problem(
         _dig(spec, "template", "metadata", "annotations")
     ):
-        yield Finding(join_path("spec.template.metadata.annotations", VOLCANO_QUEUE),
-                      every + f"the Volcano queue annotation {VOLCANO_QUEUE!r} is empty (Volcano plugin)",
-                      hint="name a Volcano queue, or remove the annotation for the default queue")
+        yield Finding(
+            join_path("spec.template.metadata.annotations", VOLCANO_QUEUE),
+            every + f"the Volcano queue annotation {VOLCANO_QUEUE!r} is empty (Volcano plugin)",
+            hint="name a Volcano queue, or remove the annotation for the default queue",
+        )
     labels = _dict(_dict(runtime.get("metadata")).get("labels"))
     if runtime.get("kind") == "ClusterTrainingRuntime" and labels.get(SUPPORT_LABEL) == "deprecated":
-        yield Finding(join_path("metadata.labels", SUPPORT_LABEL),
-                      "Trainer's webhook warns: this ClusterTrainingRuntime is marked deprecated and will be "
-                      "removed in a future Trainer release", severity=Severity.WARNING)
+        yield Finding(
+            join_path("metadata.labels", SUPPORT_LABEL),
+            "Trainer's webhook warns: this ClusterTrainingRuntime is marked deprecated and will be "
+            "removed in a future Trainer release",
+            severity=Severity.WARNING,
+        )
 
 
 # -- rules on a TrainJob ----------------------------------------------------------------------------
@@ -267,16 +293,24 @@ def _torchtune(tj_spec: Mapping[str, Any], runtime_spec: Mapping[str, Any]) -> I
     model = torchtune_model(name)
     why = "Trainer's webhook (torch plugin, torchtune) rejects this TrainJob: "
     if model not in TORCHTUNE_MODELS:
-        yield Finding("spec.runtimeRef.name",
-                      why + (f"runtime {name!r} names model {model!r}, which is not a supported pretrained model"
-                             if model else f"runtime name {name!r} names no supported pretrained model "
-                                           "(torchtune runtimes are named torchtune-<model>-<size>)"),
-                      hint=f"supported: {', '.join(sorted(TORCHTUNE_MODELS))} (runtime names like "
-                           "torchtune-llama3.2-1b)")
+        yield Finding(
+            "spec.runtimeRef.name",
+            why
+            + (
+                f"runtime {name!r} names model {model!r}, which is not a supported pretrained model"
+                if model
+                else f"runtime name {name!r} names no supported pretrained model "
+                "(torchtune runtimes are named torchtune-<model>-<size>)"
+            ),
+            hint=f"supported: {', '.join(sorted(TORCHTUNE_MODELS))} (runtime names like torchtune-llama3.2-1b)",
+        )
     nodes = _int(trainer.get("numNodes"), 1)
     if nodes > 1 and model not in TORCHTUNE_MULTI_NODE:
-        yield Finding("spec.trainer.numNodes", why + f"numNodes must be 1 for model {model!r}, got {nodes}",
-                      hint=f"multi-node torchtune runs only for {', '.join(sorted(TORCHTUNE_MULTI_NODE))}")
+        yield Finding(
+            "spec.trainer.numNodes",
+            why + f"numNodes must be 1 for model {model!r}, got {nodes}",
+            hint=f"multi-node torchtune runs only for {', '.join(sorted(TORCHTUNE_MULTI_NODE))}",
+        )
     lora = any(_LORA_KEY in a for a in args)
     qlora = not _flag(args, _DORA_KEY) and _flag(args, _QUANTIZE_KEY)
     procs = trainer.get("numProcPerNode")
@@ -291,28 +325,38 @@ def _torchtune(tj_spec: Mapping[str, Any], runtime_spec: Mapping[str, Any]) -> I
             yield Finding("spec.runtimeRef.name", why + f"QLoRA is not supported for model {model!r}")
         if not one_device and model in TORCHTUNE_QLORA_ONE_DEVICE:
             shown = procs if procs is not None else "auto"
-            yield Finding("spec.trainer.numProcPerNode",
-                          why + f"numProcPerNode must be auto or 1 for model {model!r} with QLoRA, got {shown!r}")
-            yield Finding("spec.trainer.resourcesPerNode",
-                          why + f"resourcesPerNode must ask for exactly 1 GPU for model {model!r} with QLoRA, "
-                                f"found {_gpus(resources)}")
+            yield Finding(
+                "spec.trainer.numProcPerNode",
+                why + f"numProcPerNode must be auto or 1 for model {model!r} with QLoRA, got {shown!r}",
+            )
+            yield Finding(
+                "spec.trainer.resourcesPerNode",
+                why + f"resourcesPerNode must ask for exactly 1 GPU for model {model!r} with QLoRA, "
+                f"found {_gpus(resources)}",
+            )
     if nodes > 1 and (lora or qlora):
-        yield Finding("spec.trainer.numNodes",
-                      why + f"LoRA fine-tuning is not supported for multi-node training (numNodes {nodes})",
-                      hint="run LoRA/QLoRA on one node, or drop the LoRA arguments")
+        yield Finding(
+            "spec.trainer.numNodes",
+            why + f"LoRA fine-tuning is not supported for multi-node training (numNodes {nodes})",
+            hint="run LoRA/QLoRA on one node, or drop the LoRA arguments",
+        )
     for i, arg in enumerate(_list(trainer.get("args"))):
         key = str(arg).split("=", 1)[0]
         if key in TORCHTUNE_IMMUTABLE:
-            yield Finding(join_path("spec.trainer.args", i),
-                          why + f"args must not set {key!r}: it is managed by the runtime",
-                          hint="the runtime's command sets it; remove the argument")
+            yield Finding(
+                join_path("spec.trainer.args", i),
+                why + f"args must not set {key!r}: it is managed by the runtime",
+                hint="the runtime's command sets it; remove the argument",
+            )
 
 
 def _reserved_env(tj_spec: Mapping[str, Any], sources: list[str] | None, runtime: str) -> Iterator[Finding]:
     """Reserved names in ``spec.trainer.env``; ``sources`` None when the runtime's body is unknown."""
-    families = RESERVED_ENV_BY_SOURCE if sources is None else {
-        s: RESERVED_ENV_BY_SOURCE[s] for s in sources if s in RESERVED_ENV_BY_SOURCE
-    }
+    families = (
+        RESERVED_ENV_BY_SOURCE
+        if sources is None
+        else {s: RESERVED_ENV_BY_SOURCE[s] for s in sources if s in RESERVED_ENV_BY_SOURCE}
+    )
     for index, env in enumerate(_list(_dig(tj_spec, "trainer", "env"))):
         name = _dict(env).get("name")
         for source, (plugin, names) in families.items():
@@ -320,17 +364,22 @@ def _reserved_env(tj_spec: Mapping[str, Any], sources: list[str] | None, runtime
                 continue
             path = join_path("spec.trainer.env", index, "name")
             if sources is None:
-                yield Finding(path,
-                              f"environment variable {name!r} is reserved by Kubeflow Trainer ({plugin}) under "
-                              f"mlPolicy.{source}: Trainer's webhook rejects it if {runtime} is a {source} runtime "
-                              "(its definition is not among the files, so its framework is not known)",
-                              hint="rename the variable, or pass the runtime's definition (--cluster) to decide",
-                              severity=Severity.WARNING)
+                yield Finding(
+                    path,
+                    f"environment variable {name!r} is reserved by Kubeflow Trainer ({plugin}) under "
+                    f"mlPolicy.{source}: Trainer's webhook rejects it if {runtime} is a {source} runtime "
+                    "(its definition is not among the files, so its framework is not known)",
+                    hint="rename the variable, or pass the runtime's definition (--cluster) to decide",
+                    severity=Severity.WARNING,
+                )
             else:
-                yield Finding(path,
-                              f"environment variable {name!r} is reserved by Kubeflow Trainer ({plugin}) under "
-                              f"mlPolicy.{source}: its {source} plugin sets it, and Trainer's webhook rejects a "
-                              "TrainJob that sets it", hint="rename the variable")
+                yield Finding(
+                    path,
+                    f"environment variable {name!r} is reserved by Kubeflow Trainer ({plugin}) under "
+                    f"mlPolicy.{source}: its {source} plugin sets it, and Trainer's webhook rejects a "
+                    "TrainJob that sets it",
+                    hint="rename the variable",
+                )
 
 
 def trainjob_plugin_findings(
@@ -362,19 +411,25 @@ def trainjob_plugin_findings(
         for rjob, name, path in merged.init_containers:
             # A patch entry merges into the runtime's container of that name: one finding, not two.
             if rjob == NODE and name == FLUX_INSTALLER and not in_runtime:
-                yield Finding(path, rejects + f"init container {FLUX_INSTALLER!r} of replicatedJob 'node' is "
-                                              "reserved by Trainer's Flux plugin (mlPolicy.flux)")
+                yield Finding(
+                    path,
+                    rejects + f"init container {FLUX_INSTALLER!r} of replicatedJob 'node' is "
+                    "reserved by Trainer's Flux plugin (mlPolicy.flux)",
+                )
     if "mpi" in sources:
         yield from _mpi_launcher(tj_spec, spec)
     if isinstance(_dig(spec, "podGroupPolicy", "volcano"), dict):
         annotations = _dig(spec, "template", "metadata", "annotations")
         patched = merged.annotations[-1] if merged.annotations else None  # the last patch wins
         if patched is not None and patched[0] == "":
-            yield Finding(patched[1], rejects + f"the Volcano queue annotation {VOLCANO_QUEUE!r} is empty "
-                                                "(Volcano plugin)")
+            yield Finding(
+                patched[1], rejects + f"the Volcano queue annotation {VOLCANO_QUEUE!r} is empty (Volcano plugin)"
+            )
         elif patched is None and _volcano_problem(annotations):
-            yield Finding("spec.runtimeRef.name", rejects + f"{runtime_label} sets the Volcano queue annotation "
-                                                            f"{VOLCANO_QUEUE!r} to '' (Volcano plugin)")
+            yield Finding(
+                "spec.runtimeRef.name",
+                rejects + f"{runtime_label} sets the Volcano queue annotation {VOLCANO_QUEUE!r} to '' (Volcano plugin)",
+            )
 
 
 def _mpi_launcher(tj_spec: Mapping[str, Any], spec: Mapping[str, Any]) -> Iterator[Finding]:
@@ -386,12 +441,21 @@ def _mpi_launcher(tj_spec: Mapping[str, Any], spec: Mapping[str, Any]) -> Iterat
     names = {r.get("name") for r in _rjobs(spec)}
     if nodes >= 2 and not {LAUNCHER, NODE} <= names:
         missing = sorted({LAUNCHER, NODE} - names)
-        yield Finding("spec.trainer.numNodes",
-                      f"Trainer's webhook (MPI plugin) rejects this TrainJob: an MPI runtime with runLauncherAsNode "
-                      f"and numNodes {nodes} needs replicatedJobs 'launcher' and 'node'; missing {missing}")
+        yield Finding(
+            "spec.trainer.numNodes",
+            f"Trainer's webhook (MPI plugin) rejects this TrainJob: an MPI runtime with runLauncherAsNode "
+            f"and numNodes {nodes} needs replicatedJobs 'launcher' and 'node'; missing {missing}",
+        )
 
 
 __all__ = [
-    "FLUX_INSTALLER", "Finding", "POLICY_SOURCES", "RESERVED_ENV_BY_SOURCE", "TORCHTUNE_MODELS",
-    "policy_sources", "runtime_plugin_findings", "torchtune_model", "trainjob_plugin_findings",
+    "FLUX_INSTALLER",
+    "Finding",
+    "POLICY_SOURCES",
+    "RESERVED_ENV_BY_SOURCE",
+    "TORCHTUNE_MODELS",
+    "policy_sources",
+    "runtime_plugin_findings",
+    "torchtune_model",
+    "trainjob_plugin_findings",
 ]

@@ -44,31 +44,72 @@ class Source:
 
 #: What is shipped. JobSet follows the Trainer version: Trainer's controller installs and pins it.
 BUNDLES: tuple[Source, ...] = (
-    Source("trainer", "Kubeflow Trainer", "2.3", ("trainer", "2.3"),
-           "kubeflow/trainer manifests/base/crds at 8c0f5059 (v2.3.0 schemas plus three stricter minimums)"),
-    Source("jobset", "JobSet", "0.12", ("trainer", "2.3"),
-           "kubernetes-sigs/jobset config/components/crd/bases at 08dfbdfd (v0.12.0 plus one minimum), "
-           "the JobSet Trainer 2.3 pins"),
-    Source("kueue", "Kueue", "0.19", ("kueue", "0.19"),
-           "kubernetes-sigs/kueue config/components/crd/bases at ff69552e (v0.19.2 schemas, close variants)"),
+    Source(
+        "trainer",
+        "Kubeflow Trainer",
+        "2.3",
+        ("trainer", "2.3"),
+        "kubeflow/trainer manifests/base/crds at 8c0f5059 (v2.3.0 schemas plus three stricter minimums)",
+    ),
+    Source(
+        "jobset",
+        "JobSet",
+        "0.12",
+        ("trainer", "2.3"),
+        "kubernetes-sigs/jobset config/components/crd/bases at 08dfbdfd (v0.12.0 plus one minimum), "
+        "the JobSet Trainer 2.3 pins",
+    ),
+    Source(
+        "kueue",
+        "Kueue",
+        "0.19",
+        ("kueue", "0.19"),
+        "kubernetes-sigs/kueue config/components/crd/bases at ff69552e (v0.19.2 schemas, close variants)",
+    ),
     # The other engines trainspec emits for (--target ray, --target training-operator): one version each.
-    Source("kuberay", "KubeRay", "1.7", None, "ray-project/kuberay CRDs of release 1.7",
-           only=("ray.io_rayjobs.yaml",)),
-    Source("training-operator", "Kubeflow Training Operator", "1.9", None,
-           "kubeflow/training-operator CRDs of release 1.9.4 (the kinds trainspec emits)",
-           only=("kubeflow.org_pytorchjobs.yaml", "kubeflow.org_jaxjobs.yaml")),
+    Source("kuberay", "KubeRay", "1.7", None, "ray-project/kuberay CRDs of release 1.7", only=("ray.io_rayjobs.yaml",)),
+    Source(
+        "training-operator",
+        "Kubeflow Training Operator",
+        "1.9",
+        None,
+        "kubeflow/training-operator CRDs of release 1.9.4 (the kinds trainspec emits)",
+        only=("kubeflow.org_pytorchjobs.yaml", "kubeflow.org_jaxjobs.yaml"),
+    ),
     Source("mpi-operator", "mpi-operator", "0.8", None, "kubeflow/mpi-operator CRD of release 0.8 (v2beta1)"),
 )
 
 # JSON Schema keywords of a CRD (apiextensions v1 JSONSchemaProps), split by what happens to them.
 _PROSE = frozenset({"description", "title", "example", "externalDocs", "$schema", "id"})
-_VALUE = frozenset({
-    "type", "format", "default", "enum", "required", "pattern", "nullable",
-    "maximum", "minimum", "exclusiveMaximum", "exclusiveMinimum", "multipleOf",
-    "maxLength", "minLength", "maxItems", "minItems", "uniqueItems", "maxProperties", "minProperties",
-    "x-kubernetes-preserve-unknown-fields", "x-kubernetes-embedded-resource", "x-kubernetes-int-or-string",
-    "x-kubernetes-list-map-keys", "x-kubernetes-list-type", "x-kubernetes-map-type",
-})
+_VALUE = frozenset(
+    {
+        "type",
+        "format",
+        "default",
+        "enum",
+        "required",
+        "pattern",
+        "nullable",
+        "maximum",
+        "minimum",
+        "exclusiveMaximum",
+        "exclusiveMinimum",
+        "multipleOf",
+        "maxLength",
+        "minLength",
+        "maxItems",
+        "minItems",
+        "uniqueItems",
+        "maxProperties",
+        "minProperties",
+        "x-kubernetes-preserve-unknown-fields",
+        "x-kubernetes-embedded-resource",
+        "x-kubernetes-int-or-string",
+        "x-kubernetes-list-map-keys",
+        "x-kubernetes-list-type",
+        "x-kubernetes-map-type",
+    }
+)
 _SCHEMA_MAPS = frozenset({"properties", "patternProperties", "definitions"})
 _SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf"})
 _SCHEMA_ONE = frozenset({"not"})
@@ -102,16 +143,22 @@ def strip_schema(node: Any, where: str = "") -> Any:
         elif key in _SCHEMA_OR_BOOL:
             out[key] = value if isinstance(value, bool) else strip_schema(value, at)
         elif key == "items":
-            out[key] = ([strip_schema(sub, f"{at}[{i}]") for i, sub in enumerate(value)]
-                        if isinstance(value, list) else strip_schema(value, at))
+            out[key] = (
+                [strip_schema(sub, f"{at}[{i}]") for i, sub in enumerate(value)]
+                if isinstance(value, list)
+                else strip_schema(value, at)
+            )
         elif key == "dependencies":
-            out[key] = {name: sub if isinstance(sub, list) else strip_schema(sub, f"{at}.{name}")
-                        for name, sub in value.items()}
+            out[key] = {
+                name: sub if isinstance(sub, list) else strip_schema(sub, f"{at}.{name}") for name, sub in value.items()
+            }
         elif key == "x-kubernetes-validations":
             out[key] = [_strip_rule(rule, f"{at}[{i}]") for i, rule in enumerate(value)]
         else:
-            raise VendorError(f"{at}: unknown schema keyword {key!r}: decide in trainspec.check.vendor "
-                              "whether it is prose (dropped) or decides verdicts (kept)")
+            raise VendorError(
+                f"{at}: unknown schema keyword {key!r}: decide in trainspec.check.vendor "
+                "whether it is prose (dropped) or decides verdicts (kept)"
+            )
     return out
 
 
@@ -145,8 +192,12 @@ def vendored_crd(crd: Mapping[str, Any], where: str) -> dict[str, Any]:
     }
     if "preserveUnknownFields" in spec:
         out_spec["preserveUnknownFields"] = spec["preserveUnknownFields"]
-    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": str((crd.get("metadata") or {}).get("name", ""))}, "spec": out_spec}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": str((crd.get("metadata") or {}).get("name", ""))},
+        "spec": out_spec,
+    }
 
 
 def dumps(data: Any) -> str:
@@ -174,8 +225,11 @@ def generate(source: Path, bundles: Sequence[Source] = BUNDLES) -> dict[str, str
     index: list[dict[str, Any]] = []
     for bundle in bundles:
         folder = source / bundle.name
-        paths = sorted(p for p in folder.glob("*.y*ml") if p.is_file() and (not bundle.only or p.name in bundle.only)
-                       ) if folder.is_dir() else []
+        paths = (
+            sorted(p for p in folder.glob("*.y*ml") if p.is_file() and (not bundle.only or p.name in bundle.only))
+            if folder.is_dir()
+            else []
+        )
         if not paths:
             raise VendorError(f"{folder}: no CRD files for {bundle.product} {bundle.version}")
         crds = []
@@ -186,12 +240,25 @@ def generate(source: Path, bundles: Sequence[Source] = BUNDLES) -> dict[str, str
                 raise VendorError(f"{path}: {name} is produced twice")
             data = vendored_crd(crd, str(path))
             files[name] = dumps(data)
-            crds.append({"file": name, "group": data["spec"]["group"], "kind": data["spec"]["names"]["kind"],
-                         "from": f"{bundle.name}/{path.name}",
-                         "sha256": hashlib.sha256(path.read_bytes()).hexdigest()})
-        index.append({"name": bundle.name, "product": bundle.product, "version": bundle.version,
-                      "target": dict([bundle.target]) if bundle.target else {}, "source": bundle.source,
-                      "crds": crds})
+            crds.append(
+                {
+                    "file": name,
+                    "group": data["spec"]["group"],
+                    "kind": data["spec"]["names"]["kind"],
+                    "from": f"{bundle.name}/{path.name}",
+                    "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+                }
+            )
+        index.append(
+            {
+                "name": bundle.name,
+                "product": bundle.product,
+                "version": bundle.version,
+                "target": dict([bundle.target]) if bundle.target else {},
+                "source": bundle.source,
+                "crds": crds,
+            }
+        )
     files[INDEX] = dumps({"format": FORMAT, "generator": "python -m trainspec.check.vendor", "bundles": index})
     return files
 
@@ -217,8 +284,11 @@ def write(files: Mapping[str, str], out: Path) -> list[str]:
 
 def stale(files: Mapping[str, str], out: Path) -> list[str]:
     """Names whose content under ``out`` differs from ``files`` (or is missing, or extra)."""
-    differ = [name for name, text in sorted(files.items())
-              if not (out / name).is_file() or (out / name).read_text(encoding="utf-8") != text]
+    differ = [
+        name
+        for name, text in sorted(files.items())
+        if not (out / name).is_file() or (out / name).read_text(encoding="utf-8") != text
+    ]
     return differ + sorted(_listed(out / INDEX) - set(files))
 
 
@@ -233,9 +303,16 @@ def _listed(index: Path) -> set[str]:
 def main(argv: Iterable[str] | None = None) -> int:
     """Regenerate (or, with ``--check``, verify) the shipped CRD data; exit 1 when stale."""
     parser = argparse.ArgumentParser(prog="python -m trainspec.check.vendor", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--from", dest="source", required=True, metavar="DIR",
-                        help="folder with one sub-folder per bundle (trainer/, jobset/, kueue/)")
-    parser.add_argument("--out", default=str(DATA_DIR), metavar="DIR", help="where the data goes (default: the package)")
+    parser.add_argument(
+        "--from",
+        dest="source",
+        required=True,
+        metavar="DIR",
+        help="folder with one sub-folder per bundle (trainer/, jobset/, kueue/)",
+    )
+    parser.add_argument(
+        "--out", default=str(DATA_DIR), metavar="DIR", help="where the data goes (default: the package)"
+    )
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when the data is stale")
     args = parser.parse_args(list(argv) if argv is not None else None)
     try:

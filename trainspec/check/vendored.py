@@ -27,7 +27,8 @@ FORMAT = 1
 # ``names`` holds strings and lists of strings only, never a nested object.
 _HEADER = re.compile(
     r'\{"apiVersion":"apiextensions\.k8s\.io/v1","kind":"CustomResourceDefinition",'
-    r'"metadata":\{[^{}]*\},"spec":\{"group":"([a-z0-9.-]+)","names":\{([^{}]*)\}')
+    r'"metadata":\{[^{}]*\},"spec":\{"group":"([a-z0-9.-]+)","names":\{([^{}]*)\}'
+)
 _KIND = re.compile(r'"kind":"([A-Za-z0-9]+)"')
 
 
@@ -79,11 +80,17 @@ def bundles(data_dir: Path = DATA_DIR) -> list[Bundle]:
         index = json.loads((data_dir / INDEX).read_text(encoding="utf-8"))
         if index.get("format") != FORMAT:
             return []
-        return [Bundle(name=str(b["name"]), product=str(b["product"]), version=str(b["version"]),
-                       target={str(k): str(v) for k, v in b["target"].items()},
-                       groups=frozenset(str(c["group"]) for c in b["crds"]),
-                       files=tuple(data_dir / str(c["file"]) for c in b["crds"]))
-                for b in index["bundles"]]
+        return [
+            Bundle(
+                name=str(b["name"]),
+                product=str(b["product"]),
+                version=str(b["version"]),
+                target={str(k): str(v) for k, v in b["target"].items()},
+                groups=frozenset(str(c["group"]) for c in b["crds"]),
+                files=tuple(data_dir / str(c["file"]) for c in b["crds"]),
+            )
+            for b in index["bundles"]
+        ]
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return []
 

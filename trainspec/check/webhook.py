@@ -29,7 +29,13 @@ from typing import Any
 
 from trainspec.dsl.diagnostics import Diagnostic, Related
 from trainspec.k8s.wellknown import (
-    DATASET_INITIALIZER, JOBSET_GROUP, MODEL_INITIALIZER, NODE, SHARD_VOLUME, TRAINER_GROUP, TRAINER_RESERVED_ENV,
+    DATASET_INITIALIZER,
+    JOBSET_GROUP,
+    MODEL_INITIALIZER,
+    NODE,
+    SHARD_VOLUME,
+    TRAINER_GROUP,
+    TRAINER_RESERVED_ENV,
 )
 
 from ._paths import join_path
@@ -72,9 +78,7 @@ def _list(value: Any) -> list[Any]:
 
 
 def _is_trainer(manifest: Mapping[str, Any], kinds: tuple[str, ...]) -> bool:
-    return (
-        str(manifest.get("apiVersion", "")).startswith(TRAINER_GROUP + "/") and manifest.get("kind") in kinds
-    )
+    return str(manifest.get("apiVersion", "")).startswith(TRAINER_GROUP + "/") and manifest.get("kind") in kinds
 
 
 def runtime_index(
@@ -96,8 +100,11 @@ def runtime_index(
         if isinstance(manifest, Mapping) and _is_trainer(manifest, RUNTIME_KINDS):
             meta = _dict(manifest.get("metadata"))
             namespace = meta.get("namespace") if manifest["kind"] == "TrainingRuntime" else None
-            entries.append(RuntimeEntry(manifest["kind"], str(meta.get("name")), namespace, manifest, file,
-                                        checked=index < len(manifests)))
+            entries.append(
+                RuntimeEntry(
+                    manifest["kind"], str(meta.get("name")), namespace, manifest, file, checked=index < len(manifests)
+                )
+            )
     for known in known_runtimes:
         if isinstance(known, str):
             namespace, slash, name = known.rpartition("/")
@@ -106,9 +113,7 @@ def runtime_index(
     return entries
 
 
-def _find_runtime(
-    entries: list[RuntimeEntry], kind: str, name: str, namespace: str | None
-) -> RuntimeEntry | None:
+def _find_runtime(entries: list[RuntimeEntry], kind: str, name: str, namespace: str | None) -> RuntimeEntry | None:
     matches = [e for e in entries if e.kind == kind and e.name == name]
     if kind == "TrainingRuntime":
         # Same namespace; a manifest without one lands in whatever namespace it is applied to.
@@ -130,8 +135,9 @@ def _manager_problem(manager: Any) -> str | None:
 
 
 class _TrainJobCheck:
-    def __init__(self, tj: Mapping[str, Any], file: str | None, runtimes: list[RuntimeEntry],
-                 jobset_gates: Collection[str] = ()) -> None:
+    def __init__(
+        self, tj: Mapping[str, Any], file: str | None, runtimes: list[RuntimeEntry], jobset_gates: Collection[str] = ()
+    ) -> None:
         self.tj, self.file, self.runtimes, self.jobset_gates = tj, file, runtimes, jobset_gates
         self.meta = _dict(tj.get("metadata"))
         self.spec = _dict(tj.get("spec"))
@@ -143,9 +149,7 @@ class _TrainJobCheck:
             # Trainer's own JobSet plugin decides these (initializers, runtime patches).
             message = f"Trainer's webhook rejects this TrainJob: {message}"
         self.out.append(
-            Diagnostic(
-                code="TS503", message=message, path=path, file=self.file, hint=hint, related=self.related
-            )
+            Diagnostic(code="TS503", message=message, path=path, file=self.file, hint=hint, related=self.related)
         )
 
     def run(self) -> list[Diagnostic]:
@@ -197,8 +201,13 @@ class _TrainJobCheck:
         for finding in trainjob_plugin_findings(self.tj, body, label):
             self.out.append(
                 Diagnostic(
-                    code="TS503", message=finding.message, path=finding.path, file=self.file,
-                    hint=finding.hint, severity=finding.severity, related=self.related,
+                    code="TS503",
+                    message=finding.message,
+                    path=finding.path,
+                    file=self.file,
+                    hint=finding.hint,
+                    severity=finding.severity,
+                    related=self.related,
                 )
             )
 
@@ -211,8 +220,7 @@ class _TrainJobCheck:
             rjob = next((r for r in rjobs if r.get("name") == step), None)
             if rjob is None:
                 self.error(
-                    f"spec.initializer.{field} is set but runtime {runtime_name!r} has no replicatedJob "
-                    f"named {step!r}",
+                    f"spec.initializer.{field} is set but runtime {runtime_name!r} has no replicatedJob named {step!r}",
                     path,
                 )
                 continue
@@ -254,9 +262,7 @@ class _TrainJobCheck:
                         hint=f"replicatedJobs: {', '.join(by_name)}",
                     )
                     continue
-                pod = _dict(
-                    _dict(_dict(_dict(_dict(prjob).get("template")).get("spec")).get("template")).get("spec")
-                )
+                pod = _dict(_dict(_dict(_dict(_dict(prjob).get("template")).get("spec")).get("template")).get("spec"))
                 for field in ("containers", "initContainers"):
                     existing = container_names(by_name[str(name)], field)
                     for k, container in enumerate(_list(pod.get(field))):
@@ -278,8 +284,16 @@ class _TrainJobCheck:
     def check_jobset(self, runtime: RuntimeEntry) -> None:
         """The JobSet webhook's rules on the JobSet Trainer creates for this TrainJob."""
         if runtime.body is not None:
-            self.out.extend(check_trainjob_jobset(self.tj, self.file, runtime.body, runtime_checked=runtime.checked,
-                                                  related=self.related, gates=self.jobset_gates))
+            self.out.extend(
+                check_trainjob_jobset(
+                    self.tj,
+                    self.file,
+                    runtime.body,
+                    runtime_checked=runtime.checked,
+                    related=self.related,
+                    gates=self.jobset_gates,
+                )
+            )
 
 
 def check_webhooks(
@@ -306,10 +320,7 @@ def check_webhooks(
         elif _is_trainer(manifest, RUNTIME_KINDS):
             out.extend(check_runtime(manifest, file, policy=policy))
             out.extend(check_runtime_jobset(manifest, file, gates=jobset_gates))
-        elif (
-            str(manifest.get("apiVersion", "")).startswith(JOBSET_GROUP + "/")
-            and manifest.get("kind") == "JobSet"
-        ):
+        elif str(manifest.get("apiVersion", "")).startswith(JOBSET_GROUP + "/") and manifest.get("kind") == "JobSet":
             out.extend(check_jobset(manifest, file, gates=jobset_gates))
         else:  # PyTorchJob, JAXJob, MPIJob: the Training Operator's and mpi-operator's rules
             from .operator_webhooks import check_operator_job

@@ -18,13 +18,23 @@ from trainspec.cli.common import add_input_options
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_input_options(parser)
-    parser.add_argument("--crds", metavar="DIR", action="append", default=[],
-                        help="the cluster's CRD files or folders (repeat; `kubectl get crd -o yaml` output works); "
-                             "default: $TRAINSPEC_CRDS_DIR, else the CRDs shipped with trainspec for the target "
-                             "(Trainer 2.3 with JobSet 0.12, Kueue 0.19)")
-    parser.add_argument("--cluster", metavar="DIR", action="append", default=[],
-                        help="Kueue objects of the cluster (ClusterQueues, LocalQueues, ResourceFlavors, "
-                             "WorkloadPriorityClasses, Cohorts, Topologies, Namespaces) for the pre-flight")
+    parser.add_argument(
+        "--crds",
+        metavar="DIR",
+        action="append",
+        default=[],
+        help="the cluster's CRD files or folders (repeat; `kubectl get crd -o yaml` output works); "
+        "default: $TRAINSPEC_CRDS_DIR, else the CRDs shipped with trainspec for the target "
+        "(Trainer 2.3 with JobSet 0.12, Kueue 0.19)",
+    )
+    parser.add_argument(
+        "--cluster",
+        metavar="DIR",
+        action="append",
+        default=[],
+        help="Kueue objects of the cluster (ClusterQueues, LocalQueues, ResourceFlavors, "
+        "WorkloadPriorityClasses, Cohorts, Topologies, Namespaces) for the pre-flight",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing when everything is valid")
 
 
@@ -34,8 +44,9 @@ def run(args: argparse.Namespace) -> int:
     from trainspec.cli.common import pipeline_options, report_foreign
     from trainspec.compiler.pipeline import Stop
 
-    request = CheckRequest(paths=args.paths, crds=args.crds or None, cluster=args.cluster,
-                           options=pipeline_options(args, Stop.LOWER))
+    request = CheckRequest(
+        paths=args.paths, crds=args.crds or None, cluster=args.cluster, options=pipeline_options(args, Stop.LOWER)
+    )
     try:
         outcome = run_check(request)
     except CheckUsageError as exc:

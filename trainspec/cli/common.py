@@ -17,35 +17,67 @@ if TYPE_CHECKING:
 _DEFAULT_TARGET = "trainer=2.3,kueue=0.19"
 
 
-def add_input_options(parser: argparse.ArgumentParser, *, formats: tuple[str, ...] = ("text", "json"),
-                      paths_required: bool = True, target: bool = True) -> None:
+def add_input_options(
+    parser: argparse.ArgumentParser,
+    *,
+    formats: tuple[str, ...] = ("text", "json"),
+    paths_required: bool = True,
+    target: bool = True,
+) -> None:
     """PATHs, ``--values``, ``--format``, ``--project``/``--no-project``, ``--target``, ``--verbose``."""
-    parser.add_argument("paths", nargs="+" if paths_required else "*", metavar="PATH",
-                        help="spec files or directories (searched for *.yaml, *.yml, *.py)")
-    parser.add_argument("--values", metavar="FILE", action="append", default=[],
-                        help="values for {{ values.x }} templates (YAML mapping; repeat to layer files)")
+    parser.add_argument(
+        "paths",
+        nargs="+" if paths_required else "*",
+        metavar="PATH",
+        help="spec files or directories (searched for *.yaml, *.yml, *.py)",
+    )
+    parser.add_argument(
+        "--values",
+        metavar="FILE",
+        action="append",
+        default=[],
+        help="values for {{ values.x }} templates (YAML mapping; repeat to layer files)",
+    )
     parser.add_argument("--format", choices=formats, default=formats[0], help="output format")
     project = parser.add_mutually_exclusive_group()
-    project.add_argument("--project", metavar="FILE",
-                         help="project file (default: trainspec.yaml in this directory or the nearest parent "
-                              "up to the repository root)")
+    project.add_argument(
+        "--project",
+        metavar="FILE",
+        help="project file (default: trainspec.yaml in this directory or the nearest parent up to the repository root)",
+    )
     project.add_argument("--no-project", action="store_true", help="ignore any trainspec.yaml")
     if target:
         add_target_option(parser)
-    parser.add_argument("--python-timeout", type=_seconds, metavar="SECONDS",
-                        help="how long a Python spec module may run (default 10; 0: no limit)")
-    parser.add_argument("--max-file-size", type=_file_size, metavar="SIZE",
-                        help="largest YAML file read (default 4MiB, enough for the largest object the "
-                             "API server stores; e.g. 8MiB, 10MB, 4194304)")
-    parser.add_argument("-v", "--verbose", action="store_true",
-                        help="also list the documents left alone as not trainspec's (Kubernetes manifests, ...)")
+    parser.add_argument(
+        "--python-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="how long a Python spec module may run (default 10; 0: no limit)",
+    )
+    parser.add_argument(
+        "--max-file-size",
+        type=_file_size,
+        metavar="SIZE",
+        help="largest YAML file read (default 4MiB, enough for the largest object the "
+        "API server stores; e.g. 8MiB, 10MB, 4194304)",
+    )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also list the documents left alone as not trainspec's (Kubernetes manifests, ...)",
+    )
 
 
 def add_target_option(parser: argparse.ArgumentParser) -> None:
     """``--target trainer=X.Y,kueue=X.Y``: the cluster versions to compile and check for."""
-    parser.add_argument("--target", type=_target_option, metavar="trainer=X.Y,kueue=X.Y",
-                        help="cluster versions to emit for (default: the project file's spec.target, else "
-                             f"{_DEFAULT_TARGET}); kueue=none without Kueue")
+    parser.add_argument(
+        "--target",
+        type=_target_option,
+        metavar="trainer=X.Y,kueue=X.Y",
+        help="cluster versions to emit for (default: the project file's spec.target, else "
+        f"{_DEFAULT_TARGET}); kueue=none without Kueue",
+    )
 
 
 def _target_option(text: str) -> dict[str, Any]:
@@ -99,9 +131,15 @@ def pipeline_options(args: argparse.Namespace, stop: Stop, **extra: Any) -> Opti
     """The pipeline options a command's arguments ask for."""
     from trainspec.compiler.pipeline import Options
 
-    return Options(project=project_choice(args), values_files=tuple(getattr(args, "values", []) or ()),
-                   target=getattr(args, "target", None), stop=stop,
-                   python_timeout=getattr(args, "python_timeout", None), limits=load_limits(args), **extra)
+    return Options(
+        project=project_choice(args),
+        values_files=tuple(getattr(args, "values", []) or ()),
+        target=getattr(args, "target", None),
+        stop=stop,
+        python_timeout=getattr(args, "python_timeout", None),
+        limits=load_limits(args),
+        **extra,
+    )
 
 
 def compile_args(args: argparse.Namespace, stop: Stop, paths: list[str] | None = None, **extra: Any) -> CompileResult:

@@ -7,37 +7,66 @@ import sys
 
 from trainspec.cli.common import add_input_options
 
-
 #: What the progress line says during each compiler pass.
-PASS_LABELS = {"load": "reading specs", "project": "project file", "resolve": "resolving runtimes",
-               "plan": "planning", "rules": "checking", "lower": "building objects", "emit": "rendering files"}
+PASS_LABELS = {
+    "load": "reading specs",
+    "project": "project file",
+    "resolve": "resolving runtimes",
+    "plan": "planning",
+    "rules": "checking",
+    "lower": "building objects",
+    "emit": "rendering files",
+}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_input_options(parser)
-    parser.add_argument("-o", "--output", required=True, metavar="DIR",
-                        help="output directory, or - for one YAML stream on standard output")
-    parser.add_argument("--check", action="store_true",
-                        help="write nothing; exit 1 and list the files that are stale")
-    parser.add_argument("--gitops", choices=("argocd",), help="add Argo CD sync waves: runtimes, then claims, then jobs")
-    parser.add_argument("--allow-volume-removal", action="store_true",
-                        help="let the output lose a PersistentVolumeClaim (a removed job's checkpoints), TS410")
-    parser.add_argument("--force", action="store_true",
-                        help="overwrite or delete managed files edited by hand since trainspec wrote them, TS411")
+    parser.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="DIR",
+        help="output directory, or - for one YAML stream on standard output",
+    )
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 and list the files that are stale")
+    parser.add_argument(
+        "--gitops", choices=("argocd",), help="add Argo CD sync waves: runtimes, then claims, then jobs"
+    )
+    parser.add_argument(
+        "--allow-volume-removal",
+        action="store_true",
+        help="let the output lose a PersistentVolumeClaim (a removed job's checkpoints), TS410",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite or delete managed files edited by hand since trainspec wrote them, TS411",
+    )
+    parser.add_argument(
+        "--ladder",
+        action="store_true",
+        help="emit each job's scaling ladder instead of the job: 1 GPU, 1 node, 2, 4 ... nodes up to "
+        "its size, each a job of its own (own name, checkpoints, 1h deadline)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from trainspec.cli import report
     from trainspec.cli.common import compile_args, report_foreign
     from trainspec.compiler.pipeline import Stop
-
     from trainspec.progress import Progress, pass_reporter
 
     to_dir = args.output != "-"
     # On a terminal, thousands of specs show which pass the compile is in; piped output stays clean.
     with Progress("compiling") as progress:
-        result = compile_args(args, Stop.EMIT if to_dir else Stop.LOWER, gitops=args.gitops,
-                              output=args.output if to_dir else None, progress=pass_reporter(progress, PASS_LABELS))
+        result = compile_args(
+            args,
+            Stop.EMIT if to_dir else Stop.LOWER,
+            gitops=args.gitops,
+            output=args.output if to_dir else None,
+            progress=pass_reporter(progress, PASS_LABELS),
+            ladder=args.ladder,
+        )
     report_foreign(result, args, sys.stderr)
     if not result.ok:
         report.write(result.diagnostics, sys.stderr, args.format)
@@ -53,11 +82,21 @@ def run(args: argparse.Namespace) -> int:
     from trainspec.compiler.outtree import emit_directory
 
     project = result.project_spec
-    inputs = [*args.paths, *(args.values or ()), *(s.file for s in result.specs),
-              *([project.file] if project is not None else [])]
-    outcome = emit_directory(args.output, result.files_text, inputs=inputs, check=args.check, force=args.force,
-                             allow_volume_removal=args.allow_volume_removal,
-                             rerun=f"trainspec compile {' '.join(args.paths)} -o {args.output}")
+    inputs = [
+        *args.paths,
+        *(args.values or ()),
+        *(s.file for s in result.specs),
+        *([project.file] if project is not None else []),
+    ]
+    outcome = emit_directory(
+        args.output,
+        result.files_text,
+        inputs=inputs,
+        check=args.check,
+        force=args.force,
+        allow_volume_removal=args.allow_volume_removal,
+        rerun=f"trainspec compile {' '.join(args.paths)}{' --ladder' * args.ladder} -o {args.output}",
+    )
     for line in outcome.messages:
         print(line, file=sys.stderr)
     if outcome.diagnostics:

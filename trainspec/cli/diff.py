@@ -18,21 +18,38 @@ _NONE = ""  # "no project file" for one side (an explicit empty choice, not disc
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="*", metavar="PATH",
-                        help="OLD NEW: two spec files or directories; with --git: the paths to compare (default .)")
-    parser.add_argument("--git", metavar="REF",
-                        help="compare the specs at git REF (a commit, branch or tag) with the working tree")
-    parser.add_argument("--format", choices=("text", "markdown", "json"), default="text",
-                        help="text (default), markdown (a table for pull requests) or json")
-    parser.add_argument("--values", metavar="FILE", action="append", default=[],
-                        help="values for {{ values.x }} templates, used on both sides")
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="OLD NEW: two spec files or directories; with --git: the paths to compare (default .)",
+    )
+    parser.add_argument(
+        "--git", metavar="REF", help="compare the specs at git REF (a commit, branch or tag) with the working tree"
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "markdown", "json"),
+        default="text",
+        help="text (default), markdown (a table for pull requests) or json",
+    )
+    parser.add_argument(
+        "--values",
+        metavar="FILE",
+        action="append",
+        default=[],
+        help="values for {{ values.x }} templates, used on both sides",
+    )
     from trainspec.cli.common import add_target_option
 
     add_target_option(parser)
     project = parser.add_mutually_exclusive_group()
-    project.add_argument("--project", metavar="FILE",
-                         help="project file for both sides (with --git, the old side reads its version at REF); "
-                              "default: each side's nearest trainspec.yaml")
+    project.add_argument(
+        "--project",
+        metavar="FILE",
+        help="project file for both sides (with --git, the old side reads its version at REF); "
+        "default: each side's nearest trainspec.yaml",
+    )
     project.add_argument("--no-project", action="store_true", help="ignore any trainspec.yaml")
 
 
@@ -50,8 +67,9 @@ def _side(args: argparse.Namespace, paths: list[str], project: Any = None) -> An
     if choice is DISCOVER and paths:
         first = Path(paths[0])
         start = str(first if first.is_dir() else first.parent)
-    return run(paths, Options(project=choice, cwd=start, values_files=tuple(args.values), target=args.target,
-                              stop=Stop.LOWER))
+    return run(
+        paths, Options(project=choice, cwd=start, values_files=tuple(args.values), target=args.target, stop=Stop.LOWER)
+    )
 
 
 def _nearest_project(path: str) -> str | None:
@@ -65,15 +83,17 @@ def _nearest_project(path: str) -> str | None:
 
 def _relocate(diagnostics: list, root: str, ref: str) -> list:
     """Diagnostics of the exported tree, named ``REF:path`` instead of a temporary path."""
-    from dataclasses import replace
+    from trainspec.dsl.record import replace
 
     prefix = root.rstrip("/") + "/"
 
     def name(file: str | None) -> str | None:
-        return f"{ref}:{file[len(prefix):]}" if file and file.startswith(prefix) else file
+        return f"{ref}:{file[len(prefix) :]}" if file and file.startswith(prefix) else file
 
-    return [replace(d, file=name(d.file), related=tuple(replace(r, file=name(r.file)) for r in d.related))
-            for d in diagnostics]
+    return [
+        replace(d, file=name(d.file), related=tuple(replace(r, file=name(r.file)) for r in d.related))
+        for d in diagnostics
+    ]
 
 
 def run(args: argparse.Namespace) -> int:

@@ -25,9 +25,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from trainspec.cli.common import add_input_options
 
     add_input_options(parser, formats=FORMATS)
-    parser.add_argument("--gpu-hour-price", type=_price, metavar="PRICE",
-                        help="price of one GPU-hour, for the cost estimate (default: spec.pricing.gpuHour of the "
-                             "project file)")
+    parser.add_argument(
+        "--gpu-hour-price",
+        type=_price,
+        metavar="PRICE",
+        help="price of one GPU-hour, for the cost estimate (default: spec.pricing.gpuHour of the project file)",
+    )
+    parser.add_argument(
+        "--ladder",
+        action="store_true",
+        help="show each job's scaling ladder (the jobs compile --ladder writes) instead of the job",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,6 +45,10 @@ def run(args: argparse.Namespace) -> int:
     from trainspec.dsl.diagnostics import has_errors
     from trainspec.explain import explain_plan, render
 
+    if args.ladder:
+        from trainspec.cli.ladder import explain_ladder
+
+        return explain_ladder(args)
     result = compile_args(args, Stop.LOWER)
     report_foreign(result, args, sys.stderr)
     explanations = [explain_plan(plan, result.project, price=args.gpu_hour_price) for plan in result.plans]

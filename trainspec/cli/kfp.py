@@ -16,44 +16,79 @@ EXTRA_HINT = "trainspec kfp needs the kfp extra: pip install 'trainspec[kfp]'"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", metavar="PATH", help="spec files or directories (like compile)")
-    parser.add_argument("-o", "--output", metavar="FILE", default="-",
-                        help="pipeline YAML to write (default: - for standard output)")
+    parser.add_argument(
+        "-o", "--output", metavar="FILE", default="-", help="pipeline YAML to write (default: - for standard output)"
+    )
     parser.add_argument("--job", metavar="NAME", help="the job to run when the specs hold several")
-    parser.add_argument("--values", metavar="FILE", action="append", default=[],
-                        help="values for {{ values.x }} templates (repeatable)")
+    parser.add_argument(
+        "--values", metavar="FILE", action="append", default=[], help="values for {{ values.x }} templates (repeatable)"
+    )
     project = parser.add_mutually_exclusive_group()
     project.add_argument("--project", metavar="FILE", help="project file (default: the nearest trainspec.yaml)")
     project.add_argument("--no-project", action="store_true", help="ignore any trainspec.yaml")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="diagnostics format")
     group = parser.add_argument_group("launcher")
-    group.add_argument("--trainer-api", default="2.3", metavar="VERSION",
-                       help="the cluster's Kubeflow Trainer release, 2.2 or later (default 2.3)")
-    group.add_argument("--timeout", type=int, default=0, metavar="SECONDS",
-                       help="delete the TrainJob and fail the step after this long (default 0: no limit)")
-    group.add_argument("--poll-seconds", type=float, default=10.0, metavar="SECONDS",
-                       help="how often the launcher checks the TrainJob (default 10)")
-    group.add_argument("--image", metavar="IMAGE",
-                       help="launcher image that already has trainspec[kfp] installed (air-gapped clusters: "
-                            "nothing is pip-installed at start-up)")
-    group.add_argument("--pip-index-url", action="append", default=[], metavar="URL",
-                       help="package index for the default launcher's start-up install (repeatable)")
+    group.add_argument(
+        "--trainer-api",
+        default="2.3",
+        metavar="VERSION",
+        help="the cluster's Kubeflow Trainer release, 2.2 or later (default 2.3)",
+    )
+    group.add_argument(
+        "--timeout",
+        type=int,
+        default=0,
+        metavar="SECONDS",
+        help="delete the TrainJob and fail the step after this long (default 0: no limit)",
+    )
+    group.add_argument(
+        "--poll-seconds",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="how often the launcher checks the TrainJob (default 10)",
+    )
+    group.add_argument(
+        "--image",
+        metavar="IMAGE",
+        help="launcher image that already has trainspec[kfp] installed (air-gapped clusters: "
+        "nothing is pip-installed at start-up)",
+    )
+    group.add_argument(
+        "--pip-index-url",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="package index for the default launcher's start-up install (repeatable)",
+    )
     pvc = parser.add_argument_group("checkpoint PVC")
-    pvc.add_argument("--no-create-pvc", action="store_true",
-                     help="use the compiled checkpoint PVC as is (create it yourself) instead of a per-run "
-                          "CreatePVC step")
-    pvc.add_argument("--storage-class", metavar="NAME",
-                     help="storage class of the per-run PVC (default: the spec's checkpoint.storageClass)")
-    pvc.add_argument("--delete-pvc", action="store_true",
-                     help="delete the per-run PVC after a successful launch")
+    pvc.add_argument(
+        "--no-create-pvc",
+        action="store_true",
+        help="use the compiled checkpoint PVC as is (create it yourself) instead of a per-run CreatePVC step",
+    )
+    pvc.add_argument(
+        "--storage-class",
+        metavar="NAME",
+        help="storage class of the per-run PVC (default: the spec's checkpoint.storageClass)",
+    )
+    pvc.add_argument("--delete-pvc", action="store_true", help="delete the per-run PVC after a successful launch")
     rbac = parser.add_argument_group("RBAC")
-    rbac.add_argument("--rbac", action="store_true",
-                      help="print the RBAC the pipeline's service account needs, instead of a pipeline")
-    rbac.add_argument("--namespace", metavar="NS",
-                      help="with --rbac: the pipeline namespace (default kubeflow); otherwise: run the TrainJob "
-                           "in NS instead of the launcher pod's namespace")
-    rbac.add_argument("--service-account", metavar="SA",
-                      help="with --rbac: the pipeline's service account (default pipeline-runner; Kubeflow "
-                           "profiles use default-editor)")
+    rbac.add_argument(
+        "--rbac", action="store_true", help="print the RBAC the pipeline's service account needs, instead of a pipeline"
+    )
+    rbac.add_argument(
+        "--namespace",
+        metavar="NS",
+        help="with --rbac: the pipeline namespace (default kubeflow); otherwise: run the TrainJob "
+        "in NS instead of the launcher pod's namespace",
+    )
+    rbac.add_argument(
+        "--service-account",
+        metavar="SA",
+        help="with --rbac: the pipeline's service account (default pipeline-runner; Kubeflow "
+        "profiles use default-editor)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -78,8 +113,9 @@ def _rbac(args: argparse.Namespace) -> int:
     from trainspec.k8s import to_dict
     from trainspec.kfp import rbac
 
-    objects = rbac.rbac_objects(args.namespace or rbac.DEFAULT_NAMESPACE,
-                                args.service_account or rbac.DEFAULT_SERVICE_ACCOUNT)
+    objects = rbac.rbac_objects(
+        args.namespace or rbac.DEFAULT_NAMESPACE, args.service_account or rbac.DEFAULT_SERVICE_ACCOUNT
+    )
     text = "# Generated by trainspec kfp --rbac: what the pipeline's service account needs.\n"
     text += dump_objects([to_dict(o) for o in objects])
     return _write(args.output, text)
@@ -101,9 +137,15 @@ def _pipeline(args: argparse.Namespace) -> int:
 
             launcher = make_launcher(args.image or DEFAULT_IMAGE, pip_index_urls=args.pip_index_url or None)
         pipeline = P.build_pipeline(
-            compiled, create_pvc=not args.no_create_pvc, delete_pvc=args.delete_pvc,
-            storage_class=args.storage_class, launcher=launcher, trainer_api=args.trainer_api,
-            timeout_seconds=args.timeout, poll_seconds=args.poll_seconds, namespace=args.namespace or "",
+            compiled,
+            create_pvc=not args.no_create_pvc,
+            delete_pvc=args.delete_pvc,
+            storage_class=args.storage_class,
+            launcher=launcher,
+            trainer_api=args.trainer_api,
+            timeout_seconds=args.timeout,
+            poll_seconds=args.poll_seconds,
+            namespace=args.namespace or "",
         )
     except P.KfpSpecError as exc:
         print(f"trainspec kfp: {exc}", file=sys.stderr)
@@ -119,9 +161,11 @@ def _pipeline(args: argparse.Namespace) -> int:
     code = _write(args.output, text)
     if code == 0 and args.output != "-":
         pvc = "per-run PVC, " if compiled.claim is not None and not args.no_create_pvc else ""
-        print(f"wrote {args.output}: pipeline {compiled.name}-trainjob ({pvc}TrainJob {compiled.name}, "
-              f"runtime {compiled.trainjob['spec']['runtimeRef']['name']}; apply the runtime first)",
-              file=sys.stderr)
+        print(
+            f"wrote {args.output}: pipeline {compiled.name}-trainjob ({pvc}TrainJob {compiled.name}, "
+            f"runtime {compiled.trainjob['spec']['runtimeRef']['name']}; apply the runtime first)",
+            file=sys.stderr,
+        )
     return code
 
 

@@ -19,8 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def views(kube: Any, namespace: str | None) -> list[Any]:
     """The :class:`~trainspec.kube.state.JobView` of every TrainJob in ``namespace`` (None: all)."""
     from trainspec.k8s.wellknown import JOBSET_NAME_LABEL
-    from trainspec.kube import reading
-    from trainspec.kube import resources as R
+    from trainspec.kube import reading, resources as R
     from trainspec.kube.state import view
 
     listed = reading.retried(kube, lambda: kube.list(R.TRAINJOB, namespace), "list TrainJobs")
@@ -34,8 +33,9 @@ def views(kube: Any, namespace: str | None) -> list[Any]:
             pods_by_ns[ns] = reading.retried(kube, lambda ns=ns: kube.list(R.POD, ns).get("items") or [], "list pods")
             loads_by_ns[ns] = _workloads(kube, ns)
         name = job["metadata"]["name"]
-        mine = [p for p in pods_by_ns[ns]
-                if ((p.get("metadata") or {}).get("labels") or {}).get(JOBSET_NAME_LABEL) == name]
+        mine = [
+            p for p in pods_by_ns[ns] if ((p.get("metadata") or {}).get("labels") or {}).get(JOBSET_NAME_LABEL) == name
+        ]
         out.append(view(job, workloads=loads_by_ns[ns], pods=mine))
     return out
 
@@ -46,8 +46,12 @@ def _workloads(kube: Any, namespace: str) -> list[Any]:
     from trainspec.kube.retry import call
 
     try:
-        return list(call(lambda: kube.list(R.WORKLOAD, namespace), POLICY, what="list workloads",
-                         log=lambda m: None).get("items") or [])
+        return list(
+            call(lambda: kube.list(R.WORKLOAD, namespace), POLICY, what="list workloads", log=lambda m: None).get(
+                "items"
+            )
+            or []
+        )
     except Exception as exc:
         if getattr(exc, "status", None) in (403, 404):  # no Kueue, or no right to read it
             return []
@@ -79,5 +83,7 @@ def run(args: argparse.Namespace) -> int:
         rows.append((v.namespace, v.name, v.phase, f"{ready}/{total}", age, v.detail()))
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     for r in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(r[:5], widths)) + ("  " + r[5] if r[5] else "").rstrip())
+        print(
+            "  ".join(c.ljust(w) for c, w in zip(r[:5], widths, strict=True)) + ("  " + r[5] if r[5] else "").rstrip()
+        )
     return 0

@@ -20,8 +20,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     which.add_argument("--node", type=int, default=None, metavar="N", help="this node index only (default 0)")
     which.add_argument("--all", action="store_true", help="every node")
     parser.add_argument("-f", "--follow", action="store_true", help="keep reading until the job finishes")
-    parser.add_argument("--poll-seconds", type=float, default=2.0, metavar="SECONDS",
-                        help="how often to look for new or replaced pods (default 2)")
+    parser.add_argument(
+        "--poll-seconds",
+        type=float,
+        default=2.0,
+        metavar="SECONDS",
+        help="how often to look for new or replaced pods (default 2)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,8 +45,14 @@ def run(args: argparse.Namespace) -> int:
         job = reading.trainjob(kube, ns, args.job)
         procs = (job.get("spec") or {}).get("trainer", {}).get("numProcPerNode")
         nodes = None if args.all else frozenset({args.node or 0})
-        follower = PodLogs(kube, ns, args.job, nodes=nodes, procs_per_node=procs if isinstance(procs, int) else 1,
-                           poll_seconds=args.poll_seconds)
+        follower = PodLogs(
+            kube,
+            ns,
+            args.job,
+            nodes=nodes,
+            procs_per_node=procs if isinstance(procs, int) else 1,
+            poll_seconds=args.poll_seconds,
+        )
 
         def finished() -> bool:
             current = kube.get(reading.R.TRAINJOB, ns, args.job)

@@ -15,15 +15,23 @@ TARGETS = ("trainer", "source", "ray", "training-operator")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="+", metavar="FILE",
-                        help="manifests to migrate (files or directories of *.yaml / *.yml)")
-    parser.add_argument("-o", "--output", metavar="DIR",
-                        help="write one spec file per input file under DIR (default: one YAML stream on "
-                             "standard output)")
-    parser.add_argument("--target", choices=TARGETS, default="trainer",
-                        help="engine of the result: trainer (default; jobs Trainer cannot run as they are keep "
-                             "their engine, TS546), source (every job keeps its engine), or ray / "
-                             "training-operator")
+    parser.add_argument(
+        "paths", nargs="+", metavar="FILE", help="manifests to migrate (files or directories of *.yaml / *.yml)"
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="DIR",
+        help="write one spec file per input file under DIR (default: one YAML stream on standard output)",
+    )
+    parser.add_argument(
+        "--target",
+        choices=TARGETS,
+        default="trainer",
+        help="engine of the result: trainer (default; jobs Trainer cannot run as they are keep "
+        "their engine, TS546), source (every job keeps its engine), or ray / "
+        "training-operator",
+    )
     parser.add_argument("--format", choices=("text", "json"), default="text", help="format of the diagnostics")
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import TextIO
 
@@ -24,8 +23,7 @@ def format_text(diagnostic: Diagnostic) -> str:
     lines = [f"{where}: {diagnostic.severity.value}[{diagnostic.code}]: {field}{diagnostic.message}"]
     if diagnostic.hint:
         lines.append(f"  hint: {diagnostic.hint}")
-    for related in diagnostic.related:
-        lines.append(f"  note: {location(related.file, related.line, related.column)}: {related.message}")
+    lines.extend(f"  note: {location(r.file, r.line, r.column)}: {r.message}" for r in diagnostic.related)
     return "\n".join(lines)
 
 
@@ -53,15 +51,26 @@ def as_json(diagnostic: Diagnostic) -> dict:
     }
 
 
-def write(diagnostics: Sequence[Diagnostic], stream: TextIO, fmt: str = "text", *, files: int | None = None,
-          quiet: bool = False) -> None:
+def write(
+    diagnostics: Sequence[Diagnostic],
+    stream: TextIO,
+    fmt: str = "text",
+    *,
+    files: int | None = None,
+    quiet: bool = False,
+) -> None:
     """Write every diagnostic, then (text) a one-line summary."""
     if fmt == "json":
-        payload = {"diagnostics": [as_json(d) for d in diagnostics], "summary": {
-            "errors": sum(1 for d in diagnostics if d.is_error),
-            "warnings": sum(1 for d in diagnostics if not d.is_error),
-            "files": files,
-        }}
+        import json  # only for --format json: every command's start-up imports this module
+
+        payload = {
+            "diagnostics": [as_json(d) for d in diagnostics],
+            "summary": {
+                "errors": sum(1 for d in diagnostics if d.is_error),
+                "warnings": sum(1 for d in diagnostics if not d.is_error),
+                "files": files,
+            },
+        }
         stream.write(json.dumps(payload, indent=2) + "\n")
         return
     for diagnostic in diagnostics:

@@ -7,8 +7,12 @@ import sys
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--kind", choices=("all", "Runtime", "TrainingJob"), default="all",
-                        help="one kind, or all (dispatching on kind)")
+    parser.add_argument(
+        "--kind",
+        choices=("all", "Runtime", "TrainingJob"),
+        default="all",
+        help="one kind, or all (dispatching on kind)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

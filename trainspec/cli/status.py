@@ -1,5 +1,9 @@
 """``trainspec status [JOB]``: a TrainJob's phase, Kueue admission, pods, progress, age and deadline.
 
+Progress is Trainer's ``status.trainerStatus`` (the TrainJobStatus feature: what the training
+code posts, e.g. with ``trainspec.stages.ProgressReporter``): percentage, time left, metrics and
+how long ago it was updated.
+
 With ``--watch`` it follows the TrainJob (a watch, renewed every ``--interval`` seconds) and
 prints each change until the job completes (exit 0) or fails (exit 1).
 """
@@ -9,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from trainspec.kube.session import add_cluster_options
 
@@ -17,8 +22,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("job", nargs="?", metavar="JOB", help="the TrainJob (default: every TrainJob in the namespace)")
     add_cluster_options(parser)
     parser.add_argument("--watch", "-w", action="store_true", help="print each change until the job finishes")
-    parser.add_argument("--interval", type=float, default=10.0, metavar="SECONDS",
-                        help="with --watch: re-read pods and Kueue at least this often (default 10)")
+    parser.add_argument(
+        "--interval",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="with --watch: re-read pods and Kueue at least this often (default 10)",
+    )
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
 
 
@@ -58,10 +68,8 @@ def _print(views: list, fmt: str, *, many: bool = False) -> None:
     sys.stdout.flush()
 
 
-def _watch(kube, ns: str, name: str, args: argparse.Namespace) -> int:
-    from trainspec.kube import reading
-    from trainspec.kube import resources as R
-
+def _watch(kube: Any, ns: str, name: str, args: argparse.Namespace) -> int:
+    from trainspec.kube import reading, resources as R
     from trainspec.progress import Progress
 
     job = reading.trainjob(kube, ns, name)
@@ -69,7 +77,11 @@ def _watch(kube, ns: str, name: str, args: argparse.Namespace) -> int:
     waiting: Progress | None = None  # a spinner on a terminal while Kueue has not admitted the job
     while True:
         current = reading.job_view(kube, ns, name, job)
-        key = json.dumps(current.to_dict() | {"age_seconds": None, "deadline_left_seconds": None}, sort_keys=True)
+        # Ages change by the second; only a change of the job itself is worth a new print.
+        key = json.dumps(
+            current.to_dict() | {"age_seconds": None, "deadline_left_seconds": None, "last_updated_seconds": None},
+            sort_keys=True,
+        )
         if key != shown:
             if waiting is not None:  # erase the spinner line before the new status
                 waiting.close()
@@ -90,9 +102,13 @@ def _watch(kube, ns: str, name: str, args: argparse.Namespace) -> int:
         version = (job.get("metadata") or {}).get("resourceVersion") or "0"
         changed = None
         try:
-            for event in kube.watch(R.TRAINJOB, ns, resource_version=version,
-                                    field_selector=f"metadata.name={name}",
-                                    timeout_seconds=max(1, int(args.interval))):
+            for event in kube.watch(
+                R.TRAINJOB,
+                ns,
+                resource_version=version,
+                field_selector=f"metadata.name={name}",
+                timeout_seconds=max(1, int(args.interval)),
+            ):
                 kind = event.get("type")
                 if kind == "DELETED":
                     print(f"TrainJob {ns}/{name} was deleted", flush=True)

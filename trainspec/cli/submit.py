@@ -11,12 +11,21 @@ from trainspec.cli.common import add_input_options
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_input_options(parser)
     parser.add_argument("--job", metavar="NAME", help="submit only this job (default: every job in the specs)")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="server dry run: the API server validates and defaults, nothing is stored")
-    parser.add_argument("--with-runtimes", action="store_true",
-                        help="also apply the runtimes the jobs use (trainspec never creates or changes them otherwise)")
-    parser.add_argument("--force-conflicts", action="store_true",
-                        help="take over fields another field manager owns (server-side apply force)")
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="server dry run: the API server validates and defaults, nothing is stored",
+    )
+    parser.add_argument(
+        "--with-runtimes",
+        action="store_true",
+        help="also apply the runtimes the jobs use (trainspec never creates or changes them otherwise)",
+    )
+    parser.add_argument(
+        "--force-conflicts",
+        action="store_true",
+        help="take over fields another field manager owns (server-side apply force)",
+    )
     parser.add_argument("--context", metavar="NAME", help="kubeconfig context (default: the current one)")
 
 
@@ -41,6 +50,9 @@ def run(args: argparse.Namespace) -> int:
         return 2 if exc.usage else 1
     if not args.dry_run:
         for job in jobs:
-            print(f"next: trainspec status {job.name} -n {job.namespace} --watch; "
-                  f"trainspec logs {job.name} -n {job.namespace} --follow", file=sys.stderr)
+            print(
+                f"next: trainspec status {job.name} -n {job.namespace} --watch; "
+                f"trainspec logs {job.name} -n {job.namespace} --follow",
+                file=sys.stderr,
+            )
     return 0

@@ -6,16 +6,15 @@ are kept so explain can say a value came from the project defaults.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from trainspec.dsl.models import Runtime, TrainingJob
 from trainspec.dsl.project import Defaults
+from trainspec.dsl.record import replace
 from trainspec.dsl.sources import LoadedSpec
 
 
 def apply_to_job(loaded: LoadedSpec, defaults: Defaults) -> tuple[LoadedSpec, frozenset[str]]:
     """``loaded`` with the project's defaults filled where the job sets none, and the names filled."""
-    job: TrainingJob = loaded.spec  # type: ignore[assignment]
+    job: TrainingJob = loaded.spec
     filled: set[str] = set()
     metadata, spec = job.metadata, job.spec
     if metadata.namespace is None and defaults.namespace:
@@ -40,7 +39,7 @@ def apply_to_job(loaded: LoadedSpec, defaults: Defaults) -> tuple[LoadedSpec, fr
 
 def apply_to_runtime(loaded: LoadedSpec, defaults: Defaults) -> LoadedSpec:
     """``loaded`` with the project's gang policy and stage image filled where the runtime sets none."""
-    runtime: Runtime = loaded.spec  # type: ignore[assignment]
+    runtime: Runtime = loaded.spec
     updates: dict = {}
     if defaults.gang is not None and not loaded.has(("spec", "gang")):
         updates["gang"] = defaults.gang

@@ -38,7 +38,7 @@ _AMBIGUOUS = re.compile(
 )
 
 
-class _Dumper(_BaseDumper):  # type: ignore[misc, valid-type]
+class _Dumper(_BaseDumper):  # type: ignore[misc]  # the base is libyaml's dumper when built, else PyYAML's: Any
     """Safe dumper that quotes ambiguous strings and writes multi-line strings as blocks."""
 
 
@@ -101,8 +101,9 @@ def render_stream(outputs: list[Output], *, gitops: str | None = None) -> str:
     return dump_objects([d for out in ordered for d in manifest_dicts(out.objects, gitops=gitops)])
 
 
-def render_tree(outputs: list[Output], *, gitops: str | None = None,
-                root: str | os.PathLike[str] | None = None) -> dict[str, str]:
+def render_tree(
+    outputs: list[Output], *, gitops: str | None = None, root: str | os.PathLike[str] | None = None
+) -> dict[str, str]:
     """Relative path -> file text for an output directory, including its kustomization.
 
     ``root`` is the output directory the files are for (headers name sources relative to it).
@@ -111,6 +112,8 @@ def render_tree(outputs: list[Output], *, gitops: str | None = None,
     ordered = [out.path for out in sorted(outputs, key=lambda o: (o.wave, o.path))]
     files[KUSTOMIZATION] = HEADER.format(sources="the specs") + yaml.dump(
         {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": ordered},
-        Dumper=_Dumper, sort_keys=False, default_flow_style=False,
+        Dumper=_Dumper,
+        sort_keys=False,
+        default_flow_style=False,
     )
     return dict(sorted(files.items()))

@@ -7,9 +7,8 @@ be at most 63 characters; JobSet's volumeClaimPolicies name the shard volume
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from trainspec.compiler.plan import JobPlan
+from trainspec.dsl.record import Record
 from trainspec.k8s.wellknown import NAME_MAX, POD_RANDOM_SUFFIX, SHARD_VOLUME
 
 LIMIT = NAME_MAX
@@ -17,8 +16,7 @@ RANDOM_SUFFIX = len(POD_RANDOM_SUFFIX)  # "-abcde"
 SHARD_CLAIM_PREFIX = f"{SHARD_VOLUME}-"  # JobSet names a volumeClaimPolicies claim <volume>-<jobset>
 
 
-@dataclass(frozen=True)
-class Budget:
+class Budget(Record):
     max_length: int
     reason: str
 
@@ -30,8 +28,10 @@ def pod_suffix(rjob: str, replicas: int, pods: int) -> str:
 
 def name_budget(plan: JobPlan) -> Budget:
     candidates = [
-        Budget(LIMIT - len(pod_suffix(r.name, r.replicas, r.pods)),
-               f"pod names like <name>{pod_suffix(r.name, r.replicas, r.pods)[:-RANDOM_SUFFIX]}-xxxxx")
+        Budget(
+            LIMIT - len(pod_suffix(r.name, r.replicas, r.pods)),
+            f"pod names like <name>{pod_suffix(r.name, r.replicas, r.pods)[:-RANDOM_SUFFIX]}-xxxxx",
+        )
         for r in plan.rjobs
     ]
     candidates.append(Budget(LIMIT, "the RFC 1035 limit"))

@@ -7,11 +7,11 @@ variant the job references, the checkpoint storage and the data shards.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 
 from trainspec.compiler.resolve import ResolvedJob
 from trainspec.compiler.sizing import CheckpointSize, checkpoint_size
-from trainspec.dsl.models import AccessMode, Framework, Runtime, ShardBy
+from trainspec.dsl.models import AccessMode, Data, Framework, Runtime, ShardBy, ShardMode
+from trainspec.dsl.record import Record
 from trainspec.dsl.types import Quantity
 from trainspec.k8s.wellknown import DATASET_INITIALIZER, LAUNCHER, NODE
 
@@ -29,8 +29,7 @@ class CheckpointKind(str, enum.Enum):
     URI = "uri"
 
 
-@dataclass(frozen=True)
-class CheckpointPlan:
+class CheckpointPlan(Record):
     kind: CheckpointKind
     path: str  # mount path, or the URI for object storage
     keep: int
@@ -41,15 +40,15 @@ class CheckpointPlan:
     storage_class: str | None = None
 
 
-@dataclass(frozen=True)
-class DataPlan:
+class DataPlan(Record):
     num_shards: int
     storage_uri: str
     source_claim: str | None  # pvc:// sources are mounted into the sharding stage
+    #: index: trainers read the source through the manifest's ranges (so they mount it too); copy: shard files.
+    mode: ShardMode = ShardMode.INDEX
 
 
-@dataclass(frozen=True)
-class RJob:
+class RJob(Record):
     """A replicated job of the JobSet a TrainJob becomes, with its largest pod count."""
 
     name: str
@@ -57,8 +56,7 @@ class RJob:
     replicas: int = 1
 
 
-@dataclass(frozen=True)
-class ElasticPlan:
+class ElasticPlan(Record):
     """An elastic job: it trains on ``min_nodes`` to ``max_nodes`` and is sized (and admitted) for the max."""
 
     min_nodes: int
@@ -66,8 +64,7 @@ class ElasticPlan:
     max_restarts: int
 
 
-@dataclass(frozen=True)
-class JobPlan:
+class JobPlan(Record):
     resolved: ResolvedJob
     runtime_name: str  # the runtime object the TrainJob references (may be the -sharded variant)
     rjobs: tuple[RJob, ...]
@@ -100,7 +97,9 @@ def trainer_rjob_names(framework: Framework) -> tuple[str, ...]:
 def plan_job(resolved: ResolvedJob) -> JobPlan:
     job = resolved.job
     runtime = resolved.runtime.spec
-    sharded = job.spec.data is not None and runtime.spec.data_sharding is not None
+    # The data is sharded only where the runtime has the sharding stage.
+    data = job.spec.data if runtime.spec.data_sharding is not None else None
+    sharded = data is not None
     runtime_name = runtime.metadata.name + (SHARDED_SUFFIX if sharded else "")
     return JobPlan(
         resolved=resolved,
@@ -108,7 +107,7 @@ def plan_job(resolved: ResolvedJob) -> JobPlan:
         rjobs=_rjobs(resolved, sharded),
         trainer_rjobs=trainer_rjob_names(resolved.framework),
         checkpoint=_checkpoint(resolved),
-        data=_data(resolved) if sharded else None,
+        data=_data(resolved, data) if data is not None else None,
         elastic=_elastic(resolved),
     )
 
@@ -144,18 +143,31 @@ def _checkpoint(resolved: ResolvedJob) -> CheckpointPlan | None:
     if spec.uri is not None:
         return CheckpointPlan(CheckpointKind.URI, path=spec.uri, keep=spec.keep)
     if spec.claim_name is not None:
-        return CheckpointPlan(CheckpointKind.CLAIM, path=spec.path, keep=spec.keep, claim_name=spec.claim_name,
-                              access_mode=spec.claim_access_mode)
+        return CheckpointPlan(
+            CheckpointKind.CLAIM,
+            path=spec.path,
+            keep=spec.keep,
+            claim_name=spec.claim_name,
+            access_mode=spec.claim_access_mode,
+        )
     sized = None
     if spec.size == "auto":
-        sized = checkpoint_size(spec.model, spec.keep)  # the model validator guarantees a model
+        assert spec.model is not None, "Checkpoint._check: size: auto needs a model"
+        sized = checkpoint_size(spec.model, spec.keep)
         size = Quantity.parse(f"{sized.volume_gi}Gi")
     else:
+        assert spec.size is not None, "Checkpoint._check: one of size, claimName and uri"
         size = spec.size
     default_mode = AccessMode.READ_WRITE_MANY if resolved.nodes.value > 1 else AccessMode.READ_WRITE_ONCE
     return CheckpointPlan(
-        CheckpointKind.VOLUME, path=spec.path, keep=spec.keep, claim_name=checkpoint_claim_name(resolved.name),
-        size=size, sized=sized, access_mode=spec.access_mode or default_mode, storage_class=spec.storage_class,
+        CheckpointKind.VOLUME,
+        path=spec.path,
+        keep=spec.keep,
+        claim_name=checkpoint_claim_name(resolved.name),
+        size=size,
+        sized=sized,
+        access_mode=spec.access_mode or default_mode,
+        storage_class=spec.storage_class,
     )
 
 
@@ -163,14 +175,13 @@ def checkpoint_claim_name(job_name: str) -> str:
     return f"{job_name}-checkpoints"
 
 
-def _data(resolved: ResolvedJob) -> DataPlan:
-    data = resolved.job.spec.data
+def _data(resolved: ResolvedJob, data: Data) -> DataPlan:
     shards = resolved.world_size if data.shard_by is ShardBy.RANK else resolved.nodes.value
     source = data.source
     claim = None
     if source.startswith("pvc://"):
-        claim = source[len("pvc://"):].split("/", 1)[0]
+        claim = source[len("pvc://") :].split("/", 1)[0]
     elif source.startswith("/"):
         # Trainer's storageUri must be scheme://...; a mounted path travels as file://.
         source = "file://" + source
-    return DataPlan(num_shards=shards, storage_uri=source, source_claim=claim)
+    return DataPlan(num_shards=shards, storage_uri=source, source_claim=claim, mode=data.shard_mode)

@@ -9,12 +9,12 @@ defaults: a job that gets the project's default queue satisfies ``requireQueue``
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 
 from trainspec.compiler.plan import JobPlan
 from trainspec.compiler.resolve import Origin, related_at
 from trainspec.dsl.diagnostics import Diagnostic, Related, format_path
 from trainspec.dsl.project import Policy
+from trainspec.dsl.record import replace
 from trainspec.dsl.sources import LoadedSpec
 
 PolicyRule = Callable[[JobPlan, Policy], Iterator[Diagnostic]]
@@ -34,7 +34,10 @@ def _at_field(loaded: LoadedSpec, code: str, path: tuple, message: str, hint: st
 def _require_queue(plan: JobPlan, policy: Policy) -> Iterator[Diagnostic]:
     if policy.require_queue and not plan.resolved.job.spec.queue:
         yield _at_field(
-            plan.resolved.loaded, "TS600", ("spec", "queue"), "the project requires a Kueue queue for every job (policy.requireQueue)",
+            plan.resolved.loaded,
+            "TS600",
+            ("spec", "queue"),
+            "the project requires a Kueue queue for every job (policy.requireQueue)",
             "set spec.queue to a Kueue LocalQueue, or defaults.queue in trainspec.yaml",
         )
 
@@ -42,7 +45,10 @@ def _require_queue(plan: JobPlan, policy: Policy) -> Iterator[Diagnostic]:
 def _require_max_run_time(plan: JobPlan, policy: Policy) -> Iterator[Diagnostic]:
     if policy.require_max_run_time and plan.resolved.job.spec.max_run_time is None:
         yield _at_field(
-            plan.resolved.loaded, "TS601", ("spec", "maxRunTime"), "the project requires a deadline for every job (policy.requireMaxRunTime)",
+            plan.resolved.loaded,
+            "TS601",
+            ("spec", "maxRunTime"),
+            "the project requires a deadline for every job (policy.requireMaxRunTime)",
             "set spec.maxRunTime, e.g. 72h",
         )
 
@@ -55,14 +61,21 @@ def _max_gpus(plan: JobPlan, policy: Policy) -> Iterator[Diagnostic]:
         return
     # Point at what the job wrote that makes it this big: its node count, else its resources.
     loaded = resolved.loaded
-    path = next((p for p in (("spec", "nodes"), ("spec", "resourcesPerNode", "gpu"), ("spec", "resourcesPerNode"))
-                 if loaded.has(p)), ("spec", "runtime"))
+    path = next(
+        (
+            p
+            for p in (("spec", "nodes"), ("spec", "resourcesPerNode", "gpu"), ("spec", "resourcesPerNode"))
+            if loaded.has(p)
+        ),
+        ("spec", "runtime"),
+    )
     yield loaded.diagnostic(
-        "TS602", path,
+        "TS602",
+        path,
         f"{total} GPUs ({resolved.nodes.value} nodes x {resolved.gpus_per_node.value} GPUs per node), "
         f"but the project allows at most {cap} per job (policy.maxGpusPerJob)",
         hint=f"ask for at most {cap // max(resolved.gpus_per_node.value, 1)} nodes of "
-             f"{resolved.gpus_per_node.value} GPUs",
+        f"{resolved.gpus_per_node.value} GPUs",
     )
 
 
@@ -71,7 +84,9 @@ def _required_labels(plan: JobPlan, policy: Policy) -> Iterator[Diagnostic]:
     missing = [key for key in policy.required_labels if key not in labels]
     if missing:
         yield _at_field(
-            plan.resolved.loaded, "TS603", ("metadata", "labels"),
+            plan.resolved.loaded,
+            "TS603",
+            ("metadata", "labels"),
             f"missing required label{'s' * (len(missing) > 1)} {', '.join(missing)} (policy.requiredLabels)",
             "add " + ", ".join(f"{key}: ..." for key in missing) + " to metadata.labels",
         )
@@ -83,14 +98,27 @@ def _images(plan: JobPlan) -> list[tuple[str, tuple, str, Related | None]]:
     image = resolved.image
     related = None
     if image.origin is Origin.RUNTIME:
-        related = related_at(resolved.runtime.loaded, ("spec", "image"), f"the image of runtime {resolved.runtime.name}")
+        related = related_at(
+            resolved.runtime.loaded, ("spec", "image"), f"the image of runtime {resolved.runtime.name}"
+        )
     out: list[tuple[str, tuple, str, Related | None]] = [
-        (image.value, ("spec", "image") if image.origin is Origin.JOB else ("spec", "runtime"), "trainer image", related)
+        (
+            image.value,
+            ("spec", "image") if image.origin is Origin.JOB else ("spec", "runtime"),
+            "trainer image",
+            related,
+        )
     ]
     sharding = resolved.runtime.spec.spec.data_sharding
     if plan.data is not None and sharding is not None and sharding.image is not None:  # None: TS416
-        out.append((sharding.image, ("spec", "data"), "data-sharding image",
-                    related_at(resolved.runtime.loaded, ("spec", "dataSharding", "image"), "the data-sharding image")))
+        out.append(
+            (
+                sharding.image,
+                ("spec", "data"),
+                "data-sharding image",
+                related_at(resolved.runtime.loaded, ("spec", "dataSharding", "image"), "the data-sharding image"),
+            )
+        )
     return out
 
 
@@ -100,7 +128,9 @@ def _require_digest(plan: JobPlan, policy: Policy) -> Iterator[Diagnostic]:
     for image, path, what, related in _images(plan):
         if DIGEST_MARK not in image:
             yield plan.resolved.loaded.diagnostic(
-                "TS604", path, f"{what} {image} is not pinned by digest (policy.images.requireDigest)",
+                "TS604",
+                path,
+                f"{what} {image} is not pinned by digest (policy.images.requireDigest)",
                 hint="use name@sha256:<digest> so every run gets the same bytes",
                 related=(related,) if related is not None else (),
             )
@@ -136,7 +166,8 @@ def _allowed_registries(plan: JobPlan, policy: Policy) -> Iterator[Diagnostic]:
     for image, path, what, related in _images(plan):
         if not registry_allowed(image, allowed):
             yield plan.resolved.loaded.diagnostic(
-                "TS605", path,
+                "TS605",
+                path,
                 f"{what} {image} is not from an allowed registry (policy.images.allowedRegistries)",
                 hint="use an image under " + ", ".join(allowed),
                 related=(related,) if related is not None else (),
@@ -145,7 +176,12 @@ def _allowed_registries(plan: JobPlan, policy: Policy) -> Iterator[Diagnostic]:
 
 #: Every policy rule, in code order.
 POLICY_RULES: tuple[PolicyRule, ...] = (
-    _require_queue, _require_max_run_time, _max_gpus, _required_labels, _require_digest, _allowed_registries,
+    _require_queue,
+    _require_max_run_time,
+    _max_gpus,
+    _required_labels,
+    _require_digest,
+    _allowed_registries,
 )
 
 

@@ -15,7 +15,9 @@ One vocabulary serves every pass and command:
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from trainspec.dsl.record import TupleRecord
 
 if TYPE_CHECKING:
     from trainspec.dsl.diagnostics import Related
@@ -34,7 +36,7 @@ class Origin(str, enum.Enum):
     COMPUTED = "computed"
 
 
-class Location(NamedTuple):
+class Location(TupleRecord):
     """A printable place: ``file:line:col`` and the field path there."""
 
     file: str | None
@@ -47,7 +49,7 @@ class Location(NamedTuple):
         return f"{where} ({self.path})" if self.path else where
 
 
-class SpecRef(NamedTuple):
+class SpecRef(TupleRecord):
     """A field of a loaded spec (``path`` ``()`` is the whole document)."""
 
     loaded: LoadedSpec

@@ -6,14 +6,13 @@ that origin lets a diagnostic say "nodes=16 from the job, runtime torch-h100 cap
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TypeVar
 
 from trainspec.compiler.provenance import Origin, Sourced
 from trainspec.dsl.diagnostics import Diagnostic, Related
-from trainspec.dsl.models import Framework, NodeRange, Runtime, Scope, TrainingJob
+from trainspec.dsl.models import Framework, NodeRange, Resources, Runtime, Scope, TrainingJob
+from trainspec.dsl.record import Record, field
 from trainspec.dsl.sources import LoadedSpec
 from trainspec.dsl.types import Quantity
 
@@ -21,8 +20,7 @@ T = TypeVar("T")
 DEFAULT_NAMESPACE = "default"
 
 
-@dataclass(frozen=True)
-class RuntimeEntry:
+class RuntimeEntry(Record):
     """A runtime available to jobs: from the inputs, trainspec's built-ins or Kubeflow Trainer's own.
 
     ``builtin`` marks trainspec's hardened catalog (emitted when a job uses it); Kubeflow
@@ -37,7 +35,7 @@ class RuntimeEntry:
 
     @property
     def spec(self) -> Runtime:
-        return self.loaded.spec  # type: ignore[return-value]
+        return self.loaded.spec
 
     @property
     def external(self) -> bool:
@@ -53,8 +51,7 @@ class RuntimeEntry:
         return self.loaded.name
 
 
-@dataclass
-class RuntimeIndex:
+class RuntimeIndex(Record, frozen=False):
     """Runtimes by name: namespaced ones win over cluster ones, inputs over built-ins.
 
     Built-in runtimes are looked up through ``builtin`` only when no input runtime has the
@@ -117,12 +114,12 @@ class RuntimeIndex:
             from trainspec.runtimes.upstream import upstream_names
 
             upstream = upstream_names()
-        return sorted(set(self.cluster) | {name for _, name in self.namespaced} | set(self.builtin_names)
-                      | set(upstream))
+        return sorted(
+            set(self.cluster) | {name for _, name in self.namespaced} | set(self.builtin_names) | set(upstream)
+        )
 
 
-@dataclass(frozen=True)
-class ResolvedJob:
+class ResolvedJob(Record):
     """A job with its runtime found and its values settled."""
 
     loaded: LoadedSpec
@@ -147,7 +144,7 @@ class ResolvedJob:
 
     @property
     def job(self) -> TrainingJob:
-        return self.loaded.spec  # type: ignore[return-value]
+        return self.loaded.spec
 
     @property
     def name(self) -> str:
@@ -162,8 +159,11 @@ class ResolvedJob:
         return self.nodes.value * self.procs_per_node.value
 
 
-def build_index(runtimes: list[LoadedSpec], builtin: Callable[[str], LoadedSpec | None] | None = None,
-                builtin_names: tuple[str, ...] = ()) -> RuntimeIndex:
+def build_index(
+    runtimes: list[LoadedSpec],
+    builtin: Callable[[str], LoadedSpec | None] | None = None,
+    builtin_names: tuple[str, ...] = (),
+) -> RuntimeIndex:
     """Index the input runtimes; ``builtin(name)`` supplies a catalog runtime on demand."""
     index = RuntimeIndex(builtin=builtin, builtin_names=builtin_names)
     for loaded in runtimes:
@@ -171,21 +171,25 @@ def build_index(runtimes: list[LoadedSpec], builtin: Callable[[str], LoadedSpec 
     return index
 
 
-def resolve_job(loaded: LoadedSpec, index: RuntimeIndex,
-                from_project: frozenset[str] = frozenset()) -> tuple[ResolvedJob | None, list[Diagnostic]]:
+def resolve_job(
+    loaded: LoadedSpec, index: RuntimeIndex, from_project: frozenset[str] = frozenset()
+) -> tuple[ResolvedJob | None, list[Diagnostic]]:
     """Resolve one job against the runtimes; None when its runtime cannot be found."""
-    job: TrainingJob = loaded.spec  # type: ignore[assignment]
+    job: TrainingJob = loaded.spec
     namespace = job.metadata.namespace or DEFAULT_NAMESPACE
     entry = index.find(namespace, job.spec.runtime)
     if entry is None:
         elsewhere = index.namespaces_of(job.spec.runtime)
         if elsewhere:
-            return None, [loaded.diagnostic(
-                "TS404", ("spec", "runtime"),
-                f"runtime {job.spec.runtime} is a TrainingRuntime in namespace {', '.join(elsewhere)}; "
-                f"jobs in namespace {namespace} cannot use it",
-                hint="run the job in that namespace, or make the runtime cluster-scoped (scope: cluster)",
-            )]
+            return None, [
+                loaded.diagnostic(
+                    "TS404",
+                    ("spec", "runtime"),
+                    f"runtime {job.spec.runtime} is a TrainingRuntime in namespace {', '.join(elsewhere)}; "
+                    f"jobs in namespace {namespace} cannot use it",
+                    hint="run the job in that namespace, or make the runtime cluster-scoped (scope: cluster)",
+                )
+            ]
         framework = index.unmodeled(job.spec.runtime)
         if framework is not None:
             return None, [_unmodeled_runtime(loaded, framework, index)]
@@ -202,7 +206,9 @@ def resolve_job(loaded: LoadedSpec, index: RuntimeIndex,
     resources = _resources(loaded, entry)
     gpu_name = runtime.gpu_resource
     gpus = resources.get(gpu_name)
-    gpus_per_node = Sourced(int(gpus.value.value), gpus.origin, gpus.path, gpus.spec) if gpus else Sourced(0, Origin.DEFAULT)
+    gpus_per_node = (
+        Sourced(int(gpus.value.value), gpus.origin, gpus.path, gpus.spec) if gpus else Sourced(0, Origin.DEFAULT)
+    )
     procs = _procs(loaded, entry, gpus_per_node)
     image = _pick(loaded, entry.loaded, ("spec", "image"), job.spec.image, runtime.image)
     command = None
@@ -211,21 +217,28 @@ def resolve_job(loaded: LoadedSpec, index: RuntimeIndex,
     elif runtime.command is not None:
         command = Sourced(list(runtime.command), Origin.RUNTIME, ("spec", "command"), entry.loaded)
     return ResolvedJob(
-        loaded=loaded, runtime=entry, namespace=namespace, image=image, command=command, nodes=nodes,
-        procs_per_node=procs, gpus_per_node=gpus_per_node, resources=resources, from_project=from_project,
+        loaded=loaded,
+        runtime=entry,
+        namespace=namespace,
+        image=image,
+        command=command,
+        nodes=nodes,
+        procs_per_node=procs,
+        gpus_per_node=gpus_per_node,
+        resources=resources,
+        from_project=from_project,
         node_range=node_range,
     ), problems
 
 
-def _pick(loaded: LoadedSpec, runtime: LoadedSpec, path: tuple, job_value: T | None,
-          runtime_value: T) -> Sourced[T]:
+def _pick(loaded: LoadedSpec, runtime: LoadedSpec, path: tuple, job_value: T | None, runtime_value: T) -> Sourced[T]:
     if job_value is not None:
         return Sourced(job_value, Origin.JOB, path, loaded)
     return Sourced(runtime_value, Origin.RUNTIME, path, runtime)
 
 
 def _procs(loaded: LoadedSpec, entry: RuntimeEntry, gpus: Sourced[int]) -> Sourced[int]:
-    job: TrainingJob = loaded.spec  # type: ignore[assignment]
+    job: TrainingJob = loaded.spec
     if job.spec.procs_per_node is not None:
         return Sourced(job.spec.procs_per_node, Origin.JOB, ("spec", "procsPerNode"), loaded)
     if entry.spec.spec.procs_per_node is not None:
@@ -247,20 +260,23 @@ def _resources(loaded: LoadedSpec, entry: RuntimeEntry) -> dict[str, Sourced[Qua
     if runtime.network is not None:
         for name, value in sorted(runtime.network.resources.items()):
             merged[name] = Sourced(value, Origin.RUNTIME, ("spec", "network", "resources", name), entry.loaded)
-    job: TrainingJob = loaded.spec  # type: ignore[assignment]
+    job: TrainingJob = loaded.spec
     if job.spec.resources_per_node is not None:
         for name, value in resource_items(job.spec.resources_per_node, runtime.gpu_resource):
             merged[name] = Sourced(value, Origin.JOB, ("spec", "resourcesPerNode"), loaded)
     return dict(sorted(merged.items()))
 
 
-def resource_items(resources, gpu_resource: str) -> list[tuple[str, Quantity]]:
+def resource_items(resources: Resources, gpu_resource: str) -> list[tuple[str, Quantity]]:
     """A ``Resources`` model as (Kubernetes resource name, quantity) pairs."""
     items: list[tuple[str, Quantity]] = []
     if resources.gpu is not None:
         items.append((gpu_resource, Quantity.parse(resources.gpu)))
-    for name, value in (("cpu", resources.cpu), ("memory", resources.memory),
-                        ("ephemeral-storage", resources.ephemeral_storage)):
+    for name, value in (
+        ("cpu", resources.cpu),
+        ("memory", resources.memory),
+        ("ephemeral-storage", resources.ephemeral_storage),
+    ):
         if value is not None:
             items.append((name, value))
     items.extend(sorted(resources.extra.items()))
@@ -268,23 +284,28 @@ def resource_items(resources, gpu_resource: str) -> list[tuple[str, Quantity]]:
 
 
 def _unknown_runtime(loaded: LoadedSpec, namespace: str, index: RuntimeIndex) -> Diagnostic:
-    job: TrainingJob = loaded.spec  # type: ignore[assignment]
+    import difflib  # only for a runtime that is not found: not on every run's start-up path
+
+    job: TrainingJob = loaded.spec
     names = index.names()
     close = difflib.get_close_matches(job.spec.runtime, names, n=1, cutoff=0.6)
     hint = f"did you mean {close[0]}?" if close else f"runtimes available: {', '.join(names)}"
     return loaded.diagnostic(
-        "TS305", ("spec", "runtime"),
+        "TS305",
+        ("spec", "runtime"),
         f"runtime {job.spec.runtime!r} is not among the inputs, the built-in catalog nor Kubeflow Trainer's "
-        f"runtimes (namespace {namespace})", hint=hint,
+        f"runtimes (namespace {namespace})",
+        hint=hint,
     )
 
 
 def _unmodeled_runtime(loaded: LoadedSpec, framework: str, index: RuntimeIndex) -> Diagnostic:
-    job: TrainingJob = loaded.spec  # type: ignore[assignment]
+    job: TrainingJob = loaded.spec
     frameworks = ", ".join(f.value for f in Framework)
     own = ", ".join(index.builtin_names) or "a Runtime of your own"
     return loaded.diagnostic(
-        "TS415", ("spec", "runtime"),
+        "TS415",
+        ("spec", "runtime"),
         f"runtime {job.spec.runtime} is Kubeflow Trainer's {framework} runtime; trainspec does not model "
         f"framework {framework} (only {frameworks}), so it cannot compile a job for it",
         hint=f"use a runtime of a framework trainspec knows ({own}), or write this TrainJob by hand",
@@ -298,6 +319,14 @@ def related_at(loaded: LoadedSpec, path: tuple, message: str) -> Related:
 
 
 __all__ = [
-    "DEFAULT_NAMESPACE", "Origin", "ResolvedJob", "RuntimeEntry", "RuntimeIndex", "Sourced",
-    "build_index", "related_at", "resolve_job", "resource_items",
+    "DEFAULT_NAMESPACE",
+    "Origin",
+    "ResolvedJob",
+    "RuntimeEntry",
+    "RuntimeIndex",
+    "Sourced",
+    "build_index",
+    "related_at",
+    "resolve_job",
+    "resource_items",
 ]

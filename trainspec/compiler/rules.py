@@ -39,22 +39,30 @@ def _reserved_env(plan: JobPlan) -> Iterator[Diagnostic]:
         return
     source, names, rejected = entry
     framework = resolved.framework.value
-    related = (related_at(resolved.runtime.loaded, ("spec", "framework"),
-                          f"runtime {resolved.runtime.name} is a {framework} runtime"),)
+    related = (
+        related_at(
+            resolved.runtime.loaded, ("spec", "framework"), f"runtime {resolved.runtime.name} is a {framework} runtime"
+        ),
+    )
     for field, values in (("env", resolved.job.spec.env), ("secretEnv", resolved.job.spec.secret_env)):
         for name in values:
             if name not in names:
                 continue
             if rejected:
-                message = (f"{name} is reserved in a {framework} job: Kubeflow Trainer's {source} plugin "
-                           f"(mlPolicy.{source}) sets it, and Trainer's webhook rejects a TrainJob that sets it")
+                message = (
+                    f"{name} is reserved in a {framework} job: Kubeflow Trainer's {source} plugin "
+                    f"(mlPolicy.{source}) sets it, and Trainer's webhook rejects a TrainJob that sets it"
+                )
                 hint = "rename the variable; Trainer sets it from the job's nodes and processes"
             else:
-                message = (f"{name} is set by Kubeflow Trainer's JAX plugin (mlPolicy.{source}) in every trainer "
-                           "pod; a value set here clashes with the one Trainer computes")
+                message = (
+                    f"{name} is set by Kubeflow Trainer's JAX plugin (mlPolicy.{source}) in every trainer "
+                    "pod; a value set here clashes with the one Trainer computes"
+                )
                 hint = "remove it; Trainer derives it from the job's nodes"
-            yield resolved.loaded.diagnostic("TS303", ("spec", field, name), message, hint=hint,
-                                             related=related, at_key=True)
+            yield resolved.loaded.diagnostic(
+                "TS303", ("spec", field, name), message, hint=hint, related=related, at_key=True
+            )
 
 
 def _max_nodes(plan: JobPlan) -> Iterator[Diagnostic]:
@@ -63,7 +71,8 @@ def _max_nodes(plan: JobPlan) -> Iterator[Diagnostic]:
     cap = runtime.spec.max_nodes
     if cap is not None and resolved.nodes.value > cap:
         yield resolved.loaded.diagnostic(
-            "TS400", resolved.nodes.path or ("spec", "nodes"),
+            "TS400",
+            resolved.nodes.path or ("spec", "nodes"),
             f"{resolved.nodes.describe('nodes')}, but runtime {runtime.metadata.name} caps at {cap} (maxNodes)",
             hint=f"ask for at most {cap} nodes, or use a runtime that allows more",
             related=(related_at(resolved.runtime.loaded, ("spec", "maxNodes"), "maxNodes is set here"),),
@@ -76,20 +85,26 @@ def _procs_vs_gpus(plan: JobPlan) -> Iterator[Diagnostic]:
     path = procs.path if procs.origin is Origin.JOB else ("spec", "procsPerNode")
     if resolved.framework is Framework.JAX and procs.value > 1:
         yield resolved.loaded.diagnostic(
-            "TS300", path, f"{procs.describe('procsPerNode')}, but JAX runs one process per node",
-            severity=Severity.WARNING, hint="remove procsPerNode; one JAX process drives all GPUs of its node",
+            "TS300",
+            path,
+            f"{procs.describe('procsPerNode')}, but JAX runs one process per node",
+            severity=Severity.WARNING,
+            hint="remove procsPerNode; one JAX process drives all GPUs of its node",
         )
     elif gpus.value > 0 and procs.value > gpus.value:
         yield resolved.loaded.diagnostic(
-            "TS300", path,
+            "TS300",
+            path,
             f"{procs.describe('procsPerNode')} but {gpus.describe('GPUs per node')}: processes would share GPUs",
             hint=f"set procsPerNode to {gpus.value} (one process per GPU)",
         )
     elif gpus.value > 0 and procs.value < gpus.value and resolved.framework is not Framework.JAX:
         yield resolved.loaded.diagnostic(
-            "TS300", path,
+            "TS300",
+            path,
             f"{procs.describe('procsPerNode')} leaves {gpus.value - procs.value} of {gpus.value} GPUs per node idle",
-            severity=Severity.WARNING, hint=f"set procsPerNode to {gpus.value}, or ask for fewer GPUs",
+            severity=Severity.WARNING,
+            hint=f"set procsPerNode to {gpus.value}, or ask for fewer GPUs",
         )
 
 
@@ -99,19 +114,23 @@ def _shared_volumes(plan: JobPlan) -> Iterator[Diagnostic]:
     if nodes <= 1:
         return
     ckpt = plan.checkpoint
-    if ckpt is not None and ckpt.kind is not CheckpointKind.URI and ckpt.access_mode in (
-        AccessMode.READ_WRITE_ONCE, AccessMode.READ_WRITE_ONCE_POD
+    if (
+        ckpt is not None
+        and ckpt.kind is not CheckpointKind.URI
+        and ckpt.access_mode in (AccessMode.READ_WRITE_ONCE, AccessMode.READ_WRITE_ONCE_POD)
     ):
         field = "accessMode" if ckpt.kind is CheckpointKind.VOLUME else "claimAccessMode"
         yield resolved.loaded.diagnostic(
-            "TS301", ("spec", "checkpoint", field),
+            "TS301",
+            ("spec", "checkpoint", field),
             f"{nodes} nodes write checkpoints, but the volume is {ckpt.access_mode.value}: only one node can mount it",
             hint="use ReadWriteMany storage, or checkpoint.uri for object storage",
         )
     sharding = resolved.runtime.spec.spec.data_sharding
     if plan.data is not None and sharding is not None and sharding.access_mode is not AccessMode.READ_WRITE_MANY:
         yield resolved.loaded.diagnostic(
-            "TS301", ("spec", "data"),
+            "TS301",
+            ("spec", "data"),
             f"{nodes} nodes read the shards, but runtime {resolved.runtime.name} keeps them on a "
             f"{sharding.access_mode.value} volume",
             hint="set dataSharding.accessMode: ReadWriteMany in the runtime",
@@ -123,7 +142,8 @@ def _data_needs_sharding(plan: JobPlan) -> Iterator[Diagnostic]:
     resolved = plan.resolved
     if resolved.job.spec.data is not None and resolved.runtime.spec.spec.data_sharding is None:
         yield resolved.loaded.diagnostic(
-            "TS402", ("spec", "data"),
+            "TS402",
+            ("spec", "data"),
             f"runtime {resolved.runtime.name} cannot run the data-sharding stage (it has no dataSharding)",
             hint="add spec.dataSharding to the runtime, or use a built-in runtime",
             related=(related_at(resolved.runtime.loaded, ("spec",), "the runtime"),),
@@ -139,11 +159,12 @@ def _stage_image(plan: JobPlan, engine: str) -> Iterator[Diagnostic]:
         return
     name = resolved.runtime.name
     yield resolved.loaded.diagnostic(
-        "TS416", ("spec", "data"),
+        "TS416",
+        ("spec", "data"),
         f"the data-sharding stage needs an image, and neither runtime {name} (dataSharding.image) nor the "
         "project file (spec.defaults.stageImage) names one",
         hint=f"set dataSharding.image in runtime {name}, or spec.defaults.stageImage in trainspec.yaml, to an "
-             "image built from trainspec's Dockerfile and pushed to your registry (docs/stage-image.md)",
+        "image built from trainspec's Dockerfile and pushed to your registry (docs/stage-image.md)",
         related=(related_at(resolved.runtime.loaded, ("spec", "dataSharding"), f"runtime {name} runs the stage"),),
     )
 
@@ -154,23 +175,29 @@ def _gang(plan: JobPlan) -> Iterator[Diagnostic]:
     queue = resolved.job.spec.queue
     if gang is Gang.KUEUE and queue is None and resolved.nodes.value > 1:
         yield resolved.loaded.diagnostic(
-            "TS403", ("spec",),
+            "TS403",
+            ("spec",),
             f"runtime {resolved.runtime.name} relies on Kueue for gang admission, but the job has no queue: "
             "its pods will not be admitted all-or-nothing",
-            severity=Severity.WARNING, hint="set spec.queue to a Kueue LocalQueue",
+            severity=Severity.WARNING,
+            hint="set spec.queue to a Kueue LocalQueue",
         )
     if gang is Gang.VOLCANO and queue is not None:
         yield resolved.loaded.diagnostic(
-            "TS406", ("spec", "queue"),
+            "TS406",
+            ("spec", "queue"),
             "this job is queued by Kueue and by Volcano (gang: volcano): two quota systems for one job",
-            severity=Severity.WARNING, hint="use one queueing system: drop spec.queue or use gang: kueue",
+            severity=Severity.WARNING,
+            hint="use one queueing system: drop spec.queue or use gang: kueue",
         )
     if gang is Gang.COSCHEDULING and plan.data is not None:
         yield resolved.loaded.diagnostic(
-            "TS406", ("spec", "data"),
+            "TS406",
+            ("spec", "data"),
             "coscheduling gangs count the sharding stage's pod too, but trainer pods start only after it "
             "completes: the gang may never reach quorum",
-            severity=Severity.WARNING, hint="use gang: kueue for runtimes with the sharding stage",
+            severity=Severity.WARNING,
+            hint="use gang: kueue for runtimes with the sharding stage",
         )
 
 
@@ -179,15 +206,29 @@ def _names(plan: JobPlan) -> Iterator[Diagnostic]:
     resolved = plan.resolved
     if len(resolved.name) > budget.max_length:
         yield resolved.loaded.diagnostic(
-            "TS401", ("metadata", "name"),
+            "TS401",
+            ("metadata", "name"),
             f"name {resolved.name!r} has {len(resolved.name)} characters; with {budget.reason} "
             f"it may have at most {budget.max_length}",
             hint=f"shorten the name to {budget.max_length} characters or fewer",
         )
 
 
+def _observability(plan: JobPlan) -> Iterator[Diagnostic]:
+    from trainspec.observability.rules import observability_problems
+
+    return observability_problems(plan)
+
+
 RULES: tuple[Rule, ...] = (
-    _reserved_env, _max_nodes, _procs_vs_gpus, _shared_volumes, _data_needs_sharding, _gang, _names,
+    _reserved_env,
+    _max_nodes,
+    _procs_vs_gpus,
+    _shared_volumes,
+    _data_needs_sharding,
+    _gang,
+    _names,
+    _observability,
 )
 
 
@@ -207,18 +248,36 @@ def _elastic_engine(plan: JobPlan, engine: str) -> Iterator[Diagnostic]:
         hint = f"drop engine={engine} from --target: runtime {name} runs its jobs on {chosen.value}"
         related = (related_at(resolved.runtime.loaded, ("spec", "engine"), f"runtime {name} asks for {chosen.value}"),)
     else:
-        hint = (f"run it on the Training Operator (--target training-operator, or spec.engine: training-operator "
-                f"in runtime {name}), or ask for a fixed count: nodes: {span.max_nodes}")
+        hint = (
+            f"run it on the Training Operator (--target training-operator, or spec.engine: training-operator "
+            f"in runtime {name}), or ask for a fixed count: nodes: {span.max_nodes}"
+        )
         related = (related_at(resolved.runtime.loaded, ("spec",), f"runtime {name}, which runs on {engine}"),)
     yield resolved.loaded.diagnostic(
-        "TS521", ("spec", "nodes"),
+        "TS521",
+        ("spec", "nodes"),
         f"nodes {{min: {span.min_nodes}, max: {span.max_nodes}}} asks for elastic training, which is not in "
         f"Kubeflow Trainer v2 (its TrainJobs run a fixed numNodes; elastic torchrun is KEP-2903, still open)",
-        hint=hint, related=related,
+        hint=hint,
+        related=related,
     )
+
+
+def _parallel_layout(plan: JobPlan) -> Iterator[Diagnostic]:
+    """TS420-TS428: the parallelism planner's checks of spec.model and a pinned spec.parallelism."""
+    if plan.resolved.job.spec.model is None and plan.resolved.job.spec.parallelism is None:
+        return  # most jobs: the planner is not even imported
+    from trainspec.explain.planner.check import check
+
+    yield from check(plan)
 
 
 def check_plan(plan: JobPlan, engine: str = "trainer") -> list[Diagnostic]:
     """Every plan rule's findings for ``plan``, in :data:`RULES` order, then the rules that depend
     on the ``engine`` the job runs on (``trainer``, ``ray``, ``training-operator``)."""
-    return [*(d for rule in RULES for d in rule(plan)), *_stage_image(plan, engine), *_elastic_engine(plan, engine)]
+    return [
+        *(d for rule in RULES for d in rule(plan)),
+        *_stage_image(plan, engine),
+        *_elastic_engine(plan, engine),
+        *_parallel_layout(plan),
+    ]

@@ -13,10 +13,10 @@ Seed figure: 70B parameters in bf16 with Adam = 140 GB weights + 420 GB optimize
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 
 from trainspec.dsl.models import DType, ModelSize, Optimizer
+from trainspec.dsl.record import Record
 
 GI = 1024**3
 #: Bytes per parameter of each weight type.
@@ -34,8 +34,7 @@ OPTIMIZER_FACTOR: dict[Optimizer, int] = {Optimizer.ADAM: 3, Optimizer.ADAMW: 3,
 HEADROOM = Fraction(6, 5)
 
 
-@dataclass(frozen=True)
-class CheckpointSize:
+class CheckpointSize(Record):
     """The parts of one checkpoint, in bytes, and the volume that holds ``keep`` of them."""
 
     weights: int

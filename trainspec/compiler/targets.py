@@ -21,9 +21,11 @@ Which lowering a target selects is :func:`trainspec.compiler.lower.dialect_for`.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from trainspec.dsl.diagnostics import Diagnostic, Severity
+from trainspec.dsl.record import TupleRecord
 
 if TYPE_CHECKING:
     from trainspec.dsl.sources import LoadedSpec
@@ -33,8 +35,10 @@ SUPPORTED_TRAINER: tuple[Version, ...] = ((2, 1), (2, 2), (2, 3))
 KNOWN_KUEUE: tuple[Version, Version] = ((0, 14), (0, 19))
 DEFAULT_TRAINER: Version = (2, 3)
 DEFAULT_KUEUE: Version = (0, 19)
-MATRIX = ("Kueue 0.14 speaks the Trainer v2.0 API (podSpecOverrides), 0.15-0.16 the v2.1 API "
-          "(podTemplateOverrides), 0.17 and later v2.2+ (runtimePatches)")
+MATRIX = (
+    "Kueue 0.14 speaks the Trainer v2.0 API (podSpecOverrides), 0.15-0.16 the v2.1 API "
+    "(podTemplateOverrides), 0.17 and later v2.2+ (runtimePatches)"
+)
 OPTION = "--target"
 _VERSION = r"^v?(\d+)\.(\d+)(?:\.\d+)?$"
 
@@ -43,7 +47,7 @@ def _fmt(version: Version | None) -> str:
     return "none" if version is None else f"{version[0]}.{version[1]}"
 
 
-class Target(NamedTuple):
+class Target(TupleRecord):
     """The engine and versions to emit for (``kueue`` None: no Kueue).
 
     ``engine`` is the default engine of jobs (``trainer``, ``ray``, ``training-operator``);
@@ -103,8 +107,10 @@ def parse_target_option(text: str) -> dict[str, Any]:
             fields["engine"] = value.strip()
             continue
         if not eq or name not in ("trainer", "kueue"):
-            raise ValueError("expected trainer=X.Y, kueue=X.Y (or kueue=none), ray, training-operator, "
-                             f"engine=NAME or jobset-gate=NAME, got {item!r}")
+            raise ValueError(
+                "expected trainer=X.Y, kueue=X.Y (or kueue=none), ray, training-operator, "
+                f"engine=NAME or jobset-gate=NAME, got {item!r}"
+            )
         fields[name] = _version(value, allow_none=name == "kueue")
     if "trainer" in fields and fields["trainer"] is None:
         raise ValueError("trainer needs a version")
@@ -114,16 +120,20 @@ def parse_target_option(text: str) -> dict[str, Any]:
 # -- resolving the target -------------------------------------------------------------------------
 
 
-def resolve_target(project: LoadedSpec | None, option: dict[str, Version | None] | None) -> tuple[
-        Target, list[Diagnostic]]:
+def resolve_target(project: LoadedSpec | None, option: Mapping[str, Any] | None) -> tuple[Target, list[Diagnostic]]:
     """The target: ``option`` (``--target``) over the project file's ``spec.target`` over the defaults.
+
+    ``option`` holds what :func:`parse_target_option` returns: ``trainer``/``kueue`` versions, the
+    ``engine`` name and the ``jobset_gates`` list.
 
     Returns it with the TS52x problems of the chosen versions, located at the project file's
     line when that is where a version came from.
     """
     chosen: dict[str, Version | None] = {"trainer": DEFAULT_TRAINER, "kueue": DEFAULT_KUEUE}
-    where: dict[str, tuple[str | None, int | None, int | None]] = {"trainer": (OPTION, None, None),
-                                                                  "kueue": (OPTION, None, None)}
+    where: dict[str, tuple[str | None, int | None, int | None]] = {
+        "trainer": (OPTION, None, None),
+        "kueue": (OPTION, None, None),
+    }
     problems: list[Diagnostic] = []
     if project is not None:
         spec_target = project.spec.spec.target
@@ -133,8 +143,16 @@ def resolve_target(project: LoadedSpec | None, option: dict[str, Version | None]
             try:
                 chosen[name] = _version(text or "none", allow_none=name == "kueue")
             except ValueError as exc:
-                problems.append(Diagnostic(code="TS523", message=str(exc), file=project.file, line=mark.line,
-                                           column=mark.column, path=f"spec.target.{name}"))
+                problems.append(
+                    Diagnostic(
+                        code="TS523",
+                        message=str(exc),
+                        file=project.file,
+                        line=mark.line,
+                        column=mark.column,
+                        path=f"spec.target.{name}",
+                    )
+                )
     engine = "trainer"
     gates: tuple[str, ...] = ()
     if project is not None and project.spec.spec.target.engine is not None:
@@ -150,12 +168,25 @@ def resolve_target(project: LoadedSpec | None, option: dict[str, Version | None]
             continue
         chosen[name] = value
         where[name] = (OPTION, None, None)
-    target = Target(trainer=chosen["trainer"] or DEFAULT_TRAINER, kueue=chosen["kueue"], engine=engine,
-                    jobset_gates=tuple(sorted(set(gates))))
+    target = Target(
+        trainer=chosen["trainer"] or DEFAULT_TRAINER,
+        kueue=chosen["kueue"],
+        engine=engine,
+        jobset_gates=tuple(sorted(set(gates))),
+    )
     for code, severity, field, message in matrix_problems(target):
         file, line, column = where[field]
-        problems.append(Diagnostic(code=code, severity=severity, message=message, file=file, line=line,
-                                   column=column, path=f"spec.target.{field}" if file != OPTION else ""))
+        problems.append(
+            Diagnostic(
+                code=code,
+                severity=severity,
+                message=message,
+                file=file,
+                line=line,
+                column=column,
+                path=f"spec.target.{field}" if file != OPTION else "",
+            )
+        )
     return target, problems
 
 
@@ -169,8 +200,12 @@ def matrix_problems(target: Target) -> list[tuple[str, Severity, str, str]]:
 
     if trainer not in SUPPORTED_TRAINER:
         supported = ", ".join(_fmt(v) for v in SUPPORTED_TRAINER)
-        add("TS523", Severity.ERROR, "trainer",
-            f"Trainer {_fmt(trainer)} is not a supported target (trainspec emits for Trainer {supported})")
+        add(
+            "TS523",
+            Severity.ERROR,
+            "trainer",
+            f"Trainer {_fmt(trainer)} is not a supported target (trainspec emits for Trainer {supported})",
+        )
     if kueue is None:
         return out
     pair = f"Trainer {_fmt(trainer)} with Kueue {_fmt(kueue)}"
@@ -178,25 +213,59 @@ def matrix_problems(target: Target) -> list[tuple[str, Severity, str, str]]:
     if kueue < KNOWN_KUEUE[0]:
         add("TS520", Severity.ERROR, "kueue", f"Kueue {_fmt(kueue)} has no TrainJob integration (it arrived in 0.14)")
     elif kueue > KNOWN_KUEUE[1]:
-        add("TS523", Severity.WARNING, "kueue", (f"Kueue {_fmt(kueue)} is newer than the versions trainspec knows "
-                                                 f"({known}); assuming it speaks Trainer v2.2+ like 0.17-0.19"))
+        add(
+            "TS523",
+            Severity.WARNING,
+            "kueue",
+            (
+                f"Kueue {_fmt(kueue)} is newer than the versions trainspec knows "
+                f"({known}); assuming it speaks Trainer v2.2+ like 0.17-0.19"
+            ),
+        )
     if trainer < (2, 2) and kueue >= (0, 17):
-        add("TS520", Severity.ERROR, "kueue", (
-            f"{pair} is a pairing known to fail: Kueue >= 0.17 writes its node selectors and tolerations into "
-            "runtimePatches, which Trainer 2.1 does not have, so jobs are admitted but never start "
-            f"(kueue#11931, kueue#14722). {MATRIX}; use kueue=0.16 or upgrade Trainer to 2.2+"))
+        add(
+            "TS520",
+            Severity.ERROR,
+            "kueue",
+            (
+                f"{pair} is a pairing known to fail: Kueue >= 0.17 writes its node selectors and tolerations into "
+                "runtimePatches, which Trainer 2.1 does not have, so jobs are admitted but never start "
+                f"(kueue#11931, kueue#14722). {MATRIX}; use kueue=0.16 or upgrade Trainer to 2.2+"
+            ),
+        )
     elif trainer >= (2, 2) and (0, 14) <= kueue < (0, 17):
-        add("TS520", Severity.ERROR, "kueue", (
-            f"{pair} is a pairing known to fail: Trainer 2.2 replaced podTemplateOverrides with runtimePatches, so "
-            f"Kueue < 0.17 cannot place or start the jobs. {MATRIX}; upgrade Kueue to 0.17+ or target trainer=2.1"))
+        add(
+            "TS520",
+            Severity.ERROR,
+            "kueue",
+            (
+                f"{pair} is a pairing known to fail: Trainer 2.2 replaced podTemplateOverrides with runtimePatches, so "
+                f"Kueue < 0.17 cannot place or start the jobs. {MATRIX}; upgrade Kueue to 0.17+ or target trainer=2.1"
+            ),
+        )
     elif trainer == (2, 1) and kueue == (0, 14):
-        add("TS520", Severity.WARNING, "kueue", (
-            f"{pair}: Kueue 0.14.0 was built against the Trainer v2.0 API (podSpecOverrides); use Kueue 0.15 or "
-            f"0.16 with Trainer 2.1. {MATRIX}"))
+        add(
+            "TS520",
+            Severity.WARNING,
+            "kueue",
+            (
+                f"{pair}: Kueue 0.14.0 was built against the Trainer v2.0 API (podSpecOverrides); use Kueue 0.15 or "
+                f"0.16 with Trainer 2.1. {MATRIX}"
+            ),
+        )
     return out
 
 
 __all__ = [
-    "DEFAULT_KUEUE", "DEFAULT_TRAINER", "ENGINES", "MATRIX", "OPTION", "SUPPORTED_TRAINER", "Target", "Version",
-    "matrix_problems", "parse_target_option", "resolve_target",
+    "DEFAULT_KUEUE",
+    "DEFAULT_TRAINER",
+    "ENGINES",
+    "MATRIX",
+    "OPTION",
+    "SUPPORTED_TRAINER",
+    "Target",
+    "Version",
+    "matrix_problems",
+    "parse_target_option",
+    "resolve_target",
 ]

@@ -24,9 +24,29 @@ from trainspec.diff.snapshot import (
 )
 
 #: Categories in the order a report lists them.
-CATEGORIES = ("added", "removed", "engine", "runtime", "gpus", "resources", "image", "queue", "priority", "deadline",
-              "restarts", "checkpoint", "data", "command", "env", "metadata", "placement", "scheduling",
-              "network", "sharding", "other")
+CATEGORIES = (
+    "added",
+    "removed",
+    "engine",
+    "runtime",
+    "gpus",
+    "resources",
+    "image",
+    "queue",
+    "priority",
+    "deadline",
+    "restarts",
+    "checkpoint",
+    "data",
+    "command",
+    "env",
+    "metadata",
+    "placement",
+    "scheduling",
+    "network",
+    "sharding",
+    "other",
+)
 ABSENT = None
 
 
@@ -111,18 +131,36 @@ def job_category(path: tuple, gpu_resource: str) -> str:
     head = path[1] if len(path) > 1 else ""
     if head in ("nodes", "procsPerNode") or (head == "resourcesPerNode" and path[2:] == (gpu_resource,)):
         return "gpus"
-    return {"runtime": "runtime", "resourcesPerNode": "resources", "image": "image", "queue": "queue",
-            "priority": "priority", "maxRunTime": "deadline", "checkpoint": "checkpoint", "data": "data",
-            "command": "command", "args": "command", "env": "env", "secretEnv": "env", "topology": "placement",
-            "podLabels": "placement", "podAnnotations": "placement"}.get(head, "other")
+    return {
+        "runtime": "runtime",
+        "resourcesPerNode": "resources",
+        "image": "image",
+        "queue": "queue",
+        "priority": "priority",
+        "maxRunTime": "deadline",
+        "checkpoint": "checkpoint",
+        "data": "data",
+        "command": "command",
+        "args": "command",
+        "env": "env",
+        "secretEnv": "env",
+        "topology": "placement",
+        "podLabels": "placement",
+        "podAnnotations": "placement",
+    }.get(head, "other")
 
 
 def _inherited_unchanged_runtime(old: JobSnapshot, new: JobSnapshot, path: tuple) -> bool:
     """Both sides inherit the value from the same runtime: the runtime's own change reports it."""
     a, b = old.facts.get(path), new.facts.get(path)
     inherited = {Origin.RUNTIME.value, Origin.DEFAULT.value}
-    return (old.runtime == new.runtime and a is not None and b is not None
-            and a.origin in inherited and b.origin in inherited)
+    return (
+        old.runtime == new.runtime
+        and a is not None
+        and b is not None
+        and a.origin in inherited
+        and b.origin in inherited
+    )
 
 
 def compare_job(old: JobSnapshot, new: JobSnapshot) -> list[Change]:
@@ -167,7 +205,7 @@ def _gpus_message(old: JobSnapshot, new: JobSnapshot, fields: tuple[FieldChange,
 
 
 def _checkpoint_message(old: JobSnapshot, new: JobSnapshot, fields: tuple[FieldChange, ...]) -> str:
-    text = "checkpoint " + "; ".join(_arrow(f.path[len("spec.checkpoint."):], f.old, f.new) for f in fields)
+    text = "checkpoint " + "; ".join(_arrow(f.path[len("spec.checkpoint.") :], f.old, f.new) for f in fields)
     notes = []
     sizes = (old.value(DERIVED, "checkpointBytes"), new.value(DERIVED, "checkpointBytes"))
     if sizes[0] != sizes[1] and None not in sizes:
@@ -182,7 +220,7 @@ def _checkpoint_message(old: JobSnapshot, new: JobSnapshot, fields: tuple[FieldC
 
 
 def _data_message(old: JobSnapshot, new: JobSnapshot, fields: tuple[FieldChange, ...]) -> str:
-    text = "data " + "; ".join(_arrow(f.path[len("spec.data."):] or "source", f.old, f.new) for f in fields)
+    text = "data " + "; ".join(_arrow(f.path[len("spec.data.") :] or "source", f.old, f.new) for f in fields)
     shards = (old.value(DERIVED, "shards"), new.value(DERIVED, "shards"))
     return text + (f" (shards {show(shards[0])} -> {show(shards[1])})" if shards[0] != shards[1] else "")
 
@@ -196,9 +234,15 @@ def _restarts_message(old: JobSnapshot, new: JobSnapshot, fields: tuple[FieldCha
 
 
 _JOB_MESSAGES: dict[str, Callable[[JobSnapshot, JobSnapshot, tuple[FieldChange, ...]], str]] = {
-    "gpus": _gpus_message, "checkpoint": _checkpoint_message, "data": _data_message,
-    "image": _named("image"), "queue": _named("queue"), "priority": _named("priority"),
-    "deadline": _named("maxRunTime"), "runtime": _named("runtime"), "engine": _named("engine"),
+    "gpus": _gpus_message,
+    "checkpoint": _checkpoint_message,
+    "data": _data_message,
+    "image": _named("image"),
+    "queue": _named("queue"),
+    "priority": _named("priority"),
+    "deadline": _named("maxRunTime"),
+    "runtime": _named("runtime"),
+    "engine": _named("engine"),
     "restarts": _restarts_message,
 }
 
@@ -206,7 +250,9 @@ _JOB_MESSAGES: dict[str, Callable[[JobSnapshot, JobSnapshot, tuple[FieldChange, 
 def describe_job(job: JobSnapshot) -> str:
     """A one-line portrait of a job, for 'added' and 'removed'."""
     gpus = job.value(DERIVED, "gpus")
-    scale = f"{job.value('spec', 'nodes')} nodes, {gpus} GPUs" if gpus else f"{job.value('spec', 'nodes')} nodes, no GPUs"
+    scale = (
+        f"{job.value('spec', 'nodes')} nodes, {gpus} GPUs" if gpus else f"{job.value('spec', 'nodes')} nodes, no GPUs"
+    )
     queue = job.value("spec", "queue")
     return f"{scale}, runtime {job.runtime}" + (f", queue {queue}" if queue else "")
 
@@ -220,8 +266,16 @@ def runtime_category(path: tuple) -> str:
     head = path[1] if len(path) > 1 else ""
     if head in ("nodes", "maxNodes", "procsPerNode", "resourcesPerNode", "gpuResource", "accelerator"):
         return "gpus"
-    return {"restarts": "restarts", "image": "image", "scheduling": "scheduling", "gang": "scheduling",
-            "network": "network", "dataSharding": "sharding", "command": "command", "env": "env"}.get(head, "other")
+    return {
+        "restarts": "restarts",
+        "image": "image",
+        "scheduling": "scheduling",
+        "gang": "scheduling",
+        "network": "network",
+        "dataSharding": "sharding",
+        "command": "command",
+        "env": "env",
+    }.get(head, "other")
 
 
 def compare_runtime(old: RuntimeSnapshot, new: RuntimeSnapshot, old_side: Snapshot, new_side: Snapshot) -> list[Change]:
@@ -252,8 +306,11 @@ def _affected(runtime: str, old_side: Snapshot, new_side: Snapshot) -> tuple[str
     for job in new_side.jobs_on(runtime) or old_side.jobs_on(runtime):
         before = old_side.jobs.get(job.key)
         note = ""
-        if (before is not None and before.value(DERIVED, "gpus") != job.value(DERIVED, "gpus")
-                and not any(c.category == "gpus" for c in compare_job(before, job))):
+        if (
+            before is not None
+            and before.value(DERIVED, "gpus") != job.value(DERIVED, "gpus")
+            and not any(c.category == "gpus" for c in compare_job(before, job))
+        ):
             note = f" ({before.value(DERIVED, 'gpus')} -> {job.value(DERIVED, 'gpus')} GPUs)"
         out.append(job.key + note)
     return tuple(out)

@@ -33,18 +33,26 @@ def render_markdown(report: DiffReport) -> str:
     """A table ``| object | kind | change | affects |`` under a one-line summary."""
     if not report.changes:
         return "**trainspec diff:** no changes.\n"
-    lines = [f"**trainspec diff:** {report.summary()}.", "", "| object | kind | change | affects |",
-             "|---|---|---|---|"]
+    lines = [
+        f"**trainspec diff:** {report.summary()}.",
+        "",
+        "| object | kind | change | affects |",
+        "|---|---|---|---|",
+    ]
     for change in report.changes:
         affects = ", ".join(f"`{_cell(a)}`" for a in change.affects)
-        lines.append(f"| {change.scope} `{_cell(change.key)}` | {change.category} | {_cell(change.message)} "
-                     f"| {affects} |")
+        lines.append(
+            f"| {change.scope} `{_cell(change.key)}` | {change.category} | {_cell(change.message)} | {affects} |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def as_dict(change: Change) -> dict:
     return {
-        "scope": change.scope, "key": change.key, "category": change.category, "message": change.message,
+        "scope": change.scope,
+        "key": change.key,
+        "category": change.category,
+        "message": change.message,
         "fields": [{"path": f.path, "old": f.old, "new": f.new} for f in change.fields],
         "affects": list(change.affects),
     }
@@ -52,8 +60,7 @@ def as_dict(change: Change) -> dict:
 
 def render_json(report: DiffReport) -> str:
     """``{"changed": bool, "summary": str, "changes": [...]}`` (absent values are null)."""
-    payload = {"changed": report.changed, "summary": report.summary(),
-               "changes": [as_dict(c) for c in report.changes]}
+    payload = {"changed": report.changed, "summary": report.summary(), "changes": [as_dict(c) for c in report.changes]}
     return json.dumps(payload, indent=2) + "\n"
 
 

@@ -90,8 +90,12 @@ def snapshot(result: CompileResult) -> Snapshot:
         if isinstance(loaded.spec, Runtime):
             runtime: Runtime = loaded.spec
             dumped = runtime.model_dump(mode="json", by_alias=True, exclude_none=True)
-            fields = flatten({"metadata": {k: v for k, v in dumped["metadata"].items() if k in ("labels", "annotations")},
-                              "spec": dumped["spec"]})
+            fields = flatten(
+                {
+                    "metadata": {k: v for k, v in dumped["metadata"].items() if k in ("labels", "annotations")},
+                    "spec": dumped["spec"],
+                }
+            )
             out.runtimes[runtime_key(runtime)] = RuntimeSnapshot(runtime_key(runtime), _drop_empty(fields))
     for plan in result.plans:
         job = job_snapshot(plan)
@@ -122,8 +126,9 @@ def job_snapshot(plan: JobPlan) -> JobSnapshot:
     job = resolved.job
     dumped = job.model_dump(mode="json", by_alias=True, exclude_none=True)
     spec = {k: v for k, v in dumped["spec"].items() if k != "resourcesPerNode"}
-    written = flatten({"metadata": {k: v for k, v in dumped["metadata"].items() if k in ("labels", "annotations")},
-                       "spec": spec})
+    written = flatten(
+        {"metadata": {k: v for k, v in dumped["metadata"].items() if k in ("labels", "annotations")}, "spec": spec}
+    )
     facts: dict[tuple, Fact] = {}
     model = job.spec.checkpoint.model if job.spec.checkpoint is not None else None
     if model is not None:  # the dump keeps the text as written; compare the count
@@ -144,8 +149,9 @@ def job_snapshot(plan: JobPlan) -> JobSnapshot:
         # The job's restart budget lives in its runtime; listed so a switch of runtime shows it.
         facts[("runtime", "restarts", "max")] = Fact(restarts.max, Origin.RUNTIME.value)
     # The engine decides which object the job becomes (TrainJob, RayJob, PyTorchJob...).
-    facts[("runtime", "engine")] = Fact(plan.engine, Origin.COMPUTED.value if plan.engine == "trainer"
-                                        else Origin.RUNTIME.value)
+    facts[("runtime", "engine")] = Fact(
+        plan.engine, Origin.COMPUTED.value if plan.engine == "trainer" else Origin.RUNTIME.value
+    )
     gpus = resolved.nodes.value * resolved.gpus_per_node.value
     facts[(DERIVED, "gpus")] = Fact(gpus, COMPUTED)
     facts[(DERIVED, "worldSize")] = Fact(resolved.world_size, COMPUTED)

@@ -8,7 +8,8 @@ on them, so a code never changes meaning. The registry :data:`CODES` documents e
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field, replace
+
+from trainspec.dsl.record import Record, field, replace
 
 
 class Severity(str, enum.Enum):
@@ -56,6 +57,7 @@ CODES: dict[str, str] = {
     "TS209": "invalid parameter count",
     "TS210": "invalid label or annotation key or value",
     "TS211": "invalid environment variable name",
+    "TS212": "data.mode: index with an assignment other than contiguous",
     # -- meaning across fields ----------------------------------------------------------
     "TS300": "procsPerNode does not match the GPUs per node",
     "TS301": "multi-node job with a ReadWriteOnce volume",
@@ -87,6 +89,20 @@ CODES: dict[str, str] = {
     "TS414": "runtime takes a name Kubeflow Trainer installs (it would overwrite the cluster's)",
     "TS415": "runtime uses a framework trainspec does not model (Kubeflow Trainer's mlx, xgboost)",
     "TS416": "a job runs the data-sharding stage, but no stage image is configured (runtime or project default)",
+    "TS420": "spec.model has no parameter count, or one that disagrees with checkpoint.model",
+    "TS421": "pinned tensor-parallel degree does not divide the attention (or KV) heads",
+    "TS422": "pinned pipeline-parallel degree does not divide the layers",
+    "TS423": "pinned tp x pp x dp does not match the world size",
+    "TS424": "pinned tensor parallelism crosses nodes (tp larger than, or not dividing, the GPUs per node)",
+    "TS425": "pinned parallel layout does not fit in GPU memory",
+    "TS426": "pinned ZeRO stage the named framework cannot run",
+    "TS427": "no parallel layout of the job's GPUs fits in GPU memory",
+    "TS428": "the parallelism planner cannot check memory: the runtime gives no GPU memory",
+    "TS430": "scaling ladder: the job checkpoints to an existing claim, which every rung would share",
+    "TS431": "scaling ladder: object-storage checkpoints at a bucket root leave no place for the rungs' own",
+    "TS432": "scaling ladder: a rung would take the name of another job in its namespace",
+    "TS435": "observability: a PodMonitor is asked for but the runtime declares no metricsPort",
+    "TS436": "observability: podLabels set a label trainspec writes on every trainer pod (trainspec's value is kept)",
     # -- checking emitted manifests -----------------------------------------------------
     "TS500": "manifest violates the CRD's structural schema",
     "TS501": "manifest violates a CRD validation rule (CEL)",
@@ -99,7 +115,7 @@ CODES: dict[str, str] = {
     "TS512": "the LocalQueue or ClusterQueue is held by its stopPolicy",
     "TS513": "no WorkloadPriorityClass of the job's priority class",
     "TS514": "the job can never be admitted: it needs more quota than the ClusterQueue can ever reach, "
-             "or Kueue's flavor assignment never reaches a fitting choice",
+    "or Kueue's flavor assignment never reaches a fitting choice",
     "TS515": "the job requests a resource that no resource group of the ClusterQueue covers",
     "TS516": "no flavor of the ClusterQueue accepts the pods (nodeSelector, affinity, taints, TAS)",
     "TS517": "one pod is larger than a node of the flavor (or than its nominal quota)",
@@ -149,8 +165,7 @@ CODES: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Related:
+class Related(Record):
     """A second place a diagnostic points at (for example the object a job conflicts with)."""
 
     message: str
@@ -159,8 +174,7 @@ class Related:
     column: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Diagnostic:
+class Diagnostic(Record):
     """One problem, located.
 
     ``line`` and ``column`` are 1-based. ``path`` is the dotted field path inside the document

@@ -112,21 +112,36 @@ def _diag(code: str, file: str, message: str, hint: str, severity: Severity = Se
 
 
 def _too_long(file: str) -> Diagnostic:
-    return _diag("TS119", file, f"path name too long for the file system ({len(os.fsencode(file))} bytes)",
-                 "shorten the file or directory names (a name may have at most 255 bytes, a path about 4096)")
+    return _diag(
+        "TS119",
+        file,
+        f"path name too long for the file system ({len(os.fsencode(file))} bytes)",
+        "shorten the file or directory names (a name may have at most 255 bytes, a path about 4096)",
+    )
 
 
 def _loop(file: str, severity: Severity) -> Diagnostic:
     skipped = "; skipped" if severity is Severity.WARNING else ""
-    return _diag("TS118", file, f"symbolic link loop (the link leads back to itself){skipped}",
-                 "point the link at a real file, or remove it", severity)
+    return _diag(
+        "TS118",
+        file,
+        f"symbolic link loop (the link leads back to itself){skipped}",
+        "point the link at a real file, or remove it",
+        severity,
+    )
 
 
 def _not_regular(file: str, mode: int, severity: Severity) -> Diagnostic:
     skipped = "skipped" if severity is Severity.WARNING else "not read"
-    return _diag("TS118", file, f"{file_type(mode)}, not a regular file; {skipped}",
-                 "specs are regular files; list the path in .trainspecignore to silence this" if severity is
-                 Severity.WARNING else "name a regular file (reading this could block or never end)", severity)
+    return _diag(
+        "TS118",
+        file,
+        f"{file_type(mode)}, not a regular file; {skipped}",
+        "specs are regular files; list the path in .trainspecignore to silence this"
+        if severity is Severity.WARNING
+        else "name a regular file (reading this could block or never end)",
+        severity,
+    )
 
 
 def _probe(raw: str) -> tuple[str, Diagnostic | None]:
@@ -154,8 +169,12 @@ def _stat_error(file: str, exc: OSError, severity: Severity) -> Diagnostic:
             target = os.readlink(file)
         except OSError:
             target = "?"
-        return _diag("TS100", file, f"broken symbolic link: {target} does not exist",
-                     "point the link at an existing file, or remove it")
+        return _diag(
+            "TS100",
+            file,
+            f"broken symbolic link: {target} does not exist",
+            "point the link at an existing file, or remove it",
+        )
     if exc.errno in (errno.ENOENT, errno.ENOTDIR):
         return _diag("TS100", file, f"{file}: no such file or directory", "check the path")
     if exc.errno == errno.EACCES:
@@ -194,7 +213,7 @@ def _walk(root: Path, problems: list[Diagnostic]) -> list[Path]:
 
 
 def _entry(entry: os.DirEntry, path: Path, ignored: list[str], problems: list[Diagnostic]) -> str:
-    """"dir" to descend, "file" to load, "" to skip (with a warning where one is due)."""
+    """ "dir" to descend, "file" to load, "" to skip (with a warning where one is due)."""
     name = entry.name
     try:
         if entry.is_dir(follow_symlinks=False):  # d_type: no stat, works beyond PATH_MAX
@@ -209,13 +228,21 @@ def _entry(entry: os.DirEntry, path: Path, ignored: list[str], problems: list[Di
         if exc.errno == errno.ENAMETOOLONG:
             problems.append(_too_long(str(path)))
         elif wanted:
-            problems.append(_stat_error(str(path), exc, Severity.WARNING if exc.errno == errno.ELOOP else Severity.ERROR))
+            problems.append(
+                _stat_error(str(path), exc, Severity.WARNING if exc.errno == errno.ELOOP else Severity.ERROR)
+            )
         return ""
     if stat.S_ISDIR(st.st_mode):  # only a symlink gets here: a real directory was seen above
         if link and not _matches(name + "/", ignored) and not _matches(name, ignored):
-            problems.append(_diag("TS118", str(path), f"symbolic link to a directory ({os.readlink(path)}): not followed",
-                                  "name the directory on the command line to include it, or list the link in "
-                                  ".trainspecignore", Severity.WARNING))
+            problems.append(
+                _diag(
+                    "TS118",
+                    str(path),
+                    f"symbolic link to a directory ({os.readlink(path)}): not followed",
+                    "name the directory on the command line to include it, or list the link in .trainspecignore",
+                    Severity.WARNING,
+                )
+            )
         return ""
     if not wanted:
         return ""
@@ -229,8 +256,12 @@ def _directory_error(path: Path, exc: OSError) -> Diagnostic:
     if exc.errno == errno.ENAMETOOLONG:
         return _too_long(str(path))
     reason = "permission denied" if exc.errno == errno.EACCES else (exc.strerror or str(exc))
-    return _diag("TS100", str(path), f"cannot read the directory: {reason}",
-                 "fix the permissions, or list the directory in .trainspecignore")
+    return _diag(
+        "TS100",
+        str(path),
+        f"cannot read the directory: {reason}",
+        "fix the permissions, or list the directory in .trainspecignore",
+    )
 
 
 def _ignore_patterns(directory: Path) -> list[str]:

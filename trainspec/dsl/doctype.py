@@ -21,29 +21,45 @@ Everything else is foreign and is returned as such (``--verbose`` lists it).
 
 from __future__ import annotations
 
-import difflib
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any
 
 from trainspec.dsl.diagnostics import Diagnostic, Severity, format_path
 from trainspec.dsl.models import API_GROUP, API_VERSION
+from trainspec.dsl.record import TupleRecord
 from trainspec.dsl.yaml_loader import Mark, SourceDoc
 
 #: Kinds a trainspec document may declare.
 OUR_KINDS = ("TrainingJob", "Runtime", "Project")
 #: Real kinds of neighbouring tools that a fuzzy match would take for ours.
-FOREIGN_KINDS = frozenset({
-    "TrainJob", "TrainingRuntime", "ClusterTrainingRuntime", "AppProject", "ProjectRequest", "RuntimeClass",
-    "ServingRuntime", "ClusterServingRuntime", "PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob",
-    "JAXJob", "Job", "CronJob", "TrainedModel",
-})
+FOREIGN_KINDS = frozenset(
+    {
+        "TrainJob",
+        "TrainingRuntime",
+        "ClusterTrainingRuntime",
+        "AppProject",
+        "ProjectRequest",
+        "RuntimeClass",
+        "ServingRuntime",
+        "ClusterServingRuntime",
+        "PyTorchJob",
+        "TFJob",
+        "MPIJob",
+        "XGBoostJob",
+        "PaddleJob",
+        "JAXJob",
+        "Job",
+        "CronJob",
+        "TrainedModel",
+    }
+)
 _CUTOFF = 0.8
 #: ``spec`` fields shared with no other tool's resources needed to call a document a spec.
 _FIELDS_WITHOUT_API_VERSION = 2
 _FIELDS_WHATEVER_THE_HEADER = 3
 
 
-class Verdict(NamedTuple):
+class Verdict(TupleRecord):
     """``spec``: read it as a spec; else ``problem`` (an error) or neither (a foreign document)."""
 
     spec: bool = False
@@ -77,31 +93,63 @@ def classify(doc: SourceDoc) -> Verdict:
     fields = _trainspec_fields(data.get("spec"))
     if av_key == "apiVersion" and isinstance(api_version, str) and api_version.startswith(API_GROUP + "/"):
         if kind_key not in (None, "kind"):
-            return Verdict(problem=_at_key(doc, kind_key, "TS110", f"unknown key {kind_key!r}, and no kind",
-                                           f"did you mean kind? (kind: {ours or 'TrainingJob'})"))
+            return Verdict(
+                problem=_at_key(
+                    doc,
+                    kind_key,
+                    "TS110",
+                    f"unknown key {kind_key!r}, and no kind",
+                    f"did you mean kind? (kind: {ours or 'TrainingJob'})",
+                )
+            )
         return Verdict(spec=True)
     fix = f"apiVersion: {API_VERSION}" + (f" and kind: {ours}" if ours and ours != kind else "")
     if av_key is not None and av_key != "apiVersion":
         if _near_group(api_version) or ours or len(fields) >= _FIELDS_WITHOUT_API_VERSION:
-            return Verdict(problem=_at_key(doc, av_key, "TS114",
-                                           f"unknown key {av_key!r}, and no apiVersion: the document is not read "
-                                           "as a spec", f"did you mean apiVersion? ({fix})"))
+            return Verdict(
+                problem=_at_key(
+                    doc,
+                    av_key,
+                    "TS114",
+                    f"unknown key {av_key!r}, and no apiVersion: the document is not read as a spec",
+                    f"did you mean apiVersion? ({fix})",
+                )
+            )
         return Verdict()
     if isinstance(api_version, str) and api_version.strip():
         if _near_group(api_version):
-            return Verdict(problem=_at_value(doc, "TS111", f"apiVersion {api_version!r} is not a trainspec apiVersion",
-                                             f"did you mean {fix}?"))
+            return Verdict(
+                problem=_at_value(
+                    doc, "TS111", f"apiVersion {api_version!r} is not a trainspec apiVersion", f"did you mean {fix}?"
+                )
+            )
         other_tools = isinstance(data.get("spec"), dict) and data["spec"] and not fields
         if (ours and not other_tools) or len(fields) >= _FIELDS_WHATEVER_THE_HEADER:
-            what = _fields_phrase(fields) if not ours else (
-                f"kind {kind} is a trainspec kind" if ours == kind else f"kind {kind!r} looks like trainspec's {ours}")
-            return Verdict(problem=_at_value(doc, "TS114", f"{what}, but apiVersion is {api_version}",
-                                             f"use {fix}; documents of other groups are not read as specs"))
+            what = (
+                _fields_phrase(fields)
+                if not ours
+                else (
+                    f"kind {kind} is a trainspec kind"
+                    if ours == kind
+                    else f"kind {kind!r} looks like trainspec's {ours}"
+                )
+            )
+            return Verdict(
+                problem=_at_value(
+                    doc,
+                    "TS114",
+                    f"{what}, but apiVersion is {api_version}",
+                    f"use {fix}; documents of other groups are not read as specs",
+                )
+            )
         return Verdict()
     # No apiVersion at all (or an empty or non-string one).
     if ours or len(fields) >= _FIELDS_WITHOUT_API_VERSION:
-        what = _fields_phrase(fields) if not ours else (
-            f"kind {kind}" if ours == kind else f"kind {kind!r} (trainspec's {ours}?)")
+        what = (
+            _fields_phrase(fields)
+            if not ours
+            else (f"kind {kind}" if ours == kind else f"kind {kind!r} (trainspec's {ours}?)")
+        )
         where = "apiVersion" in data
         message = f"document has {what} but {'no usable' if where else 'no'} apiVersion: not read as a spec"
         problem = _at_value(doc, "TS114", message, f"add {fix}") if where else _at_start(doc, message, f"add {fix}")
@@ -116,12 +164,15 @@ def _fields_phrase(fields: list[str]) -> str:
 
 def _near_key(data: dict[str, Any], wanted: str) -> str | None:
     """A key that is a misspelling of ``wanted`` (``apiVesion``, ``api_version``, ``Kind``)."""
+    import difflib  # here, not at the top: a well-formed spec never needs it (start-up time)
+
     folded = {k.lower().replace("_", "").replace("-", ""): k for k in data if isinstance(k, str)}
     if wanted.lower() in folded:
         return folded[wanted.lower()]
     if len(wanted) < 6:  # short keys (kind): only case and separators, else "kinds"/"kimd" style slips
-        close = difflib.get_close_matches(wanted, [k for k in data if isinstance(k, str) and len(k) <= 6],
-                                          n=1, cutoff=0.75)
+        close = difflib.get_close_matches(
+            wanted, [k for k in data if isinstance(k, str) and len(k) <= 6], n=1, cutoff=0.75
+        )
         return close[0] if close else None
     close = difflib.get_close_matches(wanted, [k for k in data if isinstance(k, str)], n=1, cutoff=_CUTOFF)
     return close[0] if close else None
@@ -129,6 +180,8 @@ def _near_key(data: dict[str, Any], wanted: str) -> str | None:
 
 def _near_group(api_version: Any) -> bool:
     """Whether ``api_version``'s group is (nearly) ``trainspec.dev``."""
+    import difflib
+
     if not isinstance(api_version, str):
         return False
     group = api_version.strip().split("/", 1)[0].lower()
@@ -139,6 +192,8 @@ def _near_group(api_version: Any) -> bool:
 
 def _our_kind(kind: Any) -> str | None:
     """The trainspec kind ``kind`` is or nearly is (None when it is another tool's)."""
+    import difflib
+
     if not isinstance(kind, str) or not kind or kind in FOREIGN_KINDS:
         return None
     if kind in OUR_KINDS:
@@ -158,8 +213,16 @@ def _trainspec_fields(spec: Any) -> list[str]:
 
 
 def _diag(doc: SourceDoc, code: str, mark: Mark, path: tuple, message: str, hint: str) -> Diagnostic:
-    return Diagnostic(code=code, message=message, severity=Severity.ERROR, file=doc.file, line=mark.line,
-                      column=mark.column, path=format_path(path), hint=hint)
+    return Diagnostic(
+        code=code,
+        message=message,
+        severity=Severity.ERROR,
+        file=doc.file,
+        line=mark.line,
+        column=mark.column,
+        path=format_path(path),
+        hint=hint,
+    )
 
 
 def _at_key(doc: SourceDoc, key: str, code: str, message: str, hint: str) -> Diagnostic:

@@ -12,16 +12,16 @@ import enum
 import re
 import types
 import typing
-from collections.abc import Iterable, Mapping
-from typing import Any, Callable
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
-from trainspec.dsl.modeling import (
-    REJECTED, STRICT, FieldInfo, Invalid, Loc, Model, Validator, error_dict, validator_of_model,
-)
+from trainspec.dsl.fields import REJECTED, STRICT, Errors, FieldInfo, Loc, Validator
+from trainspec.dsl.modeling import Invalid, Model, error_dict, validator_of_model
 
 
-def validator_for(annotation: Any, info: FieldInfo | None = None, strict: bool = False,
-                  optional: bool = False) -> Validator:
+def validator_for(
+    annotation: Any, info: FieldInfo | None = None, strict: bool = False, optional: bool = False
+) -> Validator:
     """The validator of one annotation; ``info`` carries the field's constraints (leaf types only)."""
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin is typing.Annotated:
@@ -68,7 +68,7 @@ def _scalar_or_model(alternatives: list[Any], info: FieldInfo | None, strict: bo
     scalar = validator_for(next(a for a in alternatives if a is not model), info, strict, optional)
     structured = validator_of_model(model)
 
-    def run(value: Any, loc: Loc, errors: list) -> Any:
+    def run(value: Any, loc: Loc, errors: Errors) -> Any:
         if isinstance(value, (Mapping, model)):
             return structured(value, loc, errors)
         return scalar(value, loc, errors)
@@ -79,7 +79,7 @@ def _scalar_or_model(alternatives: list[Any], info: FieldInfo | None, strict: bo
 def _collect(check: Callable[[Any], Any], optional: bool) -> Validator:
     """A validator from a scalar check; with ``optional``, None passes."""
 
-    def run(value: Any, loc: Loc, errors: list) -> Any:
+    def run(value: Any, loc: Loc, errors: Errors) -> Any:
         if value is None and optional:
             return None
         try:
@@ -111,6 +111,7 @@ def _constrained(check: Any, info: FieldInfo | None) -> Any:
         return check
     ge, le, lo, hi, pattern = info.ge, info.le, info.min_length, info.max_length, info.pattern
     as_float = check in (_float, _float_strict)
+    regex = None
     if pattern is not None:
         # As in JSON Schema, a final "$" is the end of the text (Python's also matches before a final newline).
         regex = re.compile(pattern[:-1] + r"\Z" if pattern.endswith("$") and not pattern.endswith("\\$") else pattern)
@@ -118,18 +119,24 @@ def _constrained(check: Any, info: FieldInfo | None) -> Any:
     def constrained(value: Any) -> Any:
         value = check(value)
         if le is not None and not value <= le:
-            raise Invalid("less_than_equal", f"Input should be less than or equal to {le}",
-                          {"le": float(le) if as_float else le})
+            raise Invalid(
+                "less_than_equal", f"Input should be less than or equal to {le}", {"le": float(le) if as_float else le}
+            )
         if ge is not None and not value >= ge:
-            raise Invalid("greater_than_equal", f"Input should be greater than or equal to {ge}",
-                          {"ge": float(ge) if as_float else ge})
+            raise Invalid(
+                "greater_than_equal",
+                f"Input should be greater than or equal to {ge}",
+                {"ge": float(ge) if as_float else ge},
+            )
         if lo is not None and len(value) < lo:
-            raise Invalid("string_too_short", f"String should have at least {lo} character{'s' * (lo != 1)}",
-                          {"min_length": lo})
+            raise Invalid(
+                "string_too_short", f"String should have at least {lo} character{'s' * (lo != 1)}", {"min_length": lo}
+            )
         if hi is not None and len(value) > hi:
-            raise Invalid("string_too_long", f"String should have at most {hi} character{'s' * (hi != 1)}",
-                          {"max_length": hi})
-        if pattern is not None and not regex.search(value):
+            raise Invalid(
+                "string_too_long", f"String should have at most {hi} character{'s' * (hi != 1)}", {"max_length": hi}
+            )
+        if regex is not None and not regex.search(value):
             raise Invalid("string_pattern_mismatch", f"String should match pattern '{pattern}'", {"pattern": pattern})
         return value
 
@@ -159,8 +166,9 @@ def _float(value: Any) -> float:
         try:
             return float(value)
         except ValueError:
-            raise Invalid("float_parsing", "Input should be a valid number, unable to parse string as a number") \
-                from None
+            raise Invalid(
+                "float_parsing", "Input should be a valid number, unable to parse string as a number"
+            ) from None
     if isinstance(value, (int, float)):
         try:
             return float(value)
@@ -170,8 +178,10 @@ def _float(value: Any) -> float:
 
 
 #: The words a lax bool field takes (any case).
-_BOOL_WORDS = {**dict.fromkeys(("0", "off", "f", "false", "n", "no"), False),
-               **dict.fromkeys(("1", "on", "t", "true", "y", "yes"), True)}
+_BOOL_WORDS = {
+    **dict.fromkeys(("0", "off", "f", "false", "n", "no"), False),
+    **dict.fromkeys(("1", "on", "t", "true", "y", "yes"), True),
+}
 
 
 def _bool(value: Any) -> bool:
@@ -197,8 +207,16 @@ def _bool_strict(value: Any) -> bool:
     raise Invalid("bool_type", "Input should be a valid boolean")
 
 
-_SCALARS = {(str, False): _str, (str, True): _str, (int, False): _int, (int, True): _int,
-            (float, False): _float, (float, True): _float_strict, (bool, False): _bool, (bool, True): _bool_strict}
+_SCALARS = {
+    (str, False): _str,
+    (str, True): _str,
+    (int, False): _int,
+    (int, True): _int,
+    (float, False): _float,
+    (float, True): _float_strict,
+    (bool, False): _bool,
+    (bool, True): _bool_strict,
+}
 
 
 def _expected(values: Iterable[Any]) -> str:
@@ -206,7 +224,7 @@ def _expected(values: Iterable[Any]) -> str:
     return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
 
 
-def _literal(allowed: tuple) -> Callable[[Any], Any]:
+def _literal(allowed: tuple[Any, ...]) -> Callable[[Any], Any]:
     expected = _expected(allowed)
 
     def check(value: Any) -> Any:
@@ -228,18 +246,20 @@ def _enum(cls: type[enum.Enum]) -> Callable[[Any], Any]:
         try:
             return by_value[value]
         except (KeyError, TypeError):
-            raise Invalid("enum", f"Input should be {expected}", {"expected": expected}) from None
+            raise Invalid(
+                "enum", f"Input should be {expected}", {"expected": expected, "choices": [str(v) for v in by_value]}
+            ) from None
 
     return check
 
 
-def _sized(kind: str, info: FieldInfo | None) -> Callable[[int, Loc, list, Any], bool]:
+def _sized(kind: str, info: FieldInfo | None) -> Callable[[int, Loc, Errors, Any], bool]:
     """The min_length/max_length check of a list or dict field (errors ``too_short`` / ``too_long``)."""
     lo, hi = (info.min_length, info.max_length) if info is not None else (None, None)
     if info is not None and (info.ge, info.le, info.pattern) != (None, None, None):
         raise TypeError(f"field {info.name!r}: only min_length and max_length apply to a {kind.lower()}")
 
-    def ok(size: int, loc: Loc, errors: list, value: Any) -> bool:
+    def ok(size: int, loc: Loc, errors: Errors, value: Any) -> bool:
         if lo is not None and size < lo:
             error, bound, key = "too_short", lo, "min_length"
         elif hi is not None and size > hi:
@@ -257,9 +277,12 @@ def _sized(kind: str, info: FieldInfo | None) -> Callable[[int, Loc, list, Any],
 def _list(item: Validator, info: FieldInfo | None) -> Validator:
     sized = _sized("List", info)
 
-    def check(value: Any, loc: Loc, errors: list) -> Any:
-        if type(value) is not list and not isinstance(value, (tuple, set, frozenset)) and (
-                isinstance(value, (str, bytes, bytearray, Mapping)) or not isinstance(value, Iterable)):
+    def check(value: Any, loc: Loc, errors: Errors) -> Any:
+        if (
+            type(value) is not list
+            and not isinstance(value, (tuple, set, frozenset))
+            and (isinstance(value, (str, bytes, bytearray, Mapping)) or not isinstance(value, Iterable))
+        ):
             errors.append(error_dict("list_type", loc, "Input should be a valid list", value))
             return REJECTED
         start = len(errors)
@@ -272,7 +295,7 @@ def _list(item: Validator, info: FieldInfo | None) -> Validator:
 def _dict(key: Validator, item: Validator, info: FieldInfo | None) -> Validator:
     sized = _sized("Dictionary", info)
 
-    def check(value: Any, loc: Loc, errors: list) -> Any:
+    def check(value: Any, loc: Loc, errors: Errors) -> Any:
         if type(value) is not dict and not isinstance(value, Mapping):
             errors.append(error_dict("dict_type", loc, "Input should be a valid dictionary", value))
             return REJECTED
@@ -284,4 +307,3 @@ def _dict(key: Validator, item: Validator, info: FieldInfo | None) -> Validator:
         return out if len(errors) == start and sized(len(out), loc, errors, value) else REJECTED
 
     return check
-

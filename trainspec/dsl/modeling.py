@@ -27,132 +27,40 @@ every field is valid and raises :class:`Invalid`; its error is located at the mo
 from __future__ import annotations
 
 import enum
+import sys
 import typing
-from collections.abc import Mapping
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
-__all__ = ["MISSING", "REJECTED", "STRICT", "FieldInfo", "Invalid", "Model", "ValidationError", "error_dict", "field",
-           "short_repr", "to_camel", "validator_of_model"]
+from trainspec.dsl.errors import Invalid, ValidationError, error_dict, short_repr, suggest
+from trainspec.dsl.fields import MISSING, REJECTED, STRICT, Errors, FieldInfo, Loc, Validator, field, to_camel
 
+if sys.version_info >= (3, 11):
+    from typing import dataclass_transform
+else:  # Python 3.10 runs without it; type checkers take the 3.11 branch
 
-class _Missing:
-    def __repr__(self) -> str:
-        return "MISSING"
-
-
-#: No default: the field is required.
-MISSING: Any = _Missing()
-#: Returned by a validator that recorded an error.
-REJECTED: Any = _Missing()
-#: ``Annotated`` marker: bool and float fields take only their own type (int fields always do).
-STRICT = "strict"
-
-Loc = tuple
-Validator = Callable[[Any, Loc, list], Any]
+    def dataclass_transform(**_: Any) -> Callable[[Any], Any]:
+        return lambda cls: cls
 
 
-class Invalid(ValueError):
-    """One failed check: ``type`` names the error (and so the diagnostic code), ``msg`` says it."""
-
-    def __init__(self, type: str, msg: str, ctx: dict | None = None) -> None:
-        super().__init__(msg)
-        self.type, self.msg, self.ctx = type, msg, ctx
-
-    def error(self, loc: Loc, value: Any) -> dict[str, Any]:
-        return error_dict(self.type, loc, self.msg, value, self.ctx)
-
-    def __reduce__(self) -> Any:
-        return type(self), (self.type, self.msg, self.ctx)
-
-
-def error_dict(kind: str, loc: Loc, msg: str, value: Any, ctx: dict | None = None) -> dict[str, Any]:
-    """One entry of :meth:`ValidationError.errors`."""
-    err = {"type": kind, "loc": loc, "msg": msg, "input": value}
-    if ctx is not None:
-        err["ctx"] = ctx
-    return err
-
-
-def short_repr(value: Any, limit: int = 100) -> str:
-    """``repr(value)`` cut to ``limit`` characters; an int too long to print is described instead
-    (printing one of more than 4300 digits raises, and takes quadratic time before that)."""
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 4 * limit:
-        return f"<an integer of {value.bit_length()} bits>"
-    shown = repr(value)
-    return shown if len(shown) <= limit else f"{shown[:limit // 2 - 2]}...{shown[-(limit // 2 - 2):]}"
-
-
-class ValidationError(ValueError):
-    """Every problem found in one input: ``errors()`` lists them as ``{type, loc, msg, input[, ctx]}``."""
-
-    def __init__(self, title: str, errors: list[dict[str, Any]]) -> None:
-        self.title = title
-        self._errors = errors
-        lines = [f"{len(errors)} validation error{'s' if len(errors) != 1 else ''} for {title}"]
-        for err in errors:
-            if err["loc"]:
-                lines.append(".".join(map(str, err["loc"])))
-            shown = short_repr(err["input"])
-            lines.append(f"  {err['msg']} [type={err['type']}, input_value={shown}]")
-        super().__init__("\n".join(lines))
-
-    def __reduce__(self) -> Any:
-        return type(self), (self.title, self._errors)
-
-    def errors(self, *, include_url: bool = False) -> list[dict[str, Any]]:
-        return [dict(err) for err in self._errors]
-
-    def error_count(self) -> int:
-        return len(self._errors)
-
-
-# -- fields ------------------------------------------------------------------------------------
-
-
-class FieldInfo:
-    """One declared field; ``name``, ``alias``, ``annotation`` and ``validate`` are set on first use."""
-
-    __slots__ = ("name", "alias", "annotation", "default", "default_factory", "description",
-                 "ge", "le", "min_length", "max_length", "pattern", "validate")
-
-    def __init__(self, default: Any = MISSING, *, default_factory: Callable[[], Any] | None = None,
-                 alias: str | None = None, description: str | None = None, ge: float | None = None,
-                 le: float | None = None, min_length: int | None = None, max_length: int | None = None,
-                 pattern: str | None = None) -> None:
-        if default is not MISSING and default_factory is not None:
-            raise TypeError("give default or default_factory, not both")
-        self.default, self.default_factory, self.alias, self.description = default, default_factory, alias, description
-        self.ge, self.le, self.min_length, self.max_length, self.pattern = ge, le, min_length, max_length, pattern
-        self.name: str = ""
-        self.annotation: Any = None
-        self.validate: Validator | None = None
-
-    @property
-    def required(self) -> bool:
-        return self.default is MISSING and self.default_factory is None
-
-    def get_default(self) -> Any:
-        return self.default_factory() if self.default_factory is not None else self.default
-
-    def __repr__(self) -> str:
-        return f"FieldInfo(name={self.name!r}, alias={self.alias!r}, required={self.required})"
-
-
-def field(default: Any = MISSING, **options: Any) -> Any:
-    """Declare a field: ``default`` (shared by every instance) or ``default_factory`` (called for
-    each), ``alias`` (default: the camelCase name), ``description``, and the constraints ``ge``,
-    ``le`` (numbers), ``min_length``, ``max_length`` (strings, lists, dicts) and ``pattern``."""
-    return FieldInfo(default, **options)
-
-
-def to_camel(name: str) -> str:
-    """``resources_per_node`` -> ``resourcesPerNode``."""
-    first, *rest = name.split("_")
-    return first + "".join(part[:1].upper() + part[1:] for part in rest)
+__all__ = [
+    "MISSING",
+    "REJECTED",
+    "STRICT",
+    "FieldInfo",
+    "Invalid",
+    "Model",
+    "ValidationError",
+    "error_dict",
+    "field",
+    "short_repr",
+    "to_camel",
+    "validator_of_model",
+]
 
 
 class _ClassProperty:
-    def __init__(self, fget: Callable[[type], Any]) -> None:
+    def __init__(self, fget: Callable[[Any], Any]) -> None:
         self.fget = fget
 
     def __get__(self, obj: Any, owner: type) -> Any:
@@ -162,29 +70,50 @@ class _ClassProperty:
 # -- models ------------------------------------------------------------------------------------
 
 
+@dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(field, FieldInfo))
 class Model:
-    """Base of the spec models: declarative, validated, frozen, equal by field values."""
+    """Base of the spec models: declarative, validated, frozen, equal by field values.
 
-    def __init__(self, **data: Any) -> None:
-        errors: list[dict[str, Any]] = []
-        if not self._fill(data, (), errors):
-            raise ValidationError(type(self).__name__, errors)
+    To type checkers a subclass is a frozen, keyword-only dataclass whose fields are its
+    annotations (``typing.dataclass_transform``), so an unknown keyword, a value of the wrong
+    type or a missing required field is an error before anything runs. At run time the
+    constructor validates (and converts: ``"64Gi"`` to a :class:`Quantity`), collecting every
+    problem into one :class:`ValidationError`.
+    """
+
+    if not TYPE_CHECKING:  # type checkers see the synthesized keyword-only signature instead
+
+        def __init__(self, **data: Any) -> None:
+            errors: list[dict[str, Any]] = []
+            if not self._fill(data, (), errors):
+                raise ValidationError(type(self).__name__, errors)
+
+    #: What ``help()`` and ``inspect.signature`` show: the fields as keyword-only parameters
+    #: (built on first use, like the field table).
+    __signature__ = _ClassProperty(lambda cls: cls._signature())
 
     @classmethod
-    def model_validate(cls, data: Any) -> Any:
+    def _signature(cls) -> Any:
+        import inspect
+
+        hints = typing.get_type_hints(cls)  # without Annotated metadata: what a reader wants to see
+        return inspect.Signature([_parameter(f, hints.get(f.name, Any)) for f in cls._fields()], return_annotation=None)
+
+    @classmethod
+    def model_validate(cls: type[_M], data: Any) -> _M:
         """An instance from a mapping (YAML or Python names), or ``data`` if it already is one."""
         errors: list[dict[str, Any]] = []
         value = validator_of_model(cls)(data, (), errors)
         if errors:
             raise ValidationError(cls.__name__, errors)
-        return value
+        return typing.cast(_M, value)
 
     @classmethod
     def _table(cls) -> _Table:
         table = cls.__dict__.get("_field_table")
         if table is None:
             table = _Table(cls)
-            cls._field_table = table
+            setattr(cls, "_field_table", table)  # noqa: B010 (undeclared: set on this class only, a subclass builds its own)
         return table
 
     @classmethod
@@ -195,11 +124,11 @@ class Model:
     model_fields = _ClassProperty(lambda cls: cls._table().by_name)
 
     @classmethod
-    def _from_mapping(cls, data: Mapping, loc: Loc, errors: list) -> Any:
+    def _from_mapping(cls, data: Mapping[Any, Any], loc: Loc, errors: Errors) -> Any:
         obj = cls.__new__(cls)
         return obj if obj._fill(data, loc, errors) else REJECTED
 
-    def _fill(self, data: Mapping, loc: Loc, errors: list) -> bool:
+    def _fill(self, data: Mapping[Any, Any], loc: Loc, errors: Errors) -> bool:
         start = len(errors)
         table = self._table()
         values: dict[str, Any] = {}
@@ -216,13 +145,14 @@ class Model:
                 values[name] = factory()
                 continue
             else:
-                errors.append(error_dict("missing", (*loc, alias), "Field required", data))
+                errors.append(error_dict("required", (*loc, alias), "Field required", data))
                 continue
             values[name] = validate(data[key], (*loc, key), errors)
             given.add(name)
         if len(given) != len(data):  # unknown keys, or a field given by both of its names (the alias counts)
-            errors.extend(error_dict("extra_forbidden", (*loc, key), "Extra inputs are not permitted", value)
-                          for key, value in data.items() if not table.takes(key, data))
+            errors.extend(
+                table.unknown(key, (*loc, key), value) for key, value in data.items() if not table.takes(key, data)
+            )
         if len(errors) > start:
             return False
         values["_fields_set"] = given
@@ -240,9 +170,9 @@ class Model:
     @property
     def model_fields_set(self) -> set[str]:
         """Names of the fields the input gave (the others have their defaults)."""
-        return self.__dict__["_fields_set"]
+        return typing.cast("set[str]", self.__dict__["_fields_set"])
 
-    def model_copy(self, *, update: Mapping[str, Any] | None = None) -> Any:
+    def model_copy(self: _M, *, update: Mapping[str, Any] | None = None) -> _M:
         """A shallow copy with ``update`` (Python names) applied as given, without validation."""
         new = object.__new__(type(self))
         state = dict(self.__dict__)
@@ -255,11 +185,22 @@ class Model:
         new.__dict__.update(state)
         return new
 
-    def model_dump(self, *, mode: str = "python", by_alias: bool = False, exclude_none: bool = False,
-                   exclude_defaults: bool = False) -> dict[str, Any]:
+    def model_dump(
+        self,
+        *,
+        mode: str = "python",
+        by_alias: bool = False,
+        exclude_none: bool = False,
+        exclude_defaults: bool = False,
+    ) -> dict[str, Any]:
         """The fields as a dict, nested models too; ``mode="json"`` makes it plain JSON data (enums
         by value, value types by their ``__json__()``)."""
-        options = dict(mode=mode, by_alias=by_alias, exclude_none=exclude_none, exclude_defaults=exclude_defaults)
+        options = {
+            "mode": mode,
+            "by_alias": by_alias,
+            "exclude_none": exclude_none,
+            "exclude_defaults": exclude_defaults,
+        }
         out: dict[str, Any] = {}
         for f in self._fields():
             value = self.__dict__[f.name]
@@ -268,7 +209,7 @@ class Model:
             out[f.alias if by_alias else f.name] = _dump(value, options)
         return out
 
-    def _values(self) -> tuple:
+    def _values(self) -> tuple[Any, ...]:
         return tuple(self.__dict__[f.name] for f in self._fields())
 
     def __eq__(self, other: object) -> bool:
@@ -291,6 +232,7 @@ class Model:
 
 
 _FROZEN = "Instance is frozen"
+_M = TypeVar("_M", bound=Model)  # after Model: bound="Model" is a ForwardRef, whose compile() costs 0.7 ms
 
 
 def _dump(value: Any, options: dict[str, Any]) -> Any:
@@ -313,9 +255,10 @@ class _Table:
 
     def __init__(self, cls: type) -> None:
         from trainspec.dsl.fieldchecks import validator_for  # it builds on this module
+        from trainspec.dsl.hints import type_hints
 
         try:
-            hints = typing.get_type_hints(cls, include_extras=True)
+            hints = type_hints(cls)
         except NameError as exc:
             raise TypeError(f"cannot resolve the annotations of {cls.__name__}: {exc}") from None
         fields = []
@@ -332,21 +275,67 @@ class _Table:
             fields.append(info)
         self.fields = tuple(fields)
         #: What _fill runs through, per field: (name, alias, validate, default, default_factory).
-        self.steps = tuple((f.name, f.alias, f.validate, f.default, f.default_factory) for f in fields)
-        self.by_name = {f.name: f for f in fields}
-        self.by_key = {**self.by_name, **{f.alias: f for f in fields}}
+        self.steps = tuple(
+            (f.name, f.alias, typing.cast(Validator, f.validate), f.default, f.default_factory) for f in fields
+        )
+        self.by_name: dict[str, FieldInfo] = {f.name: f for f in fields}
+        self.by_key: dict[str, FieldInfo] = {**self.by_name, **{f.alias: f for f in fields}}
 
-    def takes(self, key: Any, data: Mapping) -> bool:
+    def unknown(self, key: Any, loc: Loc, value: Any) -> dict[str, Any]:
+        """The error of a key this model does not have, with the closest field name (YAML names for a
+        camelCase key, Python names otherwise) as its suggestion."""
+        twice = self.by_key.get(key)
+        if twice is not None:  # the Python name of a field also given by its YAML name
+            return error_dict("unknown_field", loc, f"{key!r} repeats {twice.alias!r}: give the field once", value)
+        names = [f.alias if _is_camel(key) else f.name for f in self.fields]
+        close = suggest(key, names)
+        hint = f"; did you mean {close!r}?" if close else ""
+        return error_dict(
+            "unknown_field",
+            loc,
+            f"unknown field {short_repr(key)}{hint}",
+            value,
+            {"suggestion": close} if close else None,
+        )
+
+    def takes(self, key: Any, data: Mapping[Any, Any]) -> bool:
         """Whether ``key`` of ``data`` is a field's name (and not a second spelling of a field given by alias)."""
         f = self.by_key.get(key)
         return f is not None and (key == f.alias or f.alias not in data)
+
+
+def _is_camel(key: Any) -> bool:
+    return isinstance(key, str) and "_" not in key and key != key.lower()
+
+
+class _Factory:
+    """A ``default_factory`` as ``help()`` shows it: what it makes (``{}``, ``[]``...)."""
+
+    def __init__(self, factory: Callable[[], Any]) -> None:
+        self.factory = factory
+
+    def __repr__(self) -> str:
+        return repr(self.factory())
+
+
+def _parameter(info: FieldInfo, annotation: Any) -> Any:
+    import inspect
+
+    default = (
+        inspect.Parameter.empty
+        if info.required
+        else _Factory(info.default_factory)
+        if info.default_factory is not None
+        else info.default
+    )
+    return inspect.Parameter(info.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
 
 
 def validator_of_model(cls: type[Model]) -> Validator:
     """Takes an instance of ``cls`` as it is and validates a mapping into one."""
     message = f"Input should be a valid dictionary or instance of {cls.__name__}"
 
-    def check(value: Any, loc: Loc, errors: list) -> Any:
+    def check(value: Any, loc: Loc, errors: Errors) -> Any:
         if type(value) is dict:
             return cls._from_mapping(value, loc, errors)
         if isinstance(value, cls):

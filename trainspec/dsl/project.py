@@ -7,7 +7,7 @@ and lets a platform team set rules that ``validate`` and ``check`` enforce.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Literal
 
 from trainspec.dsl.modeling import field
 from trainspec.dsl.models import API_VERSION, Engine, Gang, Metadata, _Model
@@ -20,27 +20,36 @@ PROJECT_FILE = "trainspec.yaml"
 class Target(_Model):
     """The versions of the cluster the manifests are for."""
 
-    trainer: str = field(default="2.3", pattern=r"^\d+\.\d+$", description="Kubeflow Trainer minor version: 2.1, 2.2 or 2.3.")
-    kueue: Optional[str] = field(default="0.19", pattern=r"^\d+\.\d+$", description="Kueue minor version, or null without Kueue.")
-    engine: Optional[Engine] = field(
-        default=None, description="Engine of every job whose runtime names none: trainer (default), ray or "
-                                  "training-operator.")
+    trainer: str = field(
+        default="2.3", pattern=r"^\d+\.\d+$", description="Kubeflow Trainer minor version: 2.1, 2.2 or 2.3."
+    )
+    kueue: str | None = field(
+        default="0.19", pattern=r"^\d+\.\d+$", description="Kueue minor version, or null without Kueue."
+    )
+    engine: Engine | None = field(
+        default=None,
+        description="Engine of every job whose runtime names none: trainer (default), ray or training-operator.",
+    )
     jobset_feature_gates: list[str] = field(
-        default_factory=list, description="JobSet feature gates the cluster's JobSet controller runs with, beyond "
-                                          "its defaults (e.g. InPlaceRestart): `check` then admits what they allow.")
+        default_factory=list,
+        description="JobSet feature gates the cluster's JobSet controller runs with, beyond "
+        "its defaults (e.g. InPlaceRestart): `check` then admits what they allow.",
+    )
 
 
 class Defaults(_Model):
     """Values a job or runtime gets when it does not set them."""
 
-    namespace: Optional[NamespaceName] = field(default=None, description="Namespace of jobs that set none.")
-    queue: Optional[ObjectName] = field(default=None, description="Kueue LocalQueue of jobs that set none.")
-    priority: Optional[ObjectName] = field(default=None, description="WorkloadPriorityClass of jobs that set none.")
-    storage_class: Optional[ObjectName] = field(default=None, description="StorageClass of new checkpoint volumes.")
-    gang: Optional[Gang] = field(default=None, description="Gang policy of runtimes that set none.")
-    stage_image: Optional[Image] = field(
-        default=None, description="Image of the data-sharding stage for runtimes whose dataSharding names none "
-                                  "(build it from trainspec's Dockerfile and push it to your registry).")
+    namespace: NamespaceName | None = field(default=None, description="Namespace of jobs that set none.")
+    queue: ObjectName | None = field(default=None, description="Kueue LocalQueue of jobs that set none.")
+    priority: ObjectName | None = field(default=None, description="WorkloadPriorityClass of jobs that set none.")
+    storage_class: ObjectName | None = field(default=None, description="StorageClass of new checkpoint volumes.")
+    gang: Gang | None = field(default=None, description="Gang policy of runtimes that set none.")
+    stage_image: Image | None = field(
+        default=None,
+        description="Image of the data-sharding stage for runtimes whose dataSharding names none "
+        "(build it from trainspec's Dockerfile and push it to your registry).",
+    )
 
 
 class ImagePolicy(_Model):
@@ -56,11 +65,11 @@ class Policy(_Model):
     require_queue: bool = field(default=False, description="Every job must name a Kueue queue.")
     require_max_run_time: bool = field(default=False, description="Every job must set maxRunTime.")
     # A job's GPUs (nodes x GPUs per node) always fit an int32, so a larger ceiling never binds.
-    max_gpus_per_job: Optional[Count] = field(
+    max_gpus_per_job: Count | None = field(
         default=None, ge=1, le=INT32_MAX, description="GPU ceiling per job (nodes x GPUs per node)."
     )
     required_labels: list[LabelKey] = field(default_factory=list, description="Labels every job must carry, e.g. team.")
-    images: Optional[ImagePolicy] = field(default=None, description="Image rules.")
+    images: ImagePolicy | None = field(default=None, description="Image rules.")
 
 
 class Pricing(_Model):
@@ -84,7 +93,7 @@ class Project(_Model):
 
     api_version: Literal["trainspec.dev/v1alpha1"] = field(default=API_VERSION, description="trainspec.dev/v1alpha1")
     kind: Literal["Project"] = field(default="Project", description="Project")
-    metadata: Optional[Metadata] = field(default=None, description="Optional name of the project.")
+    metadata: Metadata | None = field(default=None, description="Optional name of the project.")
     spec: ProjectSpec = field(default_factory=ProjectSpec, description="Settings.")
 
 

@@ -31,7 +31,10 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from types import FrameType
 
 #: Characters of output kept from a spec module, per channel (Python writes; descriptor writes).
 MAX_CAPTURED = 2000
@@ -173,7 +176,7 @@ class _TextSink(io.TextIOBase):
         self._output, self._stream, self._fd, self._filename = output, stream, fd, filename
 
     @property
-    def encoding(self) -> str:  # type: ignore[override]
+    def encoding(self) -> str:  # type: ignore[override]  # typeshed: a settable attribute; fixed here
         return "utf-8"
 
     @property
@@ -210,11 +213,11 @@ class _BinarySink(io.RawIOBase):
 
 
 def _spec_line(filename: str) -> int | None:
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     while frame is not None:
         if frame.f_code.co_filename == filename:
             return frame.f_lineno
-        frame = frame.f_back  # type: ignore[assignment]
+        frame = frame.f_back
     return None
 
 

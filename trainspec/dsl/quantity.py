@@ -34,10 +34,10 @@ the text whatever it holds (a megabyte of digits is rejected without making a bi
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
+from trainspec.dsl.record import Record
 from trainspec.dsl.wellknown import INT32_MAX, INT64_MAX
 
 #: The largest magnitude of a quantity, in base units (bytes, cores, devices).
@@ -79,7 +79,9 @@ def shown(text: str) -> str:
 def _out_of_range(text: str, *, quoted: bool = True) -> QuantityError:
     return QuantityError(
         f"{shown(text) if quoted else text} is out of range: a quantity is at most 2^63-1 ({MAX_QUANTITY}) "
-        "base units, the int64 every Kubernetes component reads it as", "range")
+        "base units, the int64 every Kubernetes component reads it as",
+        "range",
+    )
 
 
 def parse_quantity(text: str) -> Quantity:
@@ -96,7 +98,7 @@ def parse_quantity(text: str) -> Quantity:
     sign, whole, fraction, suffix = match[1], match[2].lstrip("0"), match[3] or "", match[4] or ""
     binary = suffix in _BINARY
     power2 = _BINARY.get(suffix, 0)
-    power10 = _DECIMAL[suffix] if suffix in _DECIMAL else 0
+    power10 = _DECIMAL.get(suffix, 0)
     if suffix and not binary and suffix not in _DECIMAL:  # e-form; "E" alone is exa, found above
         power10 = _exponent(text, suffix[1:])
     digits = whole + fraction
@@ -118,8 +120,11 @@ def _exponent(text: str, raw: str) -> int:
     body = raw.lstrip("+-").lstrip("0")
     if len(body) > _MAX_EXPONENT_DIGITS or (body and int(body) > INT32_MAX):
         # The API server would truncate it to int32 and so silently read another number.
-        raise QuantityError(f"{shown(text)} is out of range: the exponent must fit an int32 "
-                            f"(at most {INT32_MAX} either way), as it does in the API server", "range")
+        raise QuantityError(
+            f"{shown(text)} is out of range: the exponent must fit an int32 "
+            f"(at most {INT32_MAX} either way), as it does in the API server",
+            "range",
+        )
     value = int(body) if body else 0
     return -value if raw.startswith("-") else value
 
@@ -142,8 +147,10 @@ def _nano_units(significant: str, order: int, power2: int) -> int:
 
 def is_quantity(text: object) -> bool:
     """True when ``text`` is a string that parses as a quantity (in range)."""
+    if not isinstance(text, str):
+        return False
     try:
-        parse_quantity(text)  # type: ignore[arg-type]
+        parse_quantity(text)
     except QuantityError:
         return False
     return True
@@ -177,8 +184,7 @@ def format_quantity(value: Fraction, binary: bool = False) -> str:
     return f"{nano}n"
 
 
-@dataclass(frozen=True, slots=True)
-class Quantity:
+class Quantity(Record):
     """A Kubernetes resource quantity (``96``, ``1600Gi``, ``500m``), exact and canonical.
 
     ``value`` is the exact amount in base units (bytes, cores). ``str()`` gives the canonical

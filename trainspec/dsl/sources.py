@@ -8,21 +8,32 @@ Finding files is :mod:`trainspec.dsl.discovery`; telling specs from other YAML i
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from trainspec.dsl.diagnostics import Diagnostic, Related, Severity, format_path
 from trainspec.dsl.discovery import IGNORE_FILE, PROJECT_FILE, SPEC_SUFFIXES, discover, is_spec_module
 from trainspec.dsl.models import Runtime, TrainingJob
+from trainspec.dsl.record import Record, field
 from trainspec.dsl.semantics import check_job
 from trainspec.dsl.upstream import check_runtime
 from trainspec.dsl.validation import build_spec, locate
 from trainspec.dsl.yaml_loader import LoadLimits, Mark, SourceDoc, load_file, load_text
 
 __all__ = [
-    "DEFAULT_PYTHON_TIMEOUT", "IGNORE_FILE", "PROJECT_FILE", "SPEC_SUFFIXES", "ForeignDoc", "LoadedSpec",
-    "discover", "display_name", "is_spec_module", "load_files", "load_path", "load_specs", "load_string",
+    "DEFAULT_PYTHON_TIMEOUT",
+    "IGNORE_FILE",
+    "PROJECT_FILE",
+    "SPEC_SUFFIXES",
+    "ForeignDoc",
+    "LoadedSpec",
+    "discover",
+    "display_name",
+    "is_spec_module",
+    "load_files",
+    "load_path",
+    "load_specs",
+    "load_string",
     "runtime_problems",
     "spec_problems",
 ]
@@ -31,8 +42,7 @@ __all__ = [
 DEFAULT_PYTHON_TIMEOUT = 10.0
 
 
-@dataclass(frozen=True)
-class ForeignDoc:
+class ForeignDoc(Record):
     """A document that was read and left alone as not trainspec's (a Kubernetes manifest, ...).
 
     ``api_version`` and ``kind`` are the document's own (None when absent or not a string);
@@ -47,8 +57,7 @@ class ForeignDoc:
     doc: SourceDoc | None = field(default=None, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
-class LoadedSpec:
+class LoadedSpec(Record):
     """A validated spec and where it came from, so later passes can point back at it."""
 
     spec: Any  # Runtime | TrainingJob | Project
@@ -94,19 +103,37 @@ class LoadedSpec:
             node = getattr(node, name)
         return True
 
-    def diagnostic(self, code: str, path: tuple, message: str, *, hint: str | None = None,
-                   severity: Severity = Severity.ERROR, related: tuple[Related, ...] = (),
-                   at_key: bool = False) -> Diagnostic:
+    def diagnostic(
+        self,
+        code: str,
+        path: tuple,
+        message: str,
+        *,
+        hint: str | None = None,
+        severity: Severity = Severity.ERROR,
+        related: tuple[Related, ...] = (),
+        at_key: bool = False,
+    ) -> Diagnostic:
         """A diagnostic located at ``path`` of this spec."""
         mark = self.mark(path, at_key=at_key)
-        return Diagnostic(code=code, message=message, severity=severity, file=self.file, line=mark.line,
-                          column=mark.column, path=format_path(path), hint=hint, related=related)
+        return Diagnostic(
+            code=code,
+            message=message,
+            severity=severity,
+            file=self.file,
+            line=mark.line,
+            column=mark.column,
+            path=format_path(path),
+            hint=hint,
+            related=related,
+        )
 
 
 def runtime_problems(loaded: LoadedSpec) -> list[Diagnostic]:
     """Single-spec problems of a loaded Runtime (a name Kubeflow Trainer installs: TS414)."""
-    return [loaded.diagnostic(code, path, message, hint=hint)
-            for code, path, message, hint in check_runtime(loaded.spec)]
+    return [
+        loaded.diagnostic(code, path, message, hint=hint) for code, path, message, hint in check_runtime(loaded.spec)
+    ]
 
 
 def spec_problems(loaded: LoadedSpec) -> list[Diagnostic]:
@@ -116,8 +143,10 @@ def spec_problems(loaded: LoadedSpec) -> list[Diagnostic]:
     handed to the library.
     """
     if isinstance(loaded.spec, TrainingJob):
-        return [loaded.diagnostic(code, path, message, hint=hint, at_key=code in _NAME_CODES)
-                for code, path, message, hint in check_job(loaded.spec)]
+        return [
+            loaded.diagnostic(code, path, message, hint=hint, at_key=code in _NAME_CODES)
+            for code, path, message, hint in check_job(loaded.spec)
+        ]
     if isinstance(loaded.spec, Runtime):
         return runtime_problems(loaded)
     return []
@@ -142,9 +171,14 @@ def display_name(path: Path) -> str:
     return Path(os.path.relpath(absolute, cwd)).as_posix()
 
 
-def load_specs(paths: list[str], *, values: dict[str, Any] | None = None, limits: LoadLimits | None = None,
-               foreign: list[ForeignDoc] | None = None,
-               python_timeout: float | None = DEFAULT_PYTHON_TIMEOUT) -> tuple[list[LoadedSpec], list[Diagnostic]]:
+def load_specs(
+    paths: list[str],
+    *,
+    values: dict[str, Any] | None = None,
+    limits: LoadLimits | None = None,
+    foreign: list[ForeignDoc] | None = None,
+    python_timeout: float | None = DEFAULT_PYTHON_TIMEOUT,
+) -> tuple[list[LoadedSpec], list[Diagnostic]]:
     """The load pass: every spec of every file under ``paths``, and every problem found.
 
     ``foreign``, when given, collects the documents left alone as not trainspec's.
@@ -155,9 +189,14 @@ def load_specs(paths: list[str], *, values: dict[str, Any] | None = None, limits
     return specs, [*problems, *found]
 
 
-def load_files(files: list[Path], *, values: dict[str, Any] | None = None, limits: LoadLimits | None = None,
-               foreign: list[ForeignDoc] | None = None,
-               python_timeout: float | None = DEFAULT_PYTHON_TIMEOUT) -> tuple[list[LoadedSpec], list[Diagnostic]]:
+def load_files(
+    files: list[Path],
+    *,
+    values: dict[str, Any] | None = None,
+    limits: LoadLimits | None = None,
+    foreign: list[ForeignDoc] | None = None,
+    python_timeout: float | None = DEFAULT_PYTHON_TIMEOUT,
+) -> tuple[list[LoadedSpec], list[Diagnostic]]:
     """Every spec of the given files (already discovered), and every problem found."""
     specs: list[LoadedSpec] = []
     problems: list[Diagnostic] = []
@@ -168,9 +207,14 @@ def load_files(files: list[Path], *, values: dict[str, Any] | None = None, limit
     return specs, problems
 
 
-def load_path(path: Path, *, values: dict[str, Any] | None = None, limits: LoadLimits | None = None,
-              foreign: list[ForeignDoc] | None = None,
-              python_timeout: float | None = DEFAULT_PYTHON_TIMEOUT) -> tuple[list[LoadedSpec], list[Diagnostic]]:
+def load_path(
+    path: Path,
+    *,
+    values: dict[str, Any] | None = None,
+    limits: LoadLimits | None = None,
+    foreign: list[ForeignDoc] | None = None,
+    python_timeout: float | None = DEFAULT_PYTHON_TIMEOUT,
+) -> tuple[list[LoadedSpec], list[Diagnostic]]:
     """Specs of one file (``.py``, in any letter case, is run as a Python spec module)."""
     path = Path(path)
     display = display_name(path)
@@ -182,16 +226,22 @@ def load_path(path: Path, *, values: dict[str, Any] | None = None, limits: LoadL
     return _specs_of(docs, problems, values, foreign)
 
 
-def load_string(text: str | bytes, display: str = "<string>", *, values: dict[str, Any] | None = None,
-                limits: LoadLimits | None = None,
-                foreign: list[ForeignDoc] | None = None) -> tuple[list[LoadedSpec], list[Diagnostic]]:
+def load_string(
+    text: str | bytes,
+    display: str = "<string>",
+    *,
+    values: dict[str, Any] | None = None,
+    limits: LoadLimits | None = None,
+    foreign: list[ForeignDoc] | None = None,
+) -> tuple[list[LoadedSpec], list[Diagnostic]]:
     """Specs of YAML text (for tools and tests that hold specs in memory)."""
     docs, problems = load_text(text, display, limits or LoadLimits())
     return _specs_of(docs, problems, values, foreign)
 
 
-def _specs_of(docs: list[SourceDoc], problems: list[Diagnostic], values: dict[str, Any] | None,
-              foreign: list[ForeignDoc] | None) -> tuple[list[LoadedSpec], list[Diagnostic]]:
+def _specs_of(
+    docs: list[SourceDoc], problems: list[Diagnostic], values: dict[str, Any] | None, foreign: list[ForeignDoc] | None
+) -> tuple[list[LoadedSpec], list[Diagnostic]]:
     from trainspec.dsl.doctype import classify
 
     specs: list[LoadedSpec] = []
@@ -213,8 +263,14 @@ def _specs_of(docs: list[SourceDoc], problems: list[Diagnostic], values: dict[st
 
 def _foreign(doc: SourceDoc) -> ForeignDoc:
     api_version, kind = doc.data.get("apiVersion"), doc.data.get("kind")
-    return ForeignDoc(doc.file, doc.start.line, doc.start.column, api_version if isinstance(api_version, str) else None,
-                      kind if isinstance(kind, str) else None, doc)
+    return ForeignDoc(
+        doc.file,
+        doc.start.line,
+        doc.start.column,
+        api_version if isinstance(api_version, str) else None,
+        kind if isinstance(kind, str) else None,
+        doc,
+    )
 
 
 def _load_doc(doc: SourceDoc, values: dict[str, Any] | None) -> tuple[LoadedSpec | None, list[Diagnostic]]:

@@ -21,8 +21,9 @@ some environments leave empty).
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
 from trainspec.dsl.diagnostics import Diagnostic, Related, format_path
 from trainspec.dsl.yaml_loader import SourceDoc
@@ -44,12 +45,29 @@ _PLAIN_FILTERS = ("default", "d", "length", "count", "first", "last", "abs", "ro
 #: Jinja2 filters that are safe but would turn a null into the text "None" or "none".
 _TEXT_FILTERS = ("lower", "upper", "title", "capitalize", "trim")
 #: String methods a template may call: each result is no larger than the string itself.
-_STR_METHODS = frozenset({"split", "rsplit", "strip", "lstrip", "rstrip", "lower", "upper", "title", "capitalize",
-                          "startswith", "endswith", "removeprefix", "removesuffix"})
-_ALLOWED_HINT = ("templates may use {{ values.<name> }}, ~, arithmetic, comparisons, if/else, the string methods "
-                 "split, strip, lower, upper, startswith, endswith, removeprefix, removesuffix, and the filters "
-                 "default, lower, upper, title, capitalize, trim, replace, join, string, int, float, length, "
-                 "first, last, abs, round")
+_STR_METHODS = frozenset(
+    {
+        "split",
+        "rsplit",
+        "strip",
+        "lstrip",
+        "rstrip",
+        "lower",
+        "upper",
+        "title",
+        "capitalize",
+        "startswith",
+        "endswith",
+        "removeprefix",
+        "removesuffix",
+    }
+)
+_ALLOWED_HINT = (
+    "templates may use {{ values.<name> }}, ~, arithmetic, comparisons, if/else, the string methods "
+    "split, strip, lower, upper, startswith, endswith, removeprefix, removesuffix, and the filters "
+    "default, lower, upper, title, capitalize, trim, replace, join, string, int, float, length, "
+    "first, last, abs, round"
+)
 
 
 class TemplateProblem(Exception):
@@ -81,8 +99,11 @@ def shown(text: str) -> str:
 
 
 def _too_big(what: str, size: int) -> TemplateProblem:
-    return TemplateProblem("TS309", f"{what} would be {size} long, over the cap of {MAX_RENDERED_VALUE}",
-                           "a value needs no more than a few hundred characters; simplify the template")
+    return TemplateProblem(
+        "TS309",
+        f"{what} would be {size} long, over the cap of {MAX_RENDERED_VALUE}",
+        "a value needs no more than a few hundred characters; simplify the template",
+    )
 
 
 def _check_binop(operator: str, left: Any, right: Any) -> None:
@@ -97,15 +118,23 @@ def _check_binop(operator: str, left: Any, right: Any) -> None:
         if isinstance(left, int) and isinstance(right, int) and left.bit_length() + right.bit_length() > MAX_INT_BITS:
             raise TemplateProblem("TS309", f"a product of more than {MAX_INT_BITS} bits", "use smaller numbers")
     elif operator == "**":
-        if isinstance(left, int) and isinstance(right, int) and right > 0 and abs(left) > 1:
-            if right > MAX_INT_BITS or (left.bit_length() - 1) * right > MAX_INT_BITS:
-                raise TemplateProblem("TS309", f"a power of more than {MAX_INT_BITS} bits", "use smaller numbers")
+        if (
+            isinstance(left, int)
+            and isinstance(right, int)
+            and right > 0
+            and abs(left) > 1
+            and (right > MAX_INT_BITS or (left.bit_length() - 1) * right > MAX_INT_BITS)
+        ):
+            raise TemplateProblem("TS309", f"a power of more than {MAX_INT_BITS} bits", "use smaller numbers")
     elif operator == "+":
         if isinstance(left, sequences) and isinstance(right, sequences) and len(left) + len(right) > MAX_RENDERED_VALUE:
             raise _too_big("a sum (+)", len(left) + len(right))
     elif operator == "%" and isinstance(left, (str, bytes)):
-        raise TemplateProblem("TS310", "string formatting with % is not allowed in templates",
-                              "join strings with ~ instead: {{ values.a ~ '-' ~ values.b }}")
+        raise TemplateProblem(
+            "TS310",
+            "string formatting with % is not allowed in templates",
+            "join strings with ~ instead: {{ values.a ~ '-' ~ values.b }}",
+        )
 
 
 def _text(value: Any) -> str:
@@ -160,8 +189,11 @@ def _number(convert: Callable[..., Any], name: str) -> Callable[..., Any]:
         kwargs.pop("default", None)
         result = convert(value, failed, *args[1:], **kwargs)  # args[0] would be the default: replaced
         if result is failed:
-            raise TemplateProblem("TS307", f"{shown(str(value))} is not a number ({name} filter)",
-                                  "give the value a number in the values file")
+            raise TemplateProblem(
+                "TS307",
+                f"{shown(str(value))} is not a number ({name} filter)",
+                "give the value a number in the values file",
+            )
         return result
 
     return strict
@@ -183,8 +215,12 @@ def _finalize(value: Any, undefined: type) -> Any:
     if value is None or isinstance(value, (dict, list, tuple, set)):
         raise _Unusable(value)
     if callable(value) and not isinstance(value, str):
-        raise TemplateProblem("TS310", "a template renders a function or method, not a value (for a key named "
-                              "like a method, write values['items'] rather than values.items)", _ALLOWED_HINT)
+        raise TemplateProblem(
+            "TS310",
+            "a template renders a function or method, not a value (for a key named "
+            "like a method, write values['items'] rather than values.items)",
+            _ALLOWED_HINT,
+        )
     return value
 
 
@@ -209,29 +245,80 @@ def _environment() -> Any:
                 raise TemplateProblem("TS310", "only a few string methods may be called in templates", _ALLOWED_HINT)
             return super().call(context, obj, *args, **kwargs)
 
-    env = BoundedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True,
-                             optimized=False, finalize=lambda value: _finalize(value, Undefined))
+    env = BoundedEnvironment(
+        undefined=StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        optimized=False,
+        finalize=lambda value: _finalize(value, Undefined),
+    )
     env.globals.clear()  # no range, lipsum, dict, cycler, joiner, namespace
     env.filters = {name: FILTERS[name] for name in _PLAIN_FILTERS}
     env.filters.update({name: _scalar_only(FILTERS[name]) for name in _TEXT_FILTERS})
-    env.filters.update(string=_text, join=_join, replace=_replace, int=_number(FILTERS["int"], "int"),
-                       float=_number(FILTERS["float"], "float"))
+    env.filters.update(
+        string=_text,
+        join=_join,
+        replace=_replace,
+        int=_number(FILTERS["int"], "int"),
+        float=_number(FILTERS["float"], "float"),
+    )
     env.filters[_CONCAT] = _concat
     return env
 
 
 # -- what a template may contain ---------------------------------------------------------------------
 
-_ALLOWED_NODES = frozenset({
-    "Template", "Output", "TemplateData", "Const", "Name", "Getattr", "Getitem", "Slice", "Concat", "CondExpr",
-    "If", "Compare", "Operand", "And", "Or", "Not", "Neg", "Pos", "Add", "Sub", "Mul", "Div", "FloorDiv", "Mod",
-    "Pow", "Test", "Filter", "List", "Tuple", "Dict", "Pair", "Keyword", "Call",
-})
+_ALLOWED_NODES = frozenset(
+    {
+        "Template",
+        "Output",
+        "TemplateData",
+        "Const",
+        "Name",
+        "Getattr",
+        "Getitem",
+        "Slice",
+        "Concat",
+        "CondExpr",
+        "If",
+        "Compare",
+        "Operand",
+        "And",
+        "Or",
+        "Not",
+        "Neg",
+        "Pos",
+        "Add",
+        "Sub",
+        "Mul",
+        "Div",
+        "FloorDiv",
+        "Mod",
+        "Pow",
+        "Test",
+        "Filter",
+        "List",
+        "Tuple",
+        "Dict",
+        "Pair",
+        "Keyword",
+        "Call",
+    }
+)
 _REFUSED_WHAT = {
-    "For": "{% for %} loops", "Call": "function and method calls", "Macro": "macros", "CallBlock": "{% call %} blocks",
-    "Assign": "{% set %}", "AssignBlock": "{% set %}", "FilterBlock": "{% filter %} blocks", "With": "{% with %}",
-    "Include": "{% include %}", "Import": "{% import %}", "FromImport": "{% from %} imports",
-    "Extends": "{% extends %}", "Block": "{% block %}",
+    "For": "{% for %} loops",
+    "Call": "function and method calls",
+    "Macro": "macros",
+    "CallBlock": "{% call %} blocks",
+    "Assign": "{% set %}",
+    "AssignBlock": "{% set %}",
+    "FilterBlock": "{% filter %} blocks",
+    "With": "{% with %}",
+    "Include": "{% include %}",
+    "Import": "{% import %}",
+    "FromImport": "{% from %} imports",
+    "Extends": "{% extends %}",
+    "Block": "{% block %}",
 }
 
 
@@ -241,12 +328,23 @@ def _check_tree(tree: Any, env: Any) -> None:
         name = type(node).__name__
         if name not in _ALLOWED_NODES:
             what = _REFUSED_WHAT.get(name, f"the construct {name}")
-            raise TemplateProblem("TS310", f"{what} are not allowed in templates" if what.endswith("s") else
-                                  f"{what} is not allowed in templates", _ALLOWED_HINT)
-        if name == "Call" and not (type(node.node).__name__ == "Getattr" and node.node.attr in _STR_METHODS
-                                   and node.dyn_args is None and node.dyn_kwargs is None):
-            raise TemplateProblem("TS310", "function and method calls are not allowed in templates (except the "
-                                  "string methods split, strip, lower, upper, ...)", _ALLOWED_HINT)
+            raise TemplateProblem(
+                "TS310",
+                f"{what} are not allowed in templates" if what.endswith("s") else f"{what} is not allowed in templates",
+                _ALLOWED_HINT,
+            )
+        if name == "Call" and not (
+            type(node.node).__name__ == "Getattr"
+            and node.node.attr in _STR_METHODS
+            and node.dyn_args is None
+            and node.dyn_kwargs is None
+        ):
+            raise TemplateProblem(
+                "TS310",
+                "function and method calls are not allowed in templates (except the "
+                "string methods split, strip, lower, upper, ...)",
+                _ALLOWED_HINT,
+            )
         if name == "Filter" and node.name not in env.filters:
             raise TemplateProblem("TS310", f"the filter {node.name!r} is not allowed in templates", _ALLOWED_HINT)
         if name == "Test" and node.name not in env.tests:
@@ -275,8 +373,9 @@ def _rewrite_concat(tree: Any) -> None:
 
 
 def _concat_filter(concat: Any, nodes: Any) -> Any:
-    items = nodes.List([_concat_filter(n, nodes) if isinstance(n, nodes.Concat) else n for n in concat.nodes],
-                       lineno=concat.lineno)
+    items = nodes.List(
+        [_concat_filter(n, nodes) if isinstance(n, nodes.Concat) else n for n in concat.nodes], lineno=concat.lineno
+    )
     return nodes.Filter(items, _CONCAT, [], [], None, None, lineno=concat.lineno)
 
 
@@ -340,8 +439,18 @@ class _State:
     def report(self, path: tuple, code: str, message: str, hint: str, related: tuple[Related, ...] = ()) -> None:
         mark = self.doc.mark(path)
         self.failed.append(format_path(path))
-        self.problems.append(Diagnostic(code=code, message=message, file=self.doc.file, line=mark.line,
-                                        column=mark.column, path=format_path(path), hint=hint, related=related))
+        self.problems.append(
+            Diagnostic(
+                code=code,
+                message=message,
+                file=self.doc.file,
+                line=mark.line,
+                column=mark.column,
+                path=format_path(path),
+                hint=hint,
+                related=related,
+            )
+        )
 
 
 def _walk(state: _State, node: Any, path: tuple) -> None:
@@ -370,21 +479,30 @@ def _render(state: _State, path: tuple, text: str) -> str:
     except _Unusable as exc:
         _unusable(state, path, text, exc.value, paths)
     except UndefinedError as exc:
-        state.report(path, "TS307", f"template {shown(text)}: {exc.message}",
-                     "define it in the values file given with --values")
+        state.report(
+            path, "TS307", f"template {shown(text)}: {exc.message}", "define it in the values file given with --values"
+        )
     except TemplateError as exc:
         state.report(path, "TS307", f"template {shown(text)}: {exc}", _ALLOWED_HINT)
     except Exception as exc:  # anything a template can raise (ZeroDivisionError, TypeError...) is the user's
         detail = str(exc)[:200]
-        state.report(path, "TS307", f"template {shown(text)}: {type(exc).__name__}: {detail}",
-                     "fix the expression; it is evaluated with the values given with --values")
+        state.report(
+            path,
+            "TS307",
+            f"template {shown(text)}: {type(exc).__name__}: {detail}",
+            "fix the expression; it is evaluated with the values given with --values",
+        )
     else:
         state.rendered += len(out)
         if state.rendered <= MAX_RENDERED_DOCUMENT:
             return out
         state.full = True
-        state.report(path, "TS309", f"the document's templates render more than {MAX_RENDERED_DOCUMENT} characters",
-                     "a spec needs far less; check the values and templates for something repeated")
+        state.report(
+            path,
+            "TS309",
+            f"the document's templates render more than {MAX_RENDERED_DOCUMENT} characters",
+            "a spec needs far less; check the values and templates for something repeated",
+        )
     return text
 
 
@@ -394,8 +512,11 @@ def _bounded_output(chunks: Any, text: str) -> str:
     for chunk in chunks:
         size += len(chunk)
         if size > MAX_RENDERED_VALUE:
-            raise TemplateProblem("TS309", f"renders more than {MAX_RENDERED_VALUE} characters",
-                                  "a value needs no more than a few hundred characters; check the values file")
+            raise TemplateProblem(
+                "TS309",
+                f"renders more than {MAX_RENDERED_VALUE} characters",
+                "a value needs no more than a few hundred characters; check the values file",
+            )
         out.append(chunk)
     return "".join(out)
 
@@ -404,16 +525,21 @@ def _unusable(state: _State, path: tuple, text: str, value: Any, paths: tuple[tu
     what = "null" if value is None else "a mapping" if isinstance(value, dict) else "a list"
     culprits = [p for p in paths if _describe(_lookup(state.values, p)) == what]
     origins = getattr(state.values, "origins", {}) or {}
-    related = tuple(Related(f"values.{_dotted(p)} is {what} here", origin[0], origin[1].line, origin[1].column)
-                    for p in culprits if (origin := origins.get(p)) is not None)
+    related = tuple(
+        Related(f"values.{_dotted(p)} is {what} here", origin[0], origin[1].line, origin[1].column)
+        for p in culprits
+        if (origin := origins.get(p)) is not None
+    )
     if culprits:
         name = f"values.{_dotted(culprits[0])}"
         message = f"template {shown(text)}: {name} is {what}, which cannot be written into the text"
     else:
         message, name = f"template {shown(text)}: renders {what}, which cannot be written into the text", "the value"
     if value is None:
-        hint = (f"give {name} a value in the values file, or fall back with {{{{ {name} | default('...', true) }}}}"
-                " (a null is reported where a template uses it, so a values file may leave unused keys empty)")
+        hint = (
+            f"give {name} a value in the values file, or fall back with {{{{ {name} | default('...', true) }}}}"
+            " (a null is reported where a template uses it, so a values file may leave unused keys empty)"
+        )
     else:
         hint = f"use one entry of it ({name}.<key>), or join a list with {{{{ {name} | join(',') }}}}"
     state.report(path, "TS311", message, hint, related)
@@ -425,9 +551,9 @@ _MISSING = object()
 def _lookup(values: Any, path: tuple) -> Any:
     node = values
     for part in path:
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and -len(node) <= part < len(node):
+        if (isinstance(node, dict) and part in node) or (
+            isinstance(node, list) and isinstance(part, int) and -len(node) <= part < len(node)
+        ):
             node = node[part]
         else:
             return _MISSING
@@ -435,8 +561,15 @@ def _lookup(values: Any, path: tuple) -> Any:
 
 
 def _describe(value: Any) -> str:
-    return "null" if value is None else "a mapping" if isinstance(value, dict) else "a list" if isinstance(
-        value, (list, tuple)) else "scalar"
+    return (
+        "null"
+        if value is None
+        else "a mapping"
+        if isinstance(value, dict)
+        else "a list"
+        if isinstance(value, (list, tuple))
+        else "scalar"
+    )
 
 
 def _dotted(path: tuple) -> str:

@@ -18,17 +18,19 @@ from trainspec.dsl.models import Runtime
 from trainspec.dsl.semantics import Finding
 
 #: Every runtime Kubeflow Trainer v2.3 installs (a test compares this with the upstream manifests).
-UPSTREAM_RUNTIME_NAMES: frozenset[str] = frozenset({
-    "deepspeed-distributed",
-    "jax-distributed",
-    "mlx-distributed",
-    "torch-distributed",
-    "torch-distributed-with-cache",
-    "torchtune-llama3.2-1b",
-    "torchtune-llama3.2-3b",
-    "torchtune-qwen2.5-1.5b",
-    "xgboost-distributed",
-})
+UPSTREAM_RUNTIME_NAMES: frozenset[str] = frozenset(
+    {
+        "deepspeed-distributed",
+        "jax-distributed",
+        "mlx-distributed",
+        "torch-distributed",
+        "torch-distributed-with-cache",
+        "torchtune-llama3.2-1b",
+        "torchtune-llama3.2-3b",
+        "torchtune-qwen2.5-1.5b",
+        "xgboost-distributed",
+    }
+)
 #: Kubeflow Trainer adds a torchtune runtime per supported model; the whole family is theirs.
 UPSTREAM_RUNTIME_PREFIXES: tuple[str, ...] = ("torchtune-",)
 
@@ -48,12 +50,17 @@ def check_runtime(runtime: Runtime) -> list[Finding]:
         harm = f"a TrainingRuntime of that name would shadow the cluster's own in namespace {namespace}"
     else:
         harm = "trainspec would overwrite the cluster's own ClusterTrainingRuntime, which other teams use"
-    return [(
-        "TS414", ("metadata", "name"),
-        f"{name} is a runtime Kubeflow Trainer installs: {harm}",
-        "to use the runtime the cluster already has, set spec.external: true (trainspec then never emits it); "
-        "to define a runtime of your own, give it another name (e.g. torch-h100)",
-    )]
+    return [
+        (
+            "TS414",
+            ("metadata", "name"),
+            f"{name} is a runtime Kubeflow Trainer installs: {harm}",
+            (
+                "to use the runtime the cluster already has, set spec.external: true (trainspec then never emits it); "
+                "to define a runtime of your own, give it another name (e.g. torch-h100)"
+            ),
+        )
+    ]
 
 
 __all__ = ["UPSTREAM_RUNTIME_NAMES", "UPSTREAM_RUNTIME_PREFIXES", "check_runtime", "is_upstream_name"]

@@ -50,11 +50,18 @@ def load_values(files: list[str] | tuple[str, ...]) -> tuple[dict[str, Any] | No
         problems.extend(found)
         if len(docs) > 1:
             extra = docs[1].start
-            problems.append(Diagnostic(code="TS308", message="a values file must hold exactly one mapping; "
-                                       f"this is document {len(docs)} of the file", severity=Severity.ERROR,
-                                       file=display, line=extra.line, column=extra.column,
-                                       hint="merge the documents into one mapping, or split them into files "
-                                            "given with separate --values options"))
+            problems.append(
+                Diagnostic(
+                    code="TS308",
+                    message=f"a values file must hold exactly one mapping; this is document {len(docs)} of the file",
+                    severity=Severity.ERROR,
+                    file=display,
+                    line=extra.line,
+                    column=extra.column,
+                    hint="merge the documents into one mapping, or split them into files "
+                    "given with separate --values options",
+                )
+            )
         for doc in docs[:1]:
             _merge(merged, doc, display)
     return merged, problems

@@ -93,11 +93,34 @@ DATA_FORMAT_ENV = "TRAINSPEC_DATA_FORMAT"
 SHARD_BY_ENV = "TRAINSPEC_SHARD_BY"
 SHARD_ASSIGNMENT_ENV = "TRAINSPEC_SHARD_ASSIGNMENT"
 SHARD_SEED_ENV = "TRAINSPEC_SHARD_SEED"
+#: Index mode (byte ranges over the source) or copy mode (materialised shard files).
+SHARD_MODE_ENV = "TRAINSPEC_SHARD_MODE"
+#: How index-mode boundaries are placed: equal record counts or equal byte counts.
+SHARD_BALANCE_ENV = "TRAINSPEC_SHARD_BALANCE"
+#: Per-file (index) or per-shard (copy) checksum the stage records: none, xxh3 or sha256.
+SHARD_CHECKSUM_ENV = "TRAINSPEC_SHARD_CHECKSUM"
 PVC_ROOT_ENV = "TRAINSPEC_PVC_ROOT"
 #: The dataset initializer's source: Trainer sets it from ``initializer.dataset.storageUri``.
 STORAGE_URI_ENV = "STORAGE_URI"
+#: Trainer's TrainJobStatus feature (alpha gate): the controller injects these into trainer
+#: containers. The URL is the TrainJob's status endpoint; the other two are file paths (the CA
+#: bundle and the projected service-account token, which rotates: read it again for each post).
+TRAINER_STATUS_URL_ENV = "KUBEFLOW_TRAINER_SERVER_URL"
+TRAINER_STATUS_CA_ENV = "KUBEFLOW_TRAINER_SERVER_CA_CERT"
+TRAINER_STATUS_TOKEN_ENV = "KUBEFLOW_TRAINER_SERVER_TOKEN"  # noqa: S105 (the name of a variable, not a token)
+#: The port ``trainspec.stages.serve_metrics()`` listens on when the script passes none.
+METRICS_PORT_ENV = "TRAINSPEC_METRICS_PORT"
+#: The parallel layout the planner chose or the spec pinned (docs/parallelism.md).
+TP_SIZE_ENV = "TRAINSPEC_TP_SIZE"
+PP_SIZE_ENV = "TRAINSPEC_PP_SIZE"
+DP_SIZE_ENV = "TRAINSPEC_DP_SIZE"
+ZERO_STAGE_ENV = "TRAINSPEC_ZERO_STAGE"
+RECOMPUTE_ENV = "TRAINSPEC_RECOMPUTE"
+#: The layout as flags of the framework spec.parallelism.framework names, one shell-quoted line.
+PARALLEL_ARGS_ENV = "TRAINSPEC_PARALLEL_ARGS"
+LAYOUT_ENV = (TP_SIZE_ENV, PP_SIZE_ENV, DP_SIZE_ENV, ZERO_STAGE_ENV, RECOMPUTE_ENV, PARALLEL_ARGS_ENV)
 #: The names of the contract a spec may not set by hand (TS303).
-TRAINSPEC_ENV = (CHECKPOINT_DIR_ENV, CHECKPOINT_KEEP_ENV, DATA_DIR_ENV, NUM_SHARDS_ENV)
+TRAINSPEC_ENV = (CHECKPOINT_DIR_ENV, CHECKPOINT_KEEP_ENV, DATA_DIR_ENV, NUM_SHARDS_ENV, *LAYOUT_ENV)
 
 # -- other bounds of the spec --------------------------------------------------------------------
 

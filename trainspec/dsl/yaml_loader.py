@@ -39,15 +39,15 @@ import errno
 import os
 import re
 import stat
-from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from trainspec.dsl.diagnostics import Diagnostic, Related, Severity, format_path
+from trainspec.dsl.record import Record, TupleRecord
 
 __all__ = ["DEFAULT_MAX_BYTES", "LoadLimits", "Mark", "SourceDoc", "load_file", "load_text", "parse_size"]
 
 
-class Mark(NamedTuple):
+class Mark(TupleRecord):
     """A position in a source file; ``line`` and ``column`` are 1-based (columns count characters).
 
     A named tuple, not a dataclass: the loader makes one per key and value, and tuples are
@@ -61,8 +61,7 @@ class Mark(NamedTuple):
         return f"{self.line}:{self.column}"
 
 
-@dataclass(slots=True)
-class SourceDoc:
+class SourceDoc(Record, frozen=False):
     """One document of a spec file, as plain Python data plus where each part of it is.
 
     Paths are tuples of mapping keys (``str``) and sequence indices (``int``); the root is ``()``.
@@ -106,8 +105,7 @@ DEFAULT_MAX_BYTES = 4 << 20
 MAX_FILE_SIZE_OPTION = 1 << 30
 
 
-@dataclass(frozen=True, slots=True)
-class LoadLimits:
+class LoadLimits(Record):
     """Caps that keep hostile or accidental input cheap to reject."""
 
     max_bytes: int = DEFAULT_MAX_BYTES  # per file
@@ -116,7 +114,8 @@ class LoadLimits:
 
 
 _DEFAULT_LIMITS = LoadLimits()
-_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(?:([kKMGT])(i?)B?|B?)\s*")
+# Compiled on first use (re caches it): only --max-file-size needs it, not start-up.
+_SIZE = r"\s*([0-9]+(?:\.[0-9]+)?)\s*(?:([kKMGT])(i?)B?|B?)\s*"
 _SIZE_UNITS = {"k": 1, "K": 1, "M": 2, "G": 3, "T": 4}
 
 
@@ -124,18 +123,19 @@ def parse_size(text: str) -> int:
     """A byte count as ``--max-file-size`` takes it: ``4194304``, ``4MiB``/``4Mi`` (binary),
     ``10MB``/``10M``/``10k`` (decimal). Raises ValueError for anything else, for less than one
     byte, a fraction of a byte, or more than 1 GiB."""
-    match = _SIZE.fullmatch(text)
+    match = re.fullmatch(_SIZE, text)
     if match is None:
         raise ValueError(f"{text!r} is not a size (examples: 4194304, 4MiB, 10MB)")
     number, unit, binary = match.groups()
     base = 1024 if binary else 1000
     scaled = float(number) * base ** _SIZE_UNITS[unit] if unit else float(number)
     size = int(scaled)
-    if size != scaled or "." in number and not unit:
+    if size != scaled or ("." in number and not unit):
         raise ValueError(f"{text!r} is not a whole number of bytes")
     if not 1 <= size <= MAX_FILE_SIZE_OPTION:
         raise ValueError(f"{text!r} is out of range: between 1 byte and 1GiB")
     return size
+
 
 _T = "tag:yaml.org,2002:"
 _STR, _INT, _FLOAT, _BOOL, _NULL = _T + "str", _T + "int", _T + "float", _T + "bool", _T + "null"
@@ -144,13 +144,17 @@ _TYPE_NAMES = {_INT: "an integer", _FLOAT: "a float", _BOOL: "a boolean", _NULL:
 
 # Characters YAML forbids anywhere in a stream (C0/C1 controls, surrogates, U+FFFE/U+FFFF).
 # Spelled as the forbidden set: the complement class compiles ~8x slower (start-up time).
-_NON_PRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
+# Compiled on first use (re caches it): it takes 0.4 ms, so ASCII text (nearly every spec) is
+# checked with the set's ASCII part, which compiles 8x faster. Below, _BREAK and _BLOCK_HEADER
+# are compiled on first use too: only error messages and files with tabs need them.
+_NON_PRINTABLE = "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]"
+_NON_PRINTABLE_ASCII = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # Line breaks as YAML (and libyaml's marks) count them.
-_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+_BREAK = "\r\n|[\r\n\x85\u2028\u2029]"
 # A node that starts with a tag, possibly after its anchor (``!!int 5``, ``&a !!bool no``).
 _TAG_FIRST = re.compile(r"!|&\S+\s+!")
 # A line ending in a block scalar header (``key: |``, ``- >-``, ``run: |2 # comment``).
-_BLOCK_HEADER = re.compile(r"(?:^|[ \t])[|>][-+0-9]{0,2}[ \t]*(?:#.*)?$")
+_BLOCK_HEADER = r"(?:^|[ \t])[|>][-+0-9]{0,2}[ \t]*(?:#.*)?$"
 
 _yaml_module: Any = None
 
@@ -222,8 +226,11 @@ def _to_null(text: str) -> None:
 
 
 _NUMERIC_START = frozenset("0123456789+-.")
+#: What _YAML12_NUMBER can end with (its $ also matches before a final newline): "30m" or "8Gi"
+#: are not candidates, so most specs never compile the pattern (0.2 ms of start-up).
+_NUMERIC_END = frozenset("0123456789.abcdefABCDEF\n")
 #: Plain scalars YAML 1.1 keeps as strings but YAML 1.2 core schema reads as numbers.
-_YAML12_NUMBER = re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|0o[0-7]+|0x[0-9a-fA-F]+)$")
+_YAML12_NUMBER = r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|0o[0-7]+|0x[0-9a-fA-F]+)$"
 
 _CONVERT = {_INT: _to_int, _FLOAT: _to_float, _BOOL: _to_bool, _NULL: _to_null}
 
@@ -235,13 +242,13 @@ def _position(text: str, offset: int) -> tuple[int, int]:
     """1-based line and column of character ``offset`` in ``text`` (error paths only)."""
     offset = max(0, min(offset, len(text)))
     line, start = 1, 0
-    for brk in _BREAK.finditer(text, 0, offset):
+    for brk in re.compile(_BREAK).finditer(text, 0, offset):
         line, start = line + 1, brk.end()
     return line, offset - start + 1
 
 
 def _lines(text: str) -> list[str]:
-    return _BREAK.split(text)
+    return re.split(_BREAK, text)
 
 
 def _tab_lines(text: str) -> dict[int, int]:
@@ -258,7 +265,7 @@ def _tab_lines(text: str) -> dict[int, int]:
         lead = line[: len(line) - len(body)]
         if "\t" in lead:
             found[number] = lead.index("\t") + 1
-        elif body and _BLOCK_HEADER.search(body):
+        elif body and re.search(_BLOCK_HEADER, body):
             block_indent = spaces
     return found
 
@@ -289,7 +296,14 @@ def _cycle_path(root: Any, path: tuple, nodes: Any) -> tuple | None:
     return None
 
 
-def _build(root: Any, text: str, file: str, index: int, limits: LoadLimits, diags: list[Diagnostic]) -> SourceDoc | None:
+def _walked(node: Any, path: tuple, depth: int) -> Any:
+    """Stands in for a document's ``walk`` once the document is built (see the end of ``_build``)."""
+    raise AssertionError("a document's walk was called after the document was built")
+
+
+def _build(
+    root: Any, text: str, file: str, index: int, limits: LoadLimits, diags: list[Diagnostic]
+) -> SourceDoc | None:
     """Construct one document from its root node; ``None`` if it must be dropped."""
     nodes = _yaml().nodes
     ScalarNode, MappingNode = nodes.ScalarNode, nodes.MappingNode
@@ -301,7 +315,9 @@ def _build(root: Any, text: str, file: str, index: int, limits: LoadLimits, diag
     max_depth = limits.max_depth
     tag_first = _TAG_FIRST.match
 
-    def report(code: str, node: Any, path: tuple, message: str, hint: str | None, related: tuple[Related, ...] = ()) -> None:
+    def report(
+        code: str, node: Any, path: tuple, message: str, hint: str | None, related: tuple[Related, ...] = ()
+    ) -> None:
         m = node.start_mark
         diags.append(
             Diagnostic(code, message, Severity.ERROR, file, m.line + 1, m.column + 1, format_path(path), hint, related)
@@ -310,16 +326,26 @@ def _build(root: Any, text: str, file: str, index: int, limits: LoadLimits, diag
     def scalar(node: Any, tag: str, value: str, path: tuple) -> Any:
         convert = _CONVERT.get(tag)
         if convert is None:
-            if tag == _TIMESTAMP or ((tag == _MERGE or tag == _VALUE) and not tag_first(text, node.start_mark.index)):
+            if tag == _TIMESTAMP or ((tag in (_MERGE, _VALUE)) and not tag_first(text, node.start_mark.index)):
                 return value  # implicit timestamp, or a bare `<<`/`=` value: kept as text
-            report("TS113", node, path, f"tag {tag.replace(_T, '!!')!r} is not allowed in specs",
-                   "remove the tag; specs use plain YAML strings, numbers, booleans, lists and mappings")
+            report(
+                "TS113",
+                node,
+                path,
+                f"tag {tag.replace(_T, '!!')!r} is not allowed in specs",
+                "remove the tag; specs use plain YAML strings, numbers, booleans, lists and mappings",
+            )
             return value
         try:
             result = convert(value)
         except (ValueError, KeyError):
-            report("TS113", node, path, f"{value!r} cannot be read as {tag.replace(_T, '!!')}",
-                   "remove the tag or fix the value")
+            report(
+                "TS113",
+                node,
+                path,
+                f"{value!r} cannot be read as {tag.replace(_T, '!!')}",
+                "remove the tag or fix the value",
+            )
             return value
         if not node.style and not tag_first(text, node.start_mark.index):
             plain[path] = value  # an unquoted scalar YAML 1.1 turned into a non-string
@@ -329,32 +355,52 @@ def _build(root: Any, text: str, file: str, index: int, limits: LoadLimits, diag
         """The string to use for a key that is not a plain string scalar; None to drop the entry."""
         if knode.__class__ is not ScalarNode:
             kind = "mapping" if knode.__class__ is MappingNode else "sequence"
-            report("TS113", knode, path, f"a {kind} cannot be a mapping key; spec keys are strings",
-                   "use a plain string as the key")
+            report(
+                "TS113",
+                knode,
+                path,
+                f"a {kind} cannot be a mapping key; spec keys are strings",
+                "use a plain string as the key",
+            )
             return None
         tag, raw = knode.tag, knode.value
         if tag == _MERGE and not tag_first(text, knode.start_mark.index):
-            report("TS113", knode, path, "merge keys ('<<') are not supported in specs",
-                   "write the fields out in full instead of merging an anchored mapping")
+            report(
+                "TS113",
+                knode,
+                path,
+                "merge keys ('<<') are not supported in specs",
+                "write the fields out in full instead of merging an anchored mapping",
+            )
             return None
-        if tag == _TIMESTAMP or tag == _VALUE:
+        if tag in (_TIMESTAMP, _VALUE):
             return raw  # timestamps stay strings; '=' is just text
-        kind = _TYPE_NAMES.get(tag)
-        if kind is not None:
-            report("TS113", knode, path + (raw,), f"key {raw!r} is read by YAML as {kind}, not a string",
-                   f"quote the key: '{raw}'")
+        read_as = _TYPE_NAMES.get(tag)
+        if read_as is not None:
+            report(
+                "TS113",
+                knode,
+                (*path, raw),
+                f"key {raw!r} is read by YAML as {read_as}, not a string",
+                f"quote the key: '{raw}'",
+            )
         else:
-            report("TS113", knode, path + (raw,), f"tag {tag.replace(_T, '!!')!r} is not allowed on a key",
-                   "remove the tag")
+            report(
+                "TS113", knode, (*path, raw), f"tag {tag.replace(_T, '!!')!r} is not allowed on a key", "remove the tag"
+            )
         return raw
 
     def walk(node: Any, path: tuple, depth: int) -> Any:
         nonlocal budget, values, keys, plain, templated
         budget -= 1
         if budget < 0:
-            report("TS106", node, path,
-                   f"document expands to more than {limits.max_nodes} values (aliases included); not loaded",
-                   "a spec never needs this many values: remove the aliases (this looks like a 'billion laughs' document)")
+            report(
+                "TS106",
+                node,
+                path,
+                f"document expands to more than {limits.max_nodes} values (aliases included); not loaded",
+                "a spec never needs this many values: remove the aliases (this looks like a 'billion laughs' document)",
+            )
             raise _Stop
         cls = node.__class__
         tag = node.tag
@@ -362,9 +408,15 @@ def _build(root: Any, text: str, file: str, index: int, limits: LoadLimits, diag
             if tag == _STR:  # by far the most common case: no conversion
                 value = node.value
                 # YAML 1.2 readers (editors, Go tools) take 1e3 or 0o17 for numbers; PyYAML does not.
-                if value and value[0] in _NUMERIC_START and not node.style and _YAML12_NUMBER.match(value):
-                    if not tag_first(text, node.start_mark.index):  # `!!str 1e3` is unambiguous
-                        plain[path] = value
+                if (
+                    value
+                    and value[0] in _NUMERIC_START
+                    and value[-1] in _NUMERIC_END
+                    and not node.style
+                    and re.match(_YAML12_NUMBER, value)
+                    and not tag_first(text, node.start_mark.index)
+                ):  # `!!str 1e3` is unambiguous
+                    plain[path] = value
                 if "{" in value and ("{{" in value or "{%" in value):
                     templated = True
                 return value
@@ -372,17 +424,28 @@ def _build(root: Any, text: str, file: str, index: int, limits: LoadLimits, diag
         if depth >= max_depth:
             alias_path = _cycle_path(root, path, nodes)
             if alias_path is not None:
-                report("TS106", node, alias_path, "recursive alias: an anchored node contains an alias to itself",
-                       "remove the alias; a spec is a tree")
+                report(
+                    "TS106",
+                    node,
+                    alias_path,
+                    "recursive alias: an anchored node contains an alias to itself",
+                    "remove the alias; a spec is a tree",
+                )
             else:
-                report("TS106", node, path, f"nesting deeper than {max_depth} levels; not loaded",
-                       "flatten the document")
+                report(
+                    "TS106", node, path, f"nesting deeper than {max_depth} levels; not loaded", "flatten the document"
+                )
             raise _Stop
         depth += 1
         if cls is MappingNode:
             if tag != _MAP:
-                report("TS113", node, path, f"tag {tag.replace(_T, '!!')!r} is not allowed in specs",
-                       "remove the tag; it is read as a plain mapping")
+                report(
+                    "TS113",
+                    node,
+                    path,
+                    f"tag {tag.replace(_T, '!!')!r} is not allowed in specs",
+                    "remove the tag; it is read as a plain mapping",
+                )
             out: dict[str, Any] = {}
             for knode, vnode in node.value:
                 if knode.__class__ is ScalarNode and knode.tag == _STR:
@@ -391,13 +454,18 @@ def _build(root: Any, text: str, file: str, index: int, limits: LoadLimits, diag
                     key = key_of(knode, path)
                     if key is None:
                         continue
-                kp = path + (key,)
+                kp = (*path, key)
                 km = knode.start_mark
                 if key in out:
                     first = keys[kp]
-                    report("TS105", knode, kp, f"duplicate key {key!r} (first defined at line {first.line})",
-                           "remove one of the two; the first value is used",
-                           (Related("first definition", file, first.line, first.column),))
+                    report(
+                        "TS105",
+                        knode,
+                        kp,
+                        f"duplicate key {key!r} (first defined at line {first.line})",
+                        "remove one of the two; the first value is used",
+                        (Related("first definition", file, first.line, first.column),),
+                    )
                     # Still look for problems inside the ignored value, but record nothing of it.
                     saved = values, keys, plain
                     values, keys, plain = {}, {}, {}
@@ -412,16 +480,19 @@ def _build(root: Any, text: str, file: str, index: int, limits: LoadLimits, diag
                 out[key] = walk(vnode, kp, depth)
             return out
         if tag != _SEQ:
-            report("TS113", node, path, f"tag {tag.replace(_T, '!!')!r} is not allowed in specs",
-                   "remove the tag; it is read as a plain list")
+            report(
+                "TS113",
+                node,
+                path,
+                f"tag {tag.replace(_T, '!!')!r} is not allowed in specs",
+                "remove the tag; it is read as a plain list",
+            )
         items: list[Any] = []
-        i = 0
-        for item in node.value:
-            ip = path + (i,)
+        for i, item in enumerate(node.value):
+            ip = (*path, i)
             im = item.start_mark
             values[ip] = Mark(im.line + 1, im.column + 1)
             items.append(walk(item, ip, depth))
-            i += 1
         return items
 
     sm = root.start_mark
@@ -433,6 +504,11 @@ def _build(root: Any, text: str, file: str, index: int, limits: LoadLimits, diag
     except RecursionError:  # only reachable with a max_depth far above the default
         report("TS106", root, (), "document nests too deeply to load", "flatten the document")
         return None
+    finally:
+        # ``walk`` refers to itself through its closure: a reference cycle that would keep the
+        # whole node tree alive until the garbage collector runs. Breaking it lets reference
+        # counting free each document at once, so validating many specs stays linear.
+        walk = _walked
     values[()] = start
     return SourceDoc(file, index, data, start, values, keys, plain, templated)
 
@@ -464,8 +540,9 @@ def _syntax(e: Any, text: str, file: str) -> Diagnostic:
         line, column = len(lines), len(lines[-1]) + 1
     column = min(column, len(lines[line - 1]) + 1)
     if "maximum nesting depth" in problem:
-        return Diagnostic("TS106", "nesting too deep to load", Severity.ERROR, file, line, column, "",
-                          "flatten the document")
+        return Diagnostic(
+            "TS106", "nesting too deep to load", Severity.ERROR, file, line, column, "", "flatten the document"
+        )
     hint = next((h for p, h in _SYNTAX_HINTS if p in problem), None)
     context, cmark = getattr(e, "context", None), getattr(e, "context_mark", None)
     if context and context.startswith("found duplicate anchor"):
@@ -480,8 +557,16 @@ def _syntax(e: Any, text: str, file: str) -> Diagnostic:
 
 
 def _tab_diag(file: str, line0: int, column: int) -> Diagnostic:
-    return Diagnostic("TS104", "tab character in indentation", Severity.ERROR, file, line0 + 1, column, "",
-                      "indent with spaces; YAML does not allow tabs for indentation")
+    return Diagnostic(
+        "TS104",
+        "tab character in indentation",
+        Severity.ERROR,
+        file,
+        line0 + 1,
+        column,
+        "",
+        "indent with spaces; YAML does not allow tabs for indentation",
+    )
 
 
 def _empty_doc_mark(text: str, node: Any, floor: int) -> tuple[int, int]:
@@ -512,14 +597,33 @@ def _parse(text: str, file: str, limits: LoadLimits, docs: list[SourceDoc], diag
                     docs.append(doc)
             elif cls is yaml.ScalarNode and root.tag == _NULL and root.value == "" and not root.style:
                 line, column = _empty_doc_mark(text, root, floor)
-                diags.append(Diagnostic("TS108", "empty document (ignored)", Severity.WARNING, file, line, column,
-                                        "", "remove the stray '---' or give the document content"))
+                diags.append(
+                    Diagnostic(
+                        "TS108",
+                        "empty document (ignored)",
+                        Severity.WARNING,
+                        file,
+                        line,
+                        column,
+                        "",
+                        "remove the stray '---' or give the document content",
+                    )
+                )
             else:
                 kind = "a list" if cls is yaml.SequenceNode else _TYPE_NAMES.get(root.tag, "a string")
                 m = root.start_mark
-                diags.append(Diagnostic("TS107", f"a spec document must be a mapping, found {kind}", Severity.ERROR,
-                                        file, m.line + 1, m.column + 1, "",
-                                        "start the document with fields such as 'apiVersion:' and 'kind:'"))
+                diags.append(
+                    Diagnostic(
+                        "TS107",
+                        f"a spec document must be a mapping, found {kind}",
+                        Severity.ERROR,
+                        file,
+                        m.line + 1,
+                        m.column + 1,
+                        "",
+                        "start the document with fields such as 'apiVersion:' and 'kind:'",
+                    )
+                )
             end = root.end_mark
             floor = end.line + (1 if end.column else 0)
             index += 1
@@ -533,8 +637,9 @@ def _parse(text: str, file: str, limits: LoadLimits, docs: list[SourceDoc], diag
         else:
             diags.append(diag)
     except RecursionError:  # the pure-Python composer on very deep nesting
-        diags.append(Diagnostic("TS106", "nesting too deep to load", Severity.ERROR, file, 1, 1, "",
-                                "flatten the document"))
+        diags.append(
+            Diagnostic("TS106", "nesting too deep to load", Severity.ERROR, file, 1, 1, "", "flatten the document")
+        )
         failed_at = 0
     finally:
         loader.dispose()
@@ -543,13 +648,31 @@ def _parse(text: str, file: str, limits: LoadLimits, docs: list[SourceDoc], diag
         # the rest of the file was never parsed, so each tab-indented line there is reported.
         diags.extend(_tab_diag(file, n, c) for n, c in tabs.items() if n >= failed_at)
     if index == 0 and failed_at < 0:
-        diags.append(Diagnostic("TS108", "empty file (no YAML document)", Severity.WARNING, file, 1, 1, "",
-                                "add a spec, or remove the file from the inputs"))
+        diags.append(
+            Diagnostic(
+                "TS108",
+                "empty file (no YAML document)",
+                Severity.WARNING,
+                file,
+                1,
+                1,
+                "",
+                "add a spec, or remove the file from the inputs",
+            )
+        )
 
 
 def _too_big(file: str, size: int, cap: int) -> Diagnostic:
-    return Diagnostic("TS102", f"file is {size} bytes, larger than the {cap}-byte cap; not parsed",
-                      Severity.ERROR, file, None, None, "", "split the file, or raise the cap with --max-file-size if this is intended")
+    return Diagnostic(
+        "TS102",
+        f"file is {size} bytes, larger than the {cap}-byte cap; not parsed",
+        Severity.ERROR,
+        file,
+        None,
+        None,
+        "",
+        "split the file, or raise the cap with --max-file-size if this is intended",
+    )
 
 
 def _decode(data: bytes, file: str) -> tuple[str | None, Diagnostic | None]:
@@ -572,17 +695,36 @@ def _load(text: str, file: str, limits: LoadLimits) -> tuple[list[SourceDoc], li
     diags: list[Diagnostic] = []
     if text.startswith("\ufeff"):
         text = text[1:]
-    bad = _NON_PRINTABLE.search(text)
+    bad = (_NON_PRINTABLE_ASCII if text.isascii() else re.compile(_NON_PRINTABLE)).search(text)
     if bad is not None:
         line, column = _position(text, bad.start())
         char = ord(bad.group())
         if 0xD800 <= char <= 0xDFFF:
-            diags.append(Diagnostic("TS101", f"text contains a lone surrogate U+{char:04X}, not valid UTF-8",
-                                    Severity.ERROR, file, line, column, "", "re-save the file as UTF-8"))
+            diags.append(
+                Diagnostic(
+                    "TS101",
+                    f"text contains a lone surrogate U+{char:04X}, not valid UTF-8",
+                    Severity.ERROR,
+                    file,
+                    line,
+                    column,
+                    "",
+                    "re-save the file as UTF-8",
+                )
+            )
         else:
-            diags.append(Diagnostic("TS103", f"YAML syntax error: character U+{char:04X} is not allowed in YAML",
-                                    Severity.ERROR, file, line, column, "",
-                                    "remove the control character (is this a binary file?)"))
+            diags.append(
+                Diagnostic(
+                    "TS103",
+                    f"YAML syntax error: character U+{char:04X} is not allowed in YAML",
+                    Severity.ERROR,
+                    file,
+                    line,
+                    column,
+                    "",
+                    "remove the control character (is this a binary file?)",
+                )
+            )
         return docs, diags
     _parse(text, file, limits, docs, diags)
     if len(diags) > 1:
@@ -598,7 +740,9 @@ def _load(text: str, file: str, limits: LoadLimits) -> tuple[list[SourceDoc], li
     return docs, diags
 
 
-def load_text(data: bytes | str, file: str, limits: LoadLimits = _DEFAULT_LIMITS) -> tuple[list[SourceDoc], list[Diagnostic]]:
+def load_text(
+    data: bytes | str, file: str, limits: LoadLimits = _DEFAULT_LIMITS
+) -> tuple[list[SourceDoc], list[Diagnostic]]:
     """Load every document of one spec file given as bytes (UTF-8) or text.
 
     ``file`` is the name to show in diagnostics. Returns the mapping documents, in file order,
@@ -618,7 +762,8 @@ def load_text(data: bytes | str, file: str, limits: LoadLimits = _DEFAULT_LIMITS
     text, problem = _decode(bytes(data), file)
     if problem is not None:
         return [], [problem]
-    return _load(text, file, limits)  # type: ignore[arg-type]
+    assert text is not None, "_decode returns the text or the problem"
+    return _load(text, file, limits)
 
 
 def load_file(
@@ -638,9 +783,18 @@ def load_file(
             if stat.S_ISDIR(mode):
                 raise IsADirectoryError(errno.EISDIR, "is a directory")
             if not stat.S_ISREG(mode):
-                return [], [Diagnostic("TS118", f"cannot read the file: it is {_special(mode)}, not a regular file",
-                                       Severity.ERROR, file, None, None, "",
-                                       "name a regular file (reading this could block or never end)")]
+                return [], [
+                    Diagnostic(
+                        "TS118",
+                        f"cannot read the file: it is {_special(mode)}, not a regular file",
+                        Severity.ERROR,
+                        file,
+                        None,
+                        None,
+                        "",
+                        "name a regular file (reading this could block or never end)",
+                    )
+                ]
             # Read one byte past the cap: enough to know the file is too big without reading it all.
             data = handle.read(limits.max_bytes + 1)
             if len(data) > limits.max_bytes:
@@ -657,15 +811,45 @@ def load_file(
         elif isinstance(e, PermissionError):
             reason = "permission denied"
         elif isinstance(e, OSError) and e.errno == errno.ENAMETOOLONG:
-            return [], [Diagnostic("TS119", "cannot read the file: its path name is too long", Severity.ERROR, file,
-                                   None, None, "", "shorten the file or directory names")]
+            return [], [
+                Diagnostic(
+                    "TS119",
+                    "cannot read the file: its path name is too long",
+                    Severity.ERROR,
+                    file,
+                    None,
+                    None,
+                    "",
+                    "shorten the file or directory names",
+                )
+            ]
         elif isinstance(e, OSError) and e.errno == errno.ELOOP:
-            return [], [Diagnostic("TS118", "cannot read the file: symbolic link loop", Severity.ERROR, file, None,
-                                   None, "", "point the link at a real file, or remove it")]
+            return [], [
+                Diagnostic(
+                    "TS118",
+                    "cannot read the file: symbolic link loop",
+                    Severity.ERROR,
+                    file,
+                    None,
+                    None,
+                    "",
+                    "point the link at a real file, or remove it",
+                )
+            ]
         else:
             reason = getattr(e, "strerror", None) or str(e)
-        return [], [Diagnostic("TS100", f"cannot read the file: {reason}", Severity.ERROR, file, None, None, "",
-                               "check the path and the file's permissions")]
+        return [], [
+            Diagnostic(
+                "TS100",
+                f"cannot read the file: {reason}",
+                Severity.ERROR,
+                file,
+                None,
+                None,
+                "",
+                "check the path and the file's permissions",
+            )
+        ]
     return load_text(data, file, limits)
 
 

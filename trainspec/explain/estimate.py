@@ -1,28 +1,26 @@
-"""Estimates for ``trainspec explain``: memory per GPU, GPU-hours and cost. Pure arithmetic.
+"""Estimates for ``trainspec explain``: model state per GPU, GPU-hours and cost. Pure arithmetic.
 
 Every figure is exact integer (or fractional) arithmetic on bytes; people see decimal units
-(``human_bytes``: 1 GB = 10^9 bytes). The definitions, with ``P`` parameters:
+(``human_bytes``: 1 GB = 10^9 bytes). The model state is the parallelism planner's
+(``explain/planner``, docs/parallelism.md), so the two never disagree. With ``P`` parameters:
 
-* **weights** = P x bytes per parameter of ``dtype`` (fp32/tf32 4, bf16/fp16 2, fp8/int8 1,
-  int4 0.5), the same rule the checkpoint size uses;
-* **gradients** = the same size as the weights (one gradient per parameter, in the weights' type);
-* **optimizer state** = as for checkpoints (``compiler/sizing.py``): adam/adamw 3x the weight
-  bytes, sgd 1x, none 0, or P x ``optimizerBytesPerParam`` when given;
-* **training state** = weights + gradients + optimizer state;
-* **data parallel** (DDP, every GPU a full replica): each GPU holds the whole training state;
-* **fully sharded** (FSDP / ZeRO-3): weights, gradients and optimizer state are split evenly over
-  the job's GPUs, so each GPU holds training state / GPUs, rounded up to a whole byte.
+* **weights** = P x ``w``, **gradients** = P x ``g`` (the training dtype: bf16/fp16 2 bytes);
+* **optimizer state** = P x ``K``: an fp32 master copy (4 bytes, when the weights are narrower)
+  plus the moments (adam/adamw 8, sgd 4, none 0); ``optimizerBytesPerParam`` replaces K;
+* **model state** = weights + gradients + optimizer state: 16 bytes/param for bf16 with Adam;
+* **plain data parallel** (DDP, ZeRO-0): each GPU holds the whole model state;
+* **ZeRO-3 / FSDP** over the job's GPUs: each holds model state / GPUs, rounded up.
 
-Activations, communication buffers, the CUDA context and allocator fragmentation are NOT counted:
-"fits" means the training state fits, which is necessary but not sufficient.
+Activations are the planner's, and need the job's ``spec.model`` (layers, hidden size, ...).
+This is what GPUs hold while training; the checkpoint size (``compiler/sizing.py``) is what is
+saved, a different figure.
 
 Worked figures (tests/explain pin them):
 
-* 70B in bf16 with Adam: weights 140 GB, gradients 140 GB, optimizer 420 GB; training state
-  700 GB; sharded over 64 GPUs 10.9 GB per GPU. One checkpoint (weights + optimizer) 560 GB.
-* 405B in bf16 with Adam: weights alone 810 GB, more than one 8 x 80 GB node (640 GB); training
-  state 4050 GB; sharded over 64 GPUs 405e9 x 2 x (1 + 1 + 3) / 64 = 63.3 GB per GPU (the weights'
-  share alone is 810 GB / 64 = 12.7 GB).
+* 70B in bf16 with Adam: weights 140 GB, gradients 140 GB, optimizer 840 GB; model state 1.12 TB;
+  ZeRO-3 over 64 GPUs 17.5 GB per GPU (the ZeRO paper's (2 + 2 + 12) x psi / Nd).
+* 405B in bf16 with Adam: weights alone 810 GB, more than one 8 x 80 GB node (640 GB); model
+  state 6.48 TB; ZeRO-3 over 64 GPUs 101 GB per GPU: it does not fit, whatever the layout.
 
 GPU-hours = GPUs in total x ``maxRunTime`` in hours (an upper bound: the job may end earlier);
 cost = GPU-hours x price of one GPU-hour.
@@ -33,8 +31,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from trainspec.compiler.sizing import optimizer_bytes, weight_bytes
+from trainspec.compiler.sizing import DTYPE_BYTES
 from trainspec.dsl.models import ModelSize
+from trainspec.explain.planner.inputs import Arch, arch_for
+from trainspec.explain.planner.memory import model_state
 
 
 def _ceil_div(numerator: int, denominator: int) -> int:
@@ -43,7 +43,7 @@ def _ceil_div(numerator: int, denominator: int) -> int:
 
 @dataclass(frozen=True)
 class TrainingState:
-    """What training keeps in GPU memory for a model, in bytes, before activations."""
+    """The model state training keeps in GPU memory, in bytes, before activations."""
 
     weights: int
     gradients: int
@@ -54,15 +54,23 @@ class TrainingState:
         return self.weights + self.gradients + self.optimizer
 
 
+def arch_of(model: ModelSize) -> Arch:
+    """``checkpoint.model`` as the planner's arithmetic sees it (bytes per parameter, no shape)."""
+    k = Fraction(str(model.optimizer_bytes_per_param)) if model.optimizer_bytes_per_param is not None else None
+    return arch_for(
+        model.parameters.count, DTYPE_BYTES[model.dtype], model.optimizer.value, k=k, dtype=model.dtype.value
+    )
+
+
 def training_state(model: ModelSize) -> TrainingState:
-    """Weights, gradients (same size as the weights) and optimizer state of ``model``."""
-    weights = weight_bytes(model)
-    return TrainingState(weights=weights, gradients=weights, optimizer=optimizer_bytes(model))
+    """Weights, gradients and optimizer state of ``model`` while it trains (ZeRO-0, one GPU's worth)."""
+    weights, gradients, optimizer = model_state(arch_of(model), 1, 1, 1, 0)
+    return TrainingState(weights=weights, gradients=gradients, optimizer=optimizer)
 
 
 @dataclass(frozen=True)
 class MemoryFit:
-    """The training state per GPU under data parallel and fully sharded, against the GPU's memory.
+    """The model state per GPU under plain data parallel and ZeRO-3/FSDP, against the GPU's memory.
 
     ``gpus`` is the number of GPUs the state is sharded over (all GPUs of the job);
     ``gpu_memory`` is one GPU's memory in bytes, None when the runtime does not say.
@@ -75,12 +83,12 @@ class MemoryFit:
 
     @property
     def replicated_per_gpu(self) -> int:
-        """Data parallel: every GPU holds the whole training state."""
+        """Plain data parallel (ZeRO-0): every GPU holds the whole model state."""
         return self.state.total
 
     @property
     def sharded_per_gpu(self) -> int:
-        """Fully sharded (FSDP/ZeRO-3): the training state divided by the GPUs, rounded up."""
+        """ZeRO-3 / FSDP: the model state divided by the GPUs, rounded up."""
         return _ceil_div(self.state.total, max(self.gpus, 1))
 
     @property

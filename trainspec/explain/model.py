@@ -21,12 +21,14 @@ from trainspec.dsl.sources import LoadedSpec
 from trainspec.dsl.types import Quantity
 from trainspec.explain.estimate import (
     MemoryFit,
+    TrainingState,
     as_price,
     cost,
     gpu_hours,
     memory_fit,
-    training_state,
 )
+from trainspec.explain.planner import Arch, Plan, fromplan, plan_layouts
+from trainspec.explain.planner.memory import model_state
 
 T = TypeVar("T")
 #: Origin of a value trainspec derived from others (world size, GPUs in total, sizes).
@@ -129,6 +131,10 @@ class Explanation:
     cost: Fraction | None
     #: The elastic node range (``nodes: {min, max}``); ``nodes`` is then its max.
     elastic: ElasticView | None = None
+    #: The model as the planner sees it (parameters, bytes per parameter, the spec.model shape).
+    arch: Arch | None = None
+    #: The parallelism planner's table and choice (needs spec.model and the GPU's memory).
+    planner: Plan | None = None
 
     @property
     def gpu_memory_node(self) -> str | None:
@@ -158,9 +164,14 @@ def explain_plan(plan: JobPlan, project: Project | None = None, *, price: float 
     seconds = job.spec.max_run_time.seconds if job.spec.max_run_time is not None else None
     model = job.spec.checkpoint.model if job.spec.checkpoint is not None else None
 
-    memory = None
-    if model is not None and gpus_total > 0:
-        memory = memory_fit(training_state(model), gpus_total, resolved.gpus_per_node.value, gpu_memory_bytes)
+    arch = fromplan.arch(plan)
+    memory = planner = None
+    if arch is not None and gpus_total > 0:
+        state = TrainingState(*model_state(arch, 1, 1, 1, 0))
+        memory = memory_fit(state, gpus_total, resolved.gpus_per_node.value, gpu_memory_bytes)
+        inputs = fromplan.inputs(plan)
+        if arch.shape is not None and inputs is not None and gpu_memory_bytes is not None:
+            planner = plan_layouts(inputs)
     hours = gpu_hours(gpus_total, seconds) if seconds is not None and gpus_total > 0 else None
     chosen = _price(project, accelerator.name if accelerator else None, price) if gpus_total > 0 else None
     return Explanation(
@@ -181,18 +192,22 @@ def explain_plan(plan: JobPlan, project: Project | None = None, *, price: float 
         gpus_per_node=_item(resolved.gpus_per_node, runtime_loaded),
         gpus_total=gpus_total,
         accelerator=Sourced(accelerator.name, Origin.RUNTIME, ("spec", "accelerator", "name"), runtime_loaded)
-        if accelerator else None,
+        if accelerator
+        else None,
         gpu_memory=Sourced(str(accelerator.memory), Origin.RUNTIME, ("spec", "accelerator", "memory"), runtime_loaded)
-        if accelerator else None,
+        if accelerator
+        else None,
         gpu_memory_bytes=gpu_memory_bytes,
         gang=_gang(plan, project),
         queue=_job_field(plan, "queue", job.spec.queue),
         priority=_job_field(plan, "priority", job.spec.priority),
         max_run_time=Sourced(str(job.spec.max_run_time), Origin.JOB, ("spec", "maxRunTime"), resolved.loaded)
-        if job.spec.max_run_time else None,
+        if job.spec.max_run_time
+        else None,
         max_run_time_seconds=seconds,
         restarts=Sourced(runtime.restarts.max, Origin.RUNTIME, ("spec", "restarts", "max"), runtime_loaded)
-        if runtime.restarts is not None else None,
+        if runtime.restarts is not None
+        else None,
         stages=tuple(Stage(r.name, r.pods, r.name in plan.trainer_rjobs) for r in plan.rjobs),
         model=model,
         memory=memory,
@@ -202,7 +217,10 @@ def explain_plan(plan: JobPlan, project: Project | None = None, *, price: float 
         price=chosen,
         cost=cost(hours, chosen.amount) if hours is not None and chosen is not None else None,
         elastic=ElasticView(plan.elastic.min_nodes, plan.elastic.max_nodes, plan.elastic.max_restarts, gpus_total)
-        if plan.elastic is not None else None,
+        if plan.elastic is not None
+        else None,
+        arch=arch,
+        planner=planner,
     )
 
 
@@ -257,15 +275,21 @@ def _checkpoint(plan: JobPlan, model: ModelSize | None) -> CheckpointView | None
         return None
     resolved = plan.resolved
     keep_path = ("spec", "checkpoint", "keep")
-    keep = (Sourced(ckpt.keep, Origin.JOB, keep_path, resolved.loaded) if resolved.loaded.has(keep_path)
-            else Sourced(ckpt.keep, Origin.DEFAULT))
+    keep = (
+        Sourced(ckpt.keep, Origin.JOB, keep_path, resolved.loaded)
+        if resolved.loaded.has(keep_path)
+        else Sourced(ckpt.keep, Origin.DEFAULT)
+    )
     # An explicit size or another checkpoint form still gets per-checkpoint figures from the model.
     sized = ckpt.sized or (checkpoint_size(model, ckpt.keep) if model is not None else None)
     storage_class = None
     if ckpt.storage_class:
         origin = resolved.origin_of("checkpoint.storageClass")
-        storage_class = (Sourced(ckpt.storage_class, origin) if origin is Origin.PROJECT else
-                         Sourced(ckpt.storage_class, origin, ("spec", "checkpoint", "storageClass"), resolved.loaded))
+        storage_class = (
+            Sourced(ckpt.storage_class, origin)
+            if origin is Origin.PROJECT
+            else Sourced(ckpt.storage_class, origin, ("spec", "checkpoint", "storageClass"), resolved.loaded)
+        )
     return CheckpointView(
         kind=ckpt.kind.value,
         location=ckpt.path,
@@ -284,5 +308,6 @@ def _data(plan: JobPlan) -> DataView | None:
     data = plan.resolved.job.spec.data
     if plan.data is None or data is None:
         return None
-    return DataView(source=data.source, format=data.format.value, shard_by=data.shard_by.value,
-                    shards=plan.data.num_shards)
+    return DataView(
+        source=data.source, format=data.format.value, shard_by=data.shard_by.value, shards=plan.data.num_shards
+    )

@@ -7,6 +7,7 @@ from fractions import Fraction
 from typing import Any
 
 from trainspec.explain.model import Explanation, Item
+from trainspec.explain.planner_json import planner_dict
 
 
 def _item(item: Item | None) -> dict[str, Any] | None:
@@ -33,8 +34,12 @@ def as_dict(ex: Explanation) -> dict[str, Any]:
         "namespace": _item(ex.namespace),
         "name": ex.name,
         "location": {"file": ex.file, "line": ex.line, "column": ex.column},
-        "runtime": {"name": ex.runtime, "object": ex.runtime_object, "builtin": ex.runtime_builtin,
-                    "framework": ex.framework},
+        "runtime": {
+            "name": ex.runtime,
+            "object": ex.runtime_object,
+            "builtin": ex.runtime_builtin,
+            "framework": ex.framework,
+        },
         "engine": ex.engine,
         "image": _item(ex.image),
         "nodes": _item(ex.nodes),
@@ -52,36 +57,68 @@ def as_dict(ex: Explanation) -> dict[str, Any]:
         "maxRunTimeSeconds": ex.max_run_time_seconds,
         "restarts": _item(ex.restarts),
         "stages": [{"name": s.name, "pods": s.pods, "trains": s.trains} for s in ex.stages],
-        "model": None if ex.model is None else {
-            "parameters": ex.model.parameters.count, "dtype": ex.model.dtype.value,
-            "optimizer": ex.model.optimizer.value, "optimizerBytesPerParam": ex.model.optimizer_bytes_per_param,
+        "model": None
+        if ex.model is None
+        else {
+            "parameters": ex.model.parameters.count,
+            "dtype": ex.model.dtype.value,
+            "optimizer": ex.model.optimizer.value,
+            "optimizerBytesPerParam": ex.model.optimizer_bytes_per_param,
         },
-        "memory": None if fit is None else {
-            "weightsBytes": fit.state.weights, "gradientsBytes": fit.state.gradients,
-            "optimizerBytes": fit.state.optimizer, "trainingStateBytes": fit.state.total,
-            "shardedOverGpus": fit.gpus, "gpuMemoryBytes": fit.gpu_memory, "nodeGpuMemoryBytes": fit.node_memory,
+        "memory": None
+        if fit is None
+        else {
+            "weightsBytes": fit.state.weights,
+            "gradientsBytes": fit.state.gradients,
+            "optimizerBytes": fit.state.optimizer,
+            "modelStateBytes": fit.state.total,
+            "shardedOverGpus": fit.gpus,
+            "gpuMemoryBytes": fit.gpu_memory,
+            "nodeGpuMemoryBytes": fit.node_memory,
             "weightsFitOneNode": fit.weights_fit_node,
-            "dataParallel": {"perGpuBytes": fit.replicated_per_gpu, "fits": fit.fits_replicated},
-            "fullySharded": {"perGpuBytes": fit.sharded_per_gpu, "fits": fit.fits_sharded},
+            "zero0": {"perGpuBytes": fit.replicated_per_gpu, "fits": fit.fits_replicated},
+            "zero3": {"perGpuBytes": fit.sharded_per_gpu, "fits": fit.fits_sharded},
         },
-        "checkpoint": None if ckpt is None else {
-            "kind": ckpt.kind, "location": ckpt.location, "keep": _item(ckpt.keep), "claimName": ckpt.claim,
+        "planner": planner_dict(ex.planner),
+        "checkpoint": None
+        if ckpt is None
+        else {
+            "kind": ckpt.kind,
+            "location": ckpt.location,
+            "keep": _item(ckpt.keep),
+            "claimName": ckpt.claim,
             "perCheckpointBytes": ckpt.sized.per_checkpoint if ckpt.sized else None,
             "totalBytes": ckpt.sized.total if ckpt.sized else None,
-            "auto": ckpt.auto, "volume": ckpt.volume, "volumeBytes": ckpt.volume_bytes,
-            "storageClass": _item(ckpt.storage_class), "accessMode": ckpt.access_mode,
+            "auto": ckpt.auto,
+            "volume": ckpt.volume,
+            "volumeBytes": ckpt.volume_bytes,
+            "storageClass": _item(ckpt.storage_class),
+            "accessMode": ckpt.access_mode,
         },
-        "data": None if ex.data is None else {
-            "source": ex.data.source, "format": ex.data.format, "shardBy": ex.data.shard_by, "shards": ex.data.shards,
+        "data": None
+        if ex.data is None
+        else {
+            "source": ex.data.source,
+            "format": ex.data.format,
+            "shardBy": ex.data.shard_by,
+            "shards": ex.data.shards,
         },
         "gpuHours": _number(ex.gpu_hours),
-        "price": None if ex.price is None else {
-            "perGpuHour": _number(ex.price.amount), "currency": ex.price.currency, "source": ex.price.source,
+        "price": None
+        if ex.price is None
+        else {
+            "perGpuHour": _number(ex.price.amount),
+            "currency": ex.price.currency,
+            "source": ex.price.source,
         },
         "cost": _number(ex.cost, 2),
-        "elastic": None if ex.elastic is None else {
-            "minNodes": ex.elastic.min_nodes, "maxNodes": ex.elastic.max_nodes,
-            "maxRestarts": ex.elastic.max_restarts, "kueueAdmitsNodes": ex.elastic.max_nodes,
+        "elastic": None
+        if ex.elastic is None
+        else {
+            "minNodes": ex.elastic.min_nodes,
+            "maxNodes": ex.elastic.max_nodes,
+            "maxRestarts": ex.elastic.max_restarts,
+            "kueueAdmitsNodes": ex.elastic.max_nodes,
             "kueueAdmitsGpus": ex.elastic.admitted_gpus,
         },
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from trainspec.explain.model import Explanation
+from trainspec.explain.planner_rows import HEADERS, layout_table
 from trainspec.explain.rows import rows
 
 
@@ -13,10 +14,17 @@ def cell(text: str) -> str:
 
 def render_one(ex: Explanation) -> str:
     """A heading with the job's key and source, then a three-column table."""
-    lines = [f"### `{ex.key}`", "", f"Defined in `{ex.file}:{ex.line}`.", "",
-             "| | value | from |", "|---|---|---|"]
-    for row in rows(ex):
-        lines.append(f"| {cell(row.label)} | {cell(row.text)} | {cell(row.origin)} |")
+    lines = [f"### `{ex.key}`", "", f"Defined in `{ex.file}:{ex.line}`.", "", "| | value | from |", "|---|---|---|"]
+    lines.extend(f"| {cell(row.label)} | {cell(row.text)} | {cell(row.origin)} |" for row in rows(ex))
+    if ex.planner is not None and ex.planner.layouts:
+        lines += [
+            "",
+            "Parallel layouts (the best of each TP x PP split; * the chosen one):",
+            "",
+            "| " + " | ".join(HEADERS) + " |",
+            "|" + "---|" * len(HEADERS),
+        ]
+        lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in layout_table(ex.planner)]
     return "\n".join(lines) + "\n"
 
 

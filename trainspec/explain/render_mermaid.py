@@ -35,8 +35,11 @@ def _job(ex: Explanation, prefix: str) -> list[str]:
     title = f"{ex.key}: {ex.gpus_total} x {gpu}" if ex.gpus_total else f"{ex.key}: CPU only"
     queue = f"queue {ex.queue.value}" if ex.queue else "no queue"
     priority = f"priority {ex.priority.value}" if ex.priority else ""
-    lines = [f"  subgraph {prefix}[{label(title)}]", f"{ind}direction LR",
-             f"{ind}{prefix}_queue([{label(queue, priority)}])"]
+    lines = [
+        f"  subgraph {prefix}[{label(title)}]",
+        f"{ind}direction LR",
+        f"{ind}{prefix}_queue([{label(queue, priority)}])",
+    ]
     previous = [f"{prefix}_queue"]
     edges: list[str] = []
     if ex.data is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from trainspec.explain.model import Explanation
+from trainspec.explain.planner_rows import HEADERS, layout_table
 from trainspec.explain.rows import rows
 
 
@@ -14,7 +15,20 @@ def render_one(ex: Explanation) -> str:
     for row in table:
         origin = f"  [{row.origin}]" if row.origin else ""
         lines.append(f"  {row.label.ljust(width)}  {row.text}{origin}")
+    if ex.planner is not None and ex.planner.layouts:
+        lines.extend(_table(layout_table(ex.planner)))
     return "\n".join(lines) + "\n"
+
+
+def _table(rows: list[tuple[str, ...]]) -> list[str]:
+    """The planner's table, columns aligned (the best layout of each TP x PP split, ``*`` the choice)."""
+    table = [HEADERS, *rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(HEADERS))]
+    out = ["  parallel layouts (best of each TP x PP; * chosen):"]
+    out.extend(
+        "    " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in table
+    )
+    return out
 
 
 def render(explanations: list[Explanation]) -> str:

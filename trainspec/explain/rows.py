@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from trainspec.compiler.sizing import human_bytes
-from trainspec.explain.estimate import MemoryFit, format_number
+from trainspec.explain.estimate import format_number
 from trainspec.explain.model import COMPUTED, Explanation, Item
+from trainspec.explain.planner_rows import planner_rows
 
 #: Where to set a price, said whenever a cost cannot be computed.
 PRICE_HINT = "set spec.pricing.gpuHour in trainspec.yaml or pass --gpu-hour-price"
@@ -74,17 +75,32 @@ def rows(ex: Explanation) -> list[Row]:
     ]
     if ex.gpu_memory is not None and ex.gpu_memory_bytes is not None:
         per_node = ex.gpus_per_node.value
-        node = f"{per_node} x {ex.gpu_memory.value} = {ex.gpu_memory_node} " \
-               f"({human_bytes(ex.gpu_memory_bytes * per_node)}) per node"
-        out.append(Row("GPU memory", f"{ex.gpu_memory.value} ({human_bytes(ex.gpu_memory_bytes)}) per GPU, {node}",
-                       ex.gpu_memory.origin.value))
+        node = (
+            f"{per_node} x {ex.gpu_memory.value} = {ex.gpu_memory_node} "
+            f"({human_bytes(ex.gpu_memory_bytes * per_node)}) per node"
+        )
+        out.append(
+            Row(
+                "GPU memory",
+                f"{ex.gpu_memory.value} ({human_bytes(ex.gpu_memory_bytes)}) per GPU, {node}",
+                ex.gpu_memory.origin.value,
+            )
+        )
     out.append(Row("gang scheduling", ex.gang.value, ex.gang.origin.value))
     out.append(Row("queue", ex.queue.value if ex.queue else "none", _from(ex.queue)))
     out.append(Row("priority", ex.priority.value if ex.priority else "none", _from(ex.priority)))
-    out.append(Row("max run time", ex.max_run_time.value if ex.max_run_time else "none (no deadline)",
-                   _from(ex.max_run_time)))
-    out.append(Row("restarts", f"{ex.restarts.value} ({_RESTARTS_FIELD.get(ex.engine, ex.engine)})" if ex.restarts
-                   else "none (the first failure fails the job)", _from(ex.restarts)))
+    out.append(
+        Row("max run time", ex.max_run_time.value if ex.max_run_time else "none (no deadline)", _from(ex.max_run_time))
+    )
+    out.append(
+        Row(
+            "restarts",
+            f"{ex.restarts.value} ({_RESTARTS_FIELD.get(ex.engine, ex.engine)})"
+            if ex.restarts
+            else "none (the first failure fails the job)",
+            _from(ex.restarts),
+        )
+    )
     out.extend(_memory_rows(ex))
     out.extend(_checkpoint_rows(ex))
     if ex.data is not None:
@@ -101,10 +117,18 @@ def _elastic_rows(ex: Explanation) -> list[Row]:
         return []
     gpus = f", {span.admitted_gpus} GPUs" if span.admitted_gpus else ""
     return [
-        Row("elastic", f"{span.min_nodes} to {span.max_nodes} nodes (torchrun rendezvous, up to "
-                       f"{span.max_restarts} restarts of the worker group)", "job"),
-        Row("Kueue admission", f"at the maximum: {span.max_nodes} nodes{gpus} (the job's replicas; Kueue "
-                               f"reserves quota for all of them, never for the minimum)", COMPUTED),
+        Row(
+            "elastic",
+            f"{span.min_nodes} to {span.max_nodes} nodes (torchrun rendezvous, up to "
+            f"{span.max_restarts} restarts of the worker group)",
+            "job",
+        ),
+        Row(
+            "Kueue admission",
+            f"at the maximum: {span.max_nodes} nodes{gpus} (the job's replicas; Kueue "
+            f"reserves quota for all of them, never for the minimum)",
+            COMPUTED,
+        ),
     ]
 
 
@@ -114,29 +138,65 @@ def _gpu_kind(ex: Explanation, count: int) -> str:
     return f"{count} x {ex.accelerator.value}" if ex.accelerator is not None else str(count)
 
 
+def params_text(count: int) -> str:
+    """``70B``, ``7.5B``, ``350M``: a parameter count as people write it."""
+    for unit, scale in (("T", 10**12), ("B", 10**9), ("M", 10**6)):
+        if count >= scale:
+            return f"{format_number(Fraction(count, scale))}{unit}"
+    return str(count)
+
+
 def _memory_rows(ex: Explanation) -> list[Row]:
-    if ex.model is None:
-        return [Row("memory per GPU", "unknown: set spec.checkpoint.model (parameters, dtype, optimizer)")]
-    fit: MemoryFit | None = ex.memory
+    arch, fit = ex.arch, ex.memory
+    if arch is None:
+        return [
+            Row(
+                "memory per GPU",
+                "unknown: set spec.checkpoint.model (parameters, dtype, optimizer) or spec.model (docs/parallelism.md)",
+            )
+        ]
     if fit is None:
         return []  # a CPU-only job: nothing to fit on GPUs
-    model, state = ex.model, fit.state
-    optimizer = model.optimizer.value
-    if model.optimizer_bytes_per_param is not None:
+    state = fit.state
+    model = ex.model
+    optimizer = arch.optimizer
+    if model is not None and model.optimizer_bytes_per_param is not None:
         optimizer = f"{model.optimizer_bytes_per_param:g} bytes/param"
+    origin = "job"  # spec.model or checkpoint.model: both are the job's
     out = [
-        Row("model", f"{model.parameters} parameters, {model.dtype.value}, optimizer {optimizer}", "job"),
-        Row("training state", f"weights {human_bytes(state.weights)} + gradients {human_bytes(state.gradients)} "
-                              f"+ optimizer {human_bytes(state.optimizer)} = {human_bytes(state.total)}", COMPUTED),
+        Row("model", f"{params_text(arch.parameters)} parameters, {arch.dtype}, optimizer {optimizer}", origin),
+        Row(
+            "model state",
+            f"weights {human_bytes(state.weights)} + gradients {human_bytes(state.gradients)} "
+            f"+ optimizer {human_bytes(state.optimizer)} = {human_bytes(state.total)} "
+            f"({format_number(arch.bytes_per_param)} bytes/param)",
+            COMPUTED,
+        ),
     ]
     if fit.node_memory is not None:
         verdict = "fit" if fit.weights_fit_node else "do not fit"
-        out.append(Row("weights on one node", f"{human_bytes(state.weights)} {verdict} in one node's "
-                                              f"{human_bytes(fit.node_memory)} of GPU memory", COMPUTED))
-    out.append(Row("data parallel (replicated)", fit_text(fit.replicated_per_gpu, fit.fits_replicated,
-                                                          fit.gpu_memory), COMPUTED))
-    out.append(Row(f"fully sharded over {fit.gpus} GPUs", fit_text(fit.sharded_per_gpu, fit.fits_sharded,
-                                                                  fit.gpu_memory), COMPUTED))
+        out.append(
+            Row(
+                "weights on one node",
+                f"{human_bytes(state.weights)} {verdict} in one node's {human_bytes(fit.node_memory)} of GPU memory",
+                COMPUTED,
+            )
+        )
+    out.append(
+        Row(
+            "plain data parallel (ZeRO-0)",
+            fit_text(fit.replicated_per_gpu, fit.fits_replicated, fit.gpu_memory) + ", model state only",
+            COMPUTED,
+        )
+    )
+    out.append(
+        Row(
+            f"ZeRO-3 / FSDP over {fit.gpus} GPUs",
+            fit_text(fit.sharded_per_gpu, fit.fits_sharded, fit.gpu_memory) + ", model state only",
+            COMPUTED,
+        )
+    )
+    out.extend(planner_rows(ex))
     return out
 
 
@@ -144,20 +204,33 @@ def _checkpoint_rows(ex: Explanation) -> list[Row]:
     ckpt = ex.checkpoint
     if ckpt is None:
         return [Row("checkpoints", "none")]
-    where = {"volume": f"new volume {ckpt.claim} at {ckpt.location}",
-             "claim": f"existing claim {ckpt.claim} at {ckpt.location}",
-             "uri": f"object storage {ckpt.location}"}[ckpt.kind]
+    where = {
+        "volume": f"new volume {ckpt.claim} at {ckpt.location}",
+        "claim": f"existing claim {ckpt.claim} at {ckpt.location}",
+        "uri": f"object storage {ckpt.location}",
+    }[ckpt.kind]
     out = [Row("checkpoints", where, "job"), Row("checkpoints kept", str(ckpt.keep.value), ckpt.keep.origin.value)]
     if ckpt.sized is not None:
-        out.append(Row("checkpoint size", f"{human_bytes(ckpt.sized.per_checkpoint)} each (weights "
-                                          f"{human_bytes(ckpt.sized.weights)} + optimizer "
-                                          f"{human_bytes(ckpt.sized.optimizer)}), {human_bytes(ckpt.sized.total)} "
-                                          f"for {ckpt.keep.value}", COMPUTED))
+        out.append(
+            Row(
+                "checkpoint size",
+                f"{human_bytes(ckpt.sized.per_checkpoint)} each (weights "
+                f"{human_bytes(ckpt.sized.weights)} + optimizer "
+                f"{human_bytes(ckpt.sized.optimizer)}), {human_bytes(ckpt.sized.total)} "
+                f"for {ckpt.keep.value}",
+                COMPUTED,
+            )
+        )
     if ckpt.volume is not None and ckpt.volume_bytes is not None:
         mode = f", {ckpt.access_mode}" if ckpt.access_mode else ""
         sizing = " (size: auto, kept checkpoints + 20%)" if ckpt.auto else ""
-        out.append(Row("checkpoint volume", f"{ckpt.volume} ({human_bytes(ckpt.volume_bytes)}){mode}{sizing}",
-                       COMPUTED if ckpt.auto else "job"))
+        out.append(
+            Row(
+                "checkpoint volume",
+                f"{ckpt.volume} ({human_bytes(ckpt.volume_bytes)}){mode}{sizing}",
+                COMPUTED if ckpt.auto else "job",
+            )
+        )
     if ckpt.storage_class is not None:
         out.append(Row("storage class", ckpt.storage_class.value, ckpt.storage_class.origin.value))
     return out
@@ -168,12 +241,23 @@ def _cost_rows(ex: Explanation) -> list[Row]:
         return [Row("GPU-hours", "0 (CPU only)")]
     if ex.gpu_hours is None:
         return [Row("GPU-hours", "unbounded: no maxRunTime")]
-    out = [Row("GPU-hours", f"{format_number(ex.gpu_hours)} ({ex.gpus_total} GPUs x "
-                            f"{format_number(Fraction(ex.max_run_time_seconds or 0, 3600))} h of maxRunTime, at most)",
-               COMPUTED)]
+    out = [
+        Row(
+            "GPU-hours",
+            f"{format_number(ex.gpu_hours)} ({ex.gpus_total} GPUs x "
+            f"{format_number(Fraction(ex.max_run_time_seconds or 0, 3600))} h of maxRunTime, at most)",
+            COMPUTED,
+        )
+    ]
     if ex.price is None or ex.cost is None:
         out.append(Row("cost", f"unknown: no price ({PRICE_HINT})"))
     else:
-        out.append(Row("cost", f"{money(ex.cost, ex.price.currency)} at {format_number(ex.price.amount)} "
-                               f"{ex.price.currency} per GPU-hour, at most", ex.price.source))
+        out.append(
+            Row(
+                "cost",
+                f"{money(ex.cost, ex.price.currency)} at {format_number(ex.price.amount)} "
+                f"{ex.price.currency} per GPU-hour, at most",
+                ex.price.source,
+            )
+        )
     return out

@@ -65,12 +65,7 @@ def _build_table(cls: type) -> _Table:
     api_version = getattr(cls, "api_version", None)
     kind = getattr(cls, "kind", None)
     # Only class constants count: an OwnerReference or RuntimeRef has *fields* with these names.
-    if (
-        isinstance(api_version, str)
-        and isinstance(kind, str)
-        and "api_version" not in names
-        and "kind" not in names
-    ):
+    if isinstance(api_version, str) and isinstance(kind, str) and "api_version" not in names and "kind" not in names:
         header = (("apiVersion", api_version), ("kind", kind))
     wires = tuple(f.metadata.get("wire") or wire_name(f.name) for f in attrs)
     getter: Callable[[Any], tuple[Any, ...]]

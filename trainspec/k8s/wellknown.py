@@ -12,48 +12,184 @@ re-exported here, so lowering code imports one module.
 from __future__ import annotations
 
 from trainspec.dsl.wellknown import (
-    CHECKPOINT_DIR_ENV, CHECKPOINT_KEEP_ENV, DATA_DIR_ENV, DATA_FORMAT_ENV, DNS1035_LABEL_PATTERN, DNS1123_LABEL_MAX,
-    DNS1123_LABEL_PATTERN, DNS1123_SUBDOMAIN_MAX, DNS1123_SUBDOMAIN_PATTERN, ENV_NAME_PATTERN, HTTP_PATH_PATTERN,
-    INT32_MAX, INT64_MAX,
-    LABEL_VALUE_MAX, LABEL_VALUE_PATTERN, MAX_EXEC_TIME_SECONDS, NUM_SHARDS_ENV, PVC_ROOT_ENV,
-    QUALIFIED_NAME_PATTERN, RESERVED_ENV_PREFIXES, SHARD_ASSIGNMENT_ENV, SHARD_BY_ENV, SHARD_SEED_ENV,
-    TRAINER_RESERVED_ENV, TRAINSPEC_ENV,
+    CHECKPOINT_DIR_ENV,
+    CHECKPOINT_KEEP_ENV,
+    DATA_DIR_ENV,
+    DATA_FORMAT_ENV,
+    DNS1035_LABEL_PATTERN,
+    DNS1123_LABEL_MAX,
+    DNS1123_LABEL_PATTERN,
+    DNS1123_SUBDOMAIN_MAX,
+    DNS1123_SUBDOMAIN_PATTERN,
+    ENV_NAME_PATTERN,
+    HTTP_PATH_PATTERN,
+    INT32_MAX,
+    INT64_MAX,
+    LABEL_VALUE_MAX,
+    LABEL_VALUE_PATTERN,
+    MAX_EXEC_TIME_SECONDS,
+    METRICS_PORT_ENV,  # the in-pod helpers' port variable (issue 15)
+    NUM_SHARDS_ENV,
+    PVC_ROOT_ENV,
+    QUALIFIED_NAME_PATTERN,
+    RESERVED_ENV_PREFIXES,
+    SHARD_ASSIGNMENT_ENV,
+    SHARD_BALANCE_ENV,
+    SHARD_BY_ENV,
+    SHARD_CHECKSUM_ENV,
+    SHARD_MODE_ENV,
+    SHARD_SEED_ENV,
+    TRAINER_RESERVED_ENV,
+    TRAINSPEC_ENV,
 )
 
 __all__ = [
     # re-exported from trainspec.dsl.wellknown
-    "CHECKPOINT_DIR_ENV", "CHECKPOINT_KEEP_ENV", "DATA_DIR_ENV", "DATA_FORMAT_ENV", "DNS1035_LABEL_PATTERN",
-    "DNS1123_LABEL_MAX", "DNS1123_LABEL_PATTERN", "DNS1123_SUBDOMAIN_MAX", "DNS1123_SUBDOMAIN_PATTERN",
-    "ENV_NAME_PATTERN", "HTTP_PATH_PATTERN", "INT32_MAX", "INT64_MAX", "LABEL_VALUE_MAX", "LABEL_VALUE_PATTERN", "MAX_EXEC_TIME_SECONDS",
-    "NUM_SHARDS_ENV", "PVC_ROOT_ENV", "QUALIFIED_NAME_PATTERN", "RESERVED_ENV_PREFIXES", "SHARD_ASSIGNMENT_ENV",
-    "SHARD_BY_ENV", "SHARD_SEED_ENV", "TRAINER_RESERVED_ENV", "TRAINSPEC_ENV",
+    "CHECKPOINT_DIR_ENV",
+    "CHECKPOINT_KEEP_ENV",
+    "DATA_DIR_ENV",
+    "DATA_FORMAT_ENV",
+    "DNS1035_LABEL_PATTERN",
+    "DNS1123_LABEL_MAX",
+    "DNS1123_LABEL_PATTERN",
+    "DNS1123_SUBDOMAIN_MAX",
+    "DNS1123_SUBDOMAIN_PATTERN",
+    "ENV_NAME_PATTERN",
+    "HTTP_PATH_PATTERN",
+    "INT32_MAX",
+    "INT64_MAX",
+    "LABEL_VALUE_MAX",
+    "LABEL_VALUE_PATTERN",
+    "MAX_EXEC_TIME_SECONDS",
+    "NUM_SHARDS_ENV",
+    "PVC_ROOT_ENV",
+    "QUALIFIED_NAME_PATTERN",
+    "RESERVED_ENV_PREFIXES",
+    "SHARD_ASSIGNMENT_ENV",
+    "SHARD_BALANCE_ENV",
+    "SHARD_BY_ENV",
+    "SHARD_CHECKSUM_ENV",
+    "SHARD_MODE_ENV",
+    "SHARD_SEED_ENV",
+    "TRAINER_RESERVED_ENV",
+    "TRAINSPEC_ENV",
     # defined here
-    "ANCESTOR_DATASET", "ANCESTOR_LABEL", "ANCESTOR_MODEL", "ANCESTOR_TRAINER", "CHECKPOINT_VOLUME",
-    "COMPILER_PATCH_MANAGER", "COMPLETION_INDEX_LABEL", "COMPONENT_LABEL", "COSCHEDULING_SCHEDULER",
-    "DATASET_INITIALIZER", "ELASTIC_JOB_ANNOTATION", "GENERATED_NAME_PREFIX_MAX", "GENERATED_NAME_RANDOM",
-    "JOBSET_CLAIM_NAME_MAX", "JOBSET_COORDINATOR_LABEL", "JOBSET_GROUP", "JOBSET_MANAGED_BY_MAX",
-    "JOBSET_RULE_NAME_MAX", "JOBSET_RULE_NAME_PATTERN", "FIELD_MANAGER", "FRAMEWORK_LABEL", "JOBSET_NAME_LABEL",
-    "JOB_LABEL", "JOB_MIN_PARALLELISM_ANNOTATION", "KFP_PATCH_MANAGER", "KFP_RUN_ID_LABEL", "KUEUE_GROUP",
-    "KUEUE_LEGACY_VERSION", "KUEUE_PATCH_MANAGER", "KUEUE_VERSION", "KUEUE_VERSIONS", "LAUNCHER", "MANAGED_BY_LABEL",
-    "MANAGED_BY_VALUE", "MAX_EXEC_TIME_LABEL",
-    "METADATA_NAME_LABEL", "MODEL_INITIALIZER", "NAME_MAX", "NODE", "NODE_ALLOCATABLE", "OWNER_FIELD_MANAGER",
-    "POD_RANDOM_SUFFIX", "PODSET_SLICE_SIZE_ANNOTATION", "PRIORITY_CLASS_LABEL", "QUEUE_NAME_LABEL",
-    "REPLICATED_JOB_LABEL", "SHARD_SOURCE_VOLUME", "SHARD_VOLUME", "SHM_VOLUME", "STAGE_UID", "SYNC_WAVE_ANNOTATION",
-    "TOPOLOGY_ANNOTATIONS", "TOPOLOGY_PREFERRED", "TOPOLOGY_REQUIRED", "TOPOLOGY_SLICE_REQUIRED",
-    "TOPOLOGY_SLICE_REQUIRED_CONSTRAINTS", "TOPOLOGY_UNCONSTRAINED", "TRAINER_API_VERSION", "TRAINER_GROUP",
-    "TRAINER_VERSION", "VOLCANO_QUEUE_LABEL", "VOLCANO_SCHEDULER",
+    "ANCESTOR_DATASET",
+    "ANCESTOR_LABEL",
+    "ANCESTOR_MODEL",
+    "ANCESTOR_TRAINER",
+    "CHECKPOINT_VOLUME",
+    "COMPILER_PATCH_MANAGER",
+    "COMPLETION_INDEX_LABEL",
+    "COMPONENT_LABEL",
+    "COSCHEDULING_SCHEDULER",
+    "DATASET_INITIALIZER",
+    "ELASTIC_JOB_ANNOTATION",
+    "GENERATED_NAME_PREFIX_MAX",
+    "GENERATED_NAME_RANDOM",
+    "JOBSET_CLAIM_NAME_MAX",
+    "JOBSET_COORDINATOR_LABEL",
+    "JOBSET_GROUP",
+    "JOBSET_MANAGED_BY_MAX",
+    "JOBSET_RULE_NAME_MAX",
+    "JOBSET_RULE_NAME_PATTERN",
+    "FIELD_MANAGER",
+    "FRAMEWORK_LABEL",
+    "JOBSET_NAME_LABEL",
+    "JOB_LABEL",
+    "JOB_MIN_PARALLELISM_ANNOTATION",
+    "KFP_PATCH_MANAGER",
+    "KFP_RUN_ID_LABEL",
+    "KUEUE_GROUP",
+    "KUEUE_LEGACY_VERSION",
+    "KUEUE_PATCH_MANAGER",
+    "KUEUE_VERSION",
+    "KUEUE_VERSIONS",
+    "LAUNCHER",
+    "MANAGED_BY_LABEL",
+    "MANAGED_BY_VALUE",
+    "MAX_EXEC_TIME_LABEL",
+    "METADATA_NAME_LABEL",
+    "MODEL_INITIALIZER",
+    "NAME_MAX",
+    "NODE",
+    "NODE_ALLOCATABLE",
+    "OWNER_FIELD_MANAGER",
+    "POD_RANDOM_SUFFIX",
+    "PODSET_SLICE_SIZE_ANNOTATION",
+    "PRIORITY_CLASS_LABEL",
+    "QUEUE_NAME_LABEL",
+    "REPLICATED_JOB_LABEL",
+    "SHARD_SOURCE_VOLUME",
+    "SHARD_VOLUME",
+    "SHM_MOUNT_PATH",
+    "SHM_VOLUME",
+    "STAGE_UID",
+    "SYNC_WAVE_ANNOTATION",
+    "TOPOLOGY_ANNOTATIONS",
+    "TOPOLOGY_PREFERRED",
+    "TOPOLOGY_REQUIRED",
+    "TOPOLOGY_SLICE_REQUIRED",
+    "TOPOLOGY_SLICE_REQUIRED_CONSTRAINTS",
+    "TOPOLOGY_UNCONSTRAINED",
+    "TRAINER_API_VERSION",
+    "TRAINER_GROUP",
+    "TRAINER_VERSION",
+    "VOLCANO_QUEUE_LABEL",
+    "VOLCANO_SCHEDULER",
     "WEBHOOK_VALIDATION_LABEL",
+    # the scaling ladder (issue 15)
+    "LADDER_LABEL",
+    "LADDER_RUNG_LABEL",
     # Kubeflow Trainer's controller plugins (run --local gives a process what they give a pod)
-    "MPI_HOSTFILE_PATH", "MPI_RSH_ARGS_VALUE", "TRAINER_PORT",
+    "MPI_HOSTFILE_PATH",
+    "MPI_RSH_ARGS_VALUE",
+    "TRAINER_PORT",
     # KubeRay (issue 13: the ray target)
-    "CPUS_PER_NODE_ENV", "GPUS_PER_NODE_ENV", "KUEUE_MAX_PODSETS", "MAX_RESTARTS_ENV", "MIN_NODES_ENV",
-    "NUM_NODES_ENV", "PROCS_PER_NODE_ENV", "RAY_API_VERSION", "RAY_CLUSTER_NAME_MAX", "RAY_DEFAULT_SUBMISSION_MODE",
-    "RAY_ENV", "RAY_GROUP", "RAY_HEAD_CONTAINER", "RAY_HEAD_PODSET", "RAY_HEAD_PORTS", "RAY_JOB_NAME_MAX",
-    "RAY_SUBMITTER_PODSET", "RAY_WORKER_CONTAINER",
+    "CPUS_PER_NODE_ENV",
+    "GPUS_PER_NODE_ENV",
+    "KUEUE_MAX_PODSETS",
+    "MAX_RESTARTS_ENV",
+    "MIN_NODES_ENV",
+    "NUM_NODES_ENV",
+    "PROCS_PER_NODE_ENV",
+    "RAY_API_VERSION",
+    "RAY_CLUSTER_NAME_MAX",
+    "RAY_DEFAULT_SUBMISSION_MODE",
+    "RAY_ENV",
+    "RAY_GROUP",
+    "RAY_HEAD_CONTAINER",
+    "RAY_HEAD_PODSET",
+    "RAY_HEAD_PORTS",
+    "RAY_JOB_NAME_MAX",
+    "RAY_SUBMITTER_PODSET",
+    "RAY_WORKER_CONTAINER",
     # Training Operator v1 and mpi-operator (issue 13: the training-operator target)
-    "ELASTIC_RDZV_BACKEND", "JAX_CONTAINER", "KUBEFLOW_GROUP", "KUBEFLOW_V1_API_VERSION", "KUEUE_V1_FRAMEWORKS",
-    "KUEUE_V1_OFF_BY_DEFAULT", "KUEUE_V1_REMOVAL", "MPI_API_VERSION", "MPI_WORKER_CONTAINER", "PYTORCH_CONTAINER",
-    "REPLICA_LAUNCHER", "REPLICA_MASTER", "REPLICA_WORKER",
+    "ELASTIC_RDZV_BACKEND",
+    "JAX_CONTAINER",
+    "KUBEFLOW_GROUP",
+    "KUBEFLOW_V1_API_VERSION",
+    "KUEUE_V1_FRAMEWORKS",
+    "KUEUE_V1_OFF_BY_DEFAULT",
+    "KUEUE_V1_REMOVAL",
+    "MPI_API_VERSION",
+    "MPI_WORKER_CONTAINER",
+    "PYTORCH_CONTAINER",
+    "REPLICA_LAUNCHER",
+    "REPLICA_MASTER",
+    "REPLICA_WORKER",
+    # observability (issue 15): pod labels, the metrics port, PodMonitor and Grafana
+    "GRAFANA_DASHBOARD_LABEL",
+    "JOB_NAMESPACE_LABEL",
+    "METRICS_PORT_ENV",
+    "METRICS_PORT_NAME",
+    "MONITORING_API_VERSION",
+    "MONITORING_GROUP",
+    "RAY_NODE_TYPE_LABEL",
+    "REPLICA_INDEX_LABEL",
+    "REPLICA_TYPE_LABEL",
+    "RUNTIME_LABEL",
+    "TEAM_LABEL",
 ]
 
 # -- trainspec's own keys and managers ----------------------------------------------------------
@@ -64,6 +200,9 @@ COMPONENT_LABEL = "app.kubernetes.io/component"
 MANAGED_BY_VALUE = "trainspec"
 #: Label on the checkpoint PVC: the job it belongs to.
 JOB_LABEL = "trainspec.dev/job"
+#: Labels on every job of a scaling ladder (compile --ladder): the job it measures, and which rung.
+LADDER_LABEL = "trainspec.dev/ladder"
+LADDER_RUNG_LABEL = "trainspec.dev/ladder-rung"
 #: ResourceFlavor annotation declaring one node's allocatable resources (``cpu=192,memory=2Ti``).
 NODE_ALLOCATABLE = "trainspec.dev/node-allocatable"
 #: Label on a TrainJob the KFP launcher creates: the KFP run that owns it.
@@ -126,6 +265,8 @@ MPI_RSH_ARGS_VALUE = "-o ConnectionAttempts=10"
 
 #: ``/dev/shm`` as a memory-backed emptyDir.
 SHM_VOLUME = "dshm"
+#: Where that volume is mounted: the shared memory NCCL and data loaders use (a path in the pod).
+SHM_MOUNT_PATH = "/dev/shm"  # noqa: S108 (a mount path in the pod, not a temporary file of ours)
 #: The checkpoint claim's volume in trainer pods.
 CHECKPOINT_VOLUME = "checkpoints"
 #: The shard volume: the name Trainer's webhook requires on initializer containers.
@@ -179,7 +320,10 @@ TOPOLOGY_SLICE_REQUIRED = "kueue.x-k8s.io/podset-slice-required-topology"
 TOPOLOGY_SLICE_REQUIRED_CONSTRAINTS = "kueue.x-k8s.io/podset-slice-required-topology-constraints"
 #: Any of these on a pod template asks Kueue for topology-aware placement.
 TOPOLOGY_ANNOTATIONS = (
-    TOPOLOGY_REQUIRED, TOPOLOGY_PREFERRED, TOPOLOGY_UNCONSTRAINED, TOPOLOGY_SLICE_REQUIRED,
+    TOPOLOGY_REQUIRED,
+    TOPOLOGY_PREFERRED,
+    TOPOLOGY_UNCONSTRAINED,
+    TOPOLOGY_SLICE_REQUIRED,
     TOPOLOGY_SLICE_REQUIRED_CONSTRAINTS,
 )
 
@@ -246,7 +390,31 @@ ELASTIC_RDZV_BACKEND = "c10d"
 #: Kueue's integrations of these kinds (Configuration integrations.frameworks). Those of the
 #: Training Operator v1 (PyTorchJob, JAXJob, ...) are deprecated and off by default from Kueue
 #: 0.19, to be removed (tentatively) in 0.20; MPIJob (mpi-operator) stays on.
-KUEUE_V1_FRAMEWORKS = {"PyTorchJob": "kubeflow.org/pytorchjob", "JAXJob": "kubeflow.org/jaxjob",
-                       "MPIJob": "kubeflow.org/mpijob"}
+KUEUE_V1_FRAMEWORKS = {
+    "PyTorchJob": "kubeflow.org/pytorchjob",
+    "JAXJob": "kubeflow.org/jaxjob",
+    "MPIJob": "kubeflow.org/mpijob",
+}
 KUEUE_V1_OFF_BY_DEFAULT = (0, 19)
 KUEUE_V1_REMOVAL = (0, 20)
+
+# -- observability (issue 15) ------------------------------------------------------------------
+
+#: Labels on every trainer pod, beside JOB_LABEL (the job's name): GPU metrics (dcgm-exporter's
+#: pod labels) and the job's own metrics (a PodMonitor's podTargetLabels) join to the job by them.
+JOB_NAMESPACE_LABEL = "trainspec.dev/namespace"
+TEAM_LABEL = "trainspec.dev/team"
+RUNTIME_LABEL = "trainspec.dev/runtime"
+#: The container port of the rank-0 Prometheus endpoint (its number is METRICS_PORT_ENV, defined
+#: with the in-pod contract in trainspec.dsl.wellknown and re-exported here).
+METRICS_PORT_NAME = "train-metrics"
+#: Prometheus Operator (PodMonitor).
+MONITORING_GROUP = "monitoring.coreos.com"
+MONITORING_API_VERSION = f"{MONITORING_GROUP}/v1"
+#: The label the Grafana Helm chart's dashboard sidecar looks for on ConfigMaps (sidecar.dashboards.label).
+GRAFANA_DASHBOARD_LABEL = "grafana_dashboard"
+#: Pod labels of the Training Operator v1 and mpi-operator (replica type in lower case, index).
+REPLICA_TYPE_LABEL = "training.kubeflow.org/replica-type"
+REPLICA_INDEX_LABEL = "training.kubeflow.org/replica-index"
+#: KubeRay's pod label: head or worker.
+RAY_NODE_TYPE_LABEL = "ray.io/node-type"

@@ -33,7 +33,7 @@ _EXPORTS = {
     "rbac_objects": "trainspec.kfp.rbac",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = sorted(_EXPORTS)  # noqa: PLE0605 (built from the lazy table; type checkers read the X as X imports)
 
 
 def __getattr__(name: str) -> Any:

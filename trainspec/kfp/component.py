@@ -9,7 +9,7 @@ them and use :func:`make_launcher`.
 No ``from __future__ import annotations`` here: KFP reads the signature's real annotations.
 """
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from kfp import dsl
 from kfp.dsl import Artifact, Output
@@ -60,17 +60,29 @@ def launch_trainjob(
     from trainspec.kfp.launcher import run_launcher
 
     result = run_launcher(
-        trainjob, run_id=run_id, trainer_api=trainer_api, timeout_seconds=timeout_seconds,
-        poll_seconds=poll_seconds, backoff_seconds=backoff_seconds, namespace=namespace,
-        checkpoint_claim=checkpoint_claim, task_config=task_config, status_path=status.path,
+        trainjob,
+        run_id=run_id,
+        trainer_api=trainer_api,
+        timeout_seconds=timeout_seconds,
+        poll_seconds=poll_seconds,
+        backoff_seconds=backoff_seconds,
+        namespace=namespace,
+        checkpoint_claim=checkpoint_claim,
+        task_config=task_config,
+        status_path=status.path,
     )
     status.metadata.update(result.metadata())
     Outputs = namedtuple("Outputs", ["name", "phase"])
     return Outputs(result.name, result.phase)
 
 
-def make_launcher(image: str = DEFAULT_IMAGE, packages_to_install: list[str] | None = None,
-                  *, install_kfp_package: bool | None = None, pip_index_urls: list[str] | None = None):
+def make_launcher(
+    image: str = DEFAULT_IMAGE,
+    packages_to_install: list[str] | None = None,
+    *,
+    install_kfp_package: bool | None = None,
+    pip_index_urls: list[str] | None = None,
+) -> Any:  # a kfp PythonComponent; kfp ships no types
     """A ``launch_trainjob`` component for ``image``.
 
     With the defaults, trainspec and the kubernetes client are pip-installed at start-up (the

@@ -32,7 +32,6 @@ def error_message(exc: BaseException) -> str:
 class KubeApi(_shared.KubeApi):
     """The shared client; the pod's own namespace is read from this module's ``SA_NAMESPACE_FILE``."""
 
-    def default_namespace(self, manifest_namespace: str | None = None, *,
-                          sa_namespace_file: Path | None = None) -> str:
+    def default_namespace(self, manifest_namespace: str | None = None, *, sa_namespace_file: Path | None = None) -> str:
         """The namespace to run in when none is given: env, the pod's own, kubeconfig, manifest."""
         return super().default_namespace(manifest_namespace, sa_namespace_file=sa_namespace_file or SA_NAMESPACE_FILE)

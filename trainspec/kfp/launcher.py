@@ -33,9 +33,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
-from trainspec.kfp import merge
-from trainspec.kube import retry
-from trainspec.kfp import names as N
+from trainspec.kfp import merge, names as N
 from trainspec.kfp.kube import KubeApi, error_message
 from trainspec.kfp.logs import LogFollower
 from trainspec.kfp.status import (
@@ -47,12 +45,21 @@ from trainspec.kfp.status import (
     TrainJobTimeout,
     job_state,
 )
+from trainspec.kube import retry
 
 #: How long to wait for the last log lines once the job is done.
 LOG_DRAIN_SECONDS = 10.0
 
-__all__ = ["LaunchResult", "LauncherError", "Terminated", "TrainJobFailed", "TrainJobTimeout", "job_state",
-           "main", "run_launcher"]
+__all__ = [
+    "LaunchResult",
+    "LauncherError",
+    "Terminated",
+    "TrainJobFailed",
+    "TrainJobTimeout",
+    "job_state",
+    "main",
+    "run_launcher",
+]
 
 
 @contextmanager
@@ -76,8 +83,19 @@ def _sigterm_raises() -> Iterator[None]:
 class _Launch:
     """One launch's state; the steps of :func:`run_launcher` as methods."""
 
-    def __init__(self, kube: KubeApi, *, name: str, namespace: str, run_id: str, policy: retry.RetryPolicy,
-                 deadline: float | None, poll_seconds: float, out: TextIO, clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        kube: KubeApi,
+        *,
+        name: str,
+        namespace: str,
+        run_id: str,
+        policy: retry.RetryPolicy,
+        deadline: float | None,
+        poll_seconds: float,
+        out: TextIO,
+        clock: Callable[[], float],
+    ) -> None:
         self.kube, self.name, self.namespace, self.run_id = kube, name, namespace, run_id
         self.policy, self.deadline, self.poll_seconds, self.clock = policy, deadline, poll_seconds, clock
         self.out = out
@@ -95,8 +113,15 @@ class _Launch:
         except retry.DeadlineExceeded:
             raise Timeout() from None
 
-    def result(self, phase: str, obj: dict[str, Any] | None = None, *, reason: str = "", message: str = "",
-               attached: bool = False) -> LaunchResult:
+    def result(
+        self,
+        phase: str,
+        obj: dict[str, Any] | None = None,
+        *,
+        reason: str = "",
+        message: str = "",
+        attached: bool = False,
+    ) -> LaunchResult:
         conditions = list(((obj or {}).get("status") or {}).get("conditions") or [])
         return LaunchResult(self.name, self.namespace, phase, reason, message, self.run_id, attached, conditions)
 
@@ -131,39 +156,56 @@ class _Launch:
             raise LauncherError(f"cannot read {kind} {runtime!r}: {error_message(exc)}") from None
         if found is None:
             where = f" in namespace {self.namespace}" if kind == "TrainingRuntime" else ""
-            raise LauncherError(f"{kind} {runtime!r} does not exist{where}; the launcher never creates runtimes: "
-                                "apply the compiled runtimes first (trainspec compile SPEC -o DIR; "
-                                "kubectl apply -f DIR/runtimes/)")
+            raise LauncherError(
+                f"{kind} {runtime!r} does not exist{where}; the launcher never creates runtimes: "
+                "apply the compiled runtimes first (trainspec compile SPEC -o DIR; "
+                "kubectl apply -f DIR/runtimes/)"
+            )
         return found
 
     def attach(self, existing: dict[str, Any]) -> None:
         labels = (existing.get("metadata") or {}).get("labels") or {}
         if labels.get(N.RUN_ID_LABEL) != N.label_value(self.run_id):
-            raise LauncherError(f"TrainJob {self.namespace}/{self.name} exists but belongs to another run "
-                                f"({N.RUN_ID_LABEL}={labels.get(N.RUN_ID_LABEL)!r}); not touching it")
+            raise LauncherError(
+                f"TrainJob {self.namespace}/{self.name} exists but belongs to another run "
+                f"({N.RUN_ID_LABEL}={labels.get(N.RUN_ID_LABEL)!r}); not touching it"
+            )
         self.owned = True
         self.say(f"re-attaching to TrainJob {self.namespace}/{self.name} (created by an earlier attempt of this run)")
         owner = self.owner()
         refs = (existing.get("metadata") or {}).get("ownerReferences") or []
         if owner is not None and all(r.get("uid") != owner["uid"] for r in refs):
-            body = {"apiVersion": N.TRAINER_API_VERSION, "kind": "TrainJob",
-                    "metadata": {"name": self.name, "namespace": self.namespace, "ownerReferences": [owner]}}
+            body = {
+                "apiVersion": N.TRAINER_API_VERSION,
+                "kind": "TrainJob",
+                "metadata": {"name": self.name, "namespace": self.namespace, "ownerReferences": [owner]},
+            }
             try:
-                self.call(lambda: self.kube.apply_trainjob(body, manager=N.OWNER_FIELD_MANAGER, force=False),
-                          "add the ownerReference")
+                self.call(
+                    lambda: self.kube.apply_trainjob(body, manager=N.OWNER_FIELD_MANAGER, force=False),
+                    "add the ownerReference",
+                )
             except Exception as exc:  # a backstop only: never fail the run over it
                 self.say(f"could not add the ownerReference: {error_message(exc)}")
 
     def create(self, manifest: dict[str, Any], **prepare: Any) -> None:
         runtime = self.check_runtime(manifest)
-        body = merge.prepare(manifest, name=self.name, namespace=self.namespace, run_id=self.run_id,
-                             runtime=runtime, owner=self.owner(), **prepare)
+        body = merge.prepare(
+            manifest,
+            name=self.name,
+            namespace=self.namespace,
+            run_id=self.run_id,
+            runtime=runtime,
+            owner=self.owner(),
+            **prepare,
+        )
         self.owned = True  # from here a SIGTERM or timeout deletes what may have been created
         try:
             self.call(lambda: self.kube.apply_trainjob(body), "apply the TrainJob")
         except Exception as exc:
-            raise LauncherError(f"the API server rejected TrainJob {self.namespace}/{self.name}: "
-                                f"{error_message(exc)}") from None
+            raise LauncherError(
+                f"the API server rejected TrainJob {self.namespace}/{self.name}: {error_message(exc)}"
+            ) from None
         self.say(f"applied TrainJob {self.namespace}/{self.name} (server-side apply, strict field validation)")
 
     def wait(self) -> dict[str, Any]:
@@ -175,8 +217,9 @@ class _Launch:
             try:
                 obj = self.call(lambda: self.kube.get_trainjob(self.namespace, self.name), "read the TrainJob")
             except Exception as exc:
-                raise LauncherError(f"cannot read TrainJob {self.namespace}/{self.name}: "
-                                    f"{error_message(exc)}") from None
+                raise LauncherError(
+                    f"cannot read TrainJob {self.namespace}/{self.name}: {error_message(exc)}"
+                ) from None
             if obj is None:
                 raise LauncherError(f"TrainJob {self.namespace}/{self.name} was deleted by someone else")
             phase, reason, message = job_state(obj)
@@ -197,8 +240,12 @@ class _Launch:
         self.say(f"{why}: deleting TrainJob {self.namespace}/{self.name} (propagationPolicy Foreground)")
         short = retry.RetryPolicy(base=self.policy.base, cap=self.policy.cap, attempts=5)
         try:
-            retry.call(lambda: self.kube.delete_trainjob(self.namespace, self.name), short,
-                       what="delete the TrainJob", log=self.say)
+            retry.call(
+                lambda: self.kube.delete_trainjob(self.namespace, self.name),
+                short,
+                what="delete the TrainJob",
+                log=self.say,
+            )
         except Exception as exc:
             self.say(f"could not delete TrainJob {self.namespace}/{self.name}: {error_message(exc)}")
 
@@ -209,11 +256,22 @@ def _write_status(path: str | None, result: LaunchResult) -> None:
         Path(path).write_text(result.to_json() + "\n", encoding="utf-8")
 
 
-def run_launcher(trainjob: str | dict[str, Any], *, run_id: str, trainer_api: str = "2.3",
-                 timeout_seconds: float = 0, poll_seconds: float = 10.0, namespace: str = "",
-                 checkpoint_claim: str = "", task_config: Any = None, status_path: str | None = None,
-                 backoff_seconds: float = 1.0, follow_logs: bool = True, kube: KubeApi | None = None,
-                 out: TextIO | None = None) -> LaunchResult:
+def run_launcher(
+    trainjob: str | dict[str, Any],
+    *,
+    run_id: str,
+    trainer_api: str = "2.3",
+    timeout_seconds: float = 0,
+    poll_seconds: float = 10.0,
+    namespace: str = "",
+    checkpoint_claim: str = "",
+    task_config: Any = None,
+    status_path: str | None = None,
+    backoff_seconds: float = 1.0,
+    follow_logs: bool = True,
+    kube: KubeApi | None = None,
+    out: TextIO | None = None,
+) -> LaunchResult:
     """Apply (or re-attach to) the TrainJob of this run and wait for it to finish.
 
     ``trainjob`` is the compiled TrainJob as a JSON string (or a dict); ``run_id`` the KFP run
@@ -230,8 +288,10 @@ def run_launcher(trainjob: str | dict[str, Any], *, run_id: str, trainer_api: st
         try:
             kube = KubeApi.connect()
         except Exception as exc:
-            raise LauncherError(f"cannot configure the Kubernetes client ({exc}): run in a pod, set KUBECONFIG, "
-                                "or set TRAINSPEC_KUBE_API to the API's URL") from None
+            raise LauncherError(
+                f"cannot configure the Kubernetes client ({exc}): run in a pod, set KUBECONFIG, "
+                "or set TRAINSPEC_KUBE_API to the API's URL"
+            ) from None
     meta = manifest.get("metadata") or {}
     ns = namespace or kube.default_namespace(meta.get("namespace"))
     try:
@@ -241,8 +301,17 @@ def run_launcher(trainjob: str | dict[str, Any], *, run_id: str, trainer_api: st
     clock = time.monotonic
     deadline = clock() + timeout_seconds if timeout_seconds and timeout_seconds > 0 else None
     policy = retry.RetryPolicy(base=backoff_seconds, cap=max(backoff_seconds, min(30.0, backoff_seconds * 32)))
-    launch = _Launch(kube, name=name, namespace=ns, run_id=run_id, policy=policy, deadline=deadline,
-                     poll_seconds=poll_seconds, out=out, clock=clock)
+    launch = _Launch(
+        kube,
+        name=name,
+        namespace=ns,
+        run_id=run_id,
+        policy=policy,
+        deadline=deadline,
+        poll_seconds=poll_seconds,
+        out=out,
+        clock=clock,
+    )
     follower: LogFollower | None = None
     drain = LOG_DRAIN_SECONDS  # cut short when cancelled: the pod's grace period is running
     launch.say(f"TrainJob {ns}/{name} for run {run_id}")
@@ -259,8 +328,9 @@ def run_launcher(trainjob: str | dict[str, Any], *, run_id: str, trainer_api: st
                 launch.attach(existing)
             else:
                 try:
-                    launch.create(manifest, task_config=task_config, trainer_api=trainer_api,
-                                  checkpoint_claim=checkpoint_claim)
+                    launch.create(
+                        manifest, task_config=task_config, trainer_api=trainer_api, checkpoint_claim=checkpoint_claim
+                    )
                 except merge.MergeError as exc:
                     raise LauncherError(str(exc)) from None
             if follow_logs:
@@ -274,11 +344,13 @@ def run_launcher(trainjob: str | dict[str, Any], *, run_id: str, trainer_api: st
         except Timeout:
             drain = 1.0
             launch.delete(f"timed out after {timeout_seconds}s")
-            result = launch.result("Timeout", reason="LauncherTimeout",
-                                   message=f"not finished after {timeout_seconds}s")
+            result = launch.result(
+                "Timeout", reason="LauncherTimeout", message=f"not finished after {timeout_seconds}s"
+            )
             _write_status(status_path, result)
-            raise TrainJobTimeout(f"TrainJob {ns}/{name} did not finish within {timeout_seconds}s; "
-                                  "it was deleted", result) from None
+            raise TrainJobTimeout(
+                f"TrainJob {ns}/{name} did not finish within {timeout_seconds}s; it was deleted", result
+            ) from None
         finally:
             if follower is not None:
                 follower.finish(drain)
@@ -286,8 +358,7 @@ def run_launcher(trainjob: str | dict[str, Any], *, run_id: str, trainer_api: st
     result = launch.result(phase, final, reason=reason, message=message, attached=attached)
     _write_status(status_path, result)
     if phase == "Failed":
-        raise TrainJobFailed(f"TrainJob {ns}/{name} failed: {reason or 'no reason'}: {message or 'no message'}",
-                             result)
+        raise TrainJobFailed(f"TrainJob {ns}/{name} failed: {reason or 'no reason'}: {message or 'no message'}", result)
     launch.say(f"TrainJob {ns}/{name} completed")
     return result
 
@@ -310,11 +381,19 @@ def main(argv: list[str] | None = None) -> int:
     text = sys.stdin.read() if args.trainjob == "-" else Path(args.trainjob).read_text(encoding="utf-8")
     task_config = json.loads(Path(args.task_config).read_text(encoding="utf-8")) if args.task_config else None
     try:
-        result = run_launcher(text, run_id=args.run_id, trainer_api=args.trainer_api, timeout_seconds=args.timeout,
-                              poll_seconds=args.poll_seconds, namespace=args.namespace,
-                              checkpoint_claim=args.checkpoint_claim, task_config=task_config,
-                              status_path=args.status, backoff_seconds=args.backoff_seconds,
-                              follow_logs=not args.no_logs)
+        result = run_launcher(
+            text,
+            run_id=args.run_id,
+            trainer_api=args.trainer_api,
+            timeout_seconds=args.timeout,
+            poll_seconds=args.poll_seconds,
+            namespace=args.namespace,
+            checkpoint_claim=args.checkpoint_claim,
+            task_config=task_config,
+            status_path=args.status,
+            backoff_seconds=args.backoff_seconds,
+            follow_logs=not args.no_logs,
+        )
     except LauncherError as exc:
         print(f"trainspec launcher: {exc}", file=sys.stderr)
         return 1

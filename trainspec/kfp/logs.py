@@ -17,18 +17,24 @@ from trainspec.kube.follow import DONE_PHASES, STARTED_PHASES, since_seconds, st
 from trainspec.kube.retry import is_transient
 
 
-
 def node0_selector(trainjob: str) -> str:
     """The label selector of the trainer's first pod (completion index 0 of rjob ``node``)."""
-    return (f"{N.JOBSET_NAME_LABEL}={trainjob},{N.RJOB_LABEL}={N.TRAINER_RJOB},"
-            f"{N.COMPLETION_INDEX_LABEL}=0")
+    return f"{N.JOBSET_NAME_LABEL}={trainjob},{N.RJOB_LABEL}={N.TRAINER_RJOB},{N.COMPLETION_INDEX_LABEL}=0"
 
 
 class LogFollower:
     """Streams node-0's log lines, prefixed, to ``out`` until :meth:`finish` is called."""
 
-    def __init__(self, kube: Any, namespace: str, trainjob: str, *, out: TextIO | None = None,
-                 poll_seconds: float = 5.0, lock: threading.Lock | None = None) -> None:
+    def __init__(
+        self,
+        kube: Any,
+        namespace: str,
+        trainjob: str,
+        *,
+        out: TextIO | None = None,
+        poll_seconds: float = 5.0,
+        lock: threading.Lock | None = None,
+    ) -> None:
         self.kube = kube
         self.namespace = namespace
         self.trainjob = trainjob
@@ -40,7 +46,7 @@ class LogFollower:
         # pod uid -> (timestamp of the last printed line, lines printed with that timestamp): a
         # reconnect skips what is older and as many lines of that very timestamp as were printed.
         self._last: dict[str, tuple[str, int]] = {}
-        self._done: set[str] = set()     # pod uids streamed to their end
+        self._done: set[str] = set()  # pod uids streamed to their end
         self._announced: set[str] = set()
         self._thread = threading.Thread(target=self._run, name="trainspec-logs", daemon=True)
 
@@ -93,8 +99,13 @@ class LogFollower:
     def _stream(self, pod: str, uid: str, *, follow: bool) -> None:
         resume = self._last.get(uid)
         skip_same = resume[1] if resume else 0
-        for line in self.kube.stream_log(self.namespace, pod, N.TRAINER_CONTAINER, follow=follow,
-                                         since_seconds=since_seconds(resume[0] if resume else None)):
+        for line in self.kube.stream_log(
+            self.namespace,
+            pod,
+            N.TRAINER_CONTAINER,
+            follow=follow,
+            since_seconds=since_seconds(resume[0] if resume else None),
+        ):
             stamp, _, text = line.partition(" ")
             key = stamp_key(stamp)
             if key is None:  # not a timestamped line: print it whole

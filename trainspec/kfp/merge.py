@@ -45,8 +45,10 @@ def parse_trainer_api(value: str) -> tuple[int, int]:
     except ValueError:
         raise MergeError(f"trainer_api {value!r} is not a version like 2.3") from None
     if version < MIN_TRAINER or version[0] != 2:
-        raise MergeError(f"Trainer {value} is not supported: trainspec emits runtimePatches, which need "
-                         f"Trainer {MIN_TRAINER[0]}.{MIN_TRAINER[1]} or later (2.x)")
+        raise MergeError(
+            f"Trainer {value} is not supported: trainspec emits runtimePatches, which need "
+            f"Trainer {MIN_TRAINER[0]}.{MIN_TRAINER[1]} or later (2.x)"
+        )
     return version
 
 
@@ -131,8 +133,7 @@ def runtime_patch(fields: dict[str, Any]) -> dict[str, Any] | None:
     if not pod:
         return None
     rjob = {"name": N.TRAINER_RJOB, "template": {"spec": {"template": {"spec": pod}}}}
-    return {"manager": N.PATCH_MANAGER,
-            "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [rjob]}}}}
+    return {"manager": N.PATCH_MANAGER, "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [rjob]}}}}
 
 
 def rewrite_checkpoint_claim(spec: dict[str, Any], claim: str) -> None:
@@ -142,7 +143,8 @@ def rewrite_checkpoint_claim(spec: dict[str, Any], claim: str) -> None:
         if patch.get("manager") != N.COMPILER_PATCH_MANAGER:
             continue
         rjobs = (((patch.get("trainingRuntimeSpec") or {}).get("template") or {}).get("spec") or {}).get(
-            "replicatedJobs") or []
+            "replicatedJobs"
+        ) or []
         for rjob in rjobs:
             pod = (((rjob.get("template") or {}).get("spec") or {}).get("template") or {}).get("spec") or {}
             for volume in pod.get("volumes") or []:
@@ -150,13 +152,24 @@ def rewrite_checkpoint_claim(spec: dict[str, Any], claim: str) -> None:
                     volume["persistentVolumeClaim"]["claimName"] = claim
                     found = True
     if not found:
-        raise MergeError(f"checkpoint_claim {claim!r} was given, but the TrainJob mounts no checkpoint "
-                         f"volume (the spec has no checkpoint on a volume)")
+        raise MergeError(
+            f"checkpoint_claim {claim!r} was given, but the TrainJob mounts no checkpoint "
+            f"volume (the spec has no checkpoint on a volume)"
+        )
 
 
-def prepare(manifest: dict[str, Any], *, name: str, namespace: str, run_id: str, task_config: Any = None,
-            trainer_api: str = "2.3", checkpoint_claim: str = "", runtime: dict[str, Any] | None = None,
-            owner: dict[str, Any] | None = None) -> dict[str, Any]:
+def prepare(
+    manifest: dict[str, Any],
+    *,
+    name: str,
+    namespace: str,
+    run_id: str,
+    task_config: Any = None,
+    trainer_api: str = "2.3",
+    checkpoint_claim: str = "",
+    runtime: dict[str, Any] | None = None,
+    owner: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The TrainJob to apply: renamed, labelled with the run, TaskConfig merged, owner set.
 
     ``runtime`` (the fetched runtime) matters for Trainer 2.2 only, which *replaces* the
@@ -166,8 +179,9 @@ def prepare(manifest: dict[str, Any], *, name: str, namespace: str, run_id: str,
     """
     version = parse_trainer_api(trainer_api)
     if manifest.get("kind") != "TrainJob" or manifest.get("apiVersion") != N.TRAINER_API_VERSION:
-        raise MergeError(f"expected a {N.TRAINER_API_VERSION} TrainJob, got "
-                         f"{manifest.get('apiVersion')}/{manifest.get('kind')}")
+        raise MergeError(
+            f"expected a {N.TRAINER_API_VERSION} TrainJob, got {manifest.get('apiVersion')}/{manifest.get('kind')}"
+        )
     body = copy.deepcopy(manifest)
     body.pop("status", None)
     meta = body.setdefault("metadata", {})

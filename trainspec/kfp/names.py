@@ -10,12 +10,64 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from trainspec.k8s.wellknown import (  # noqa: F401 (re-exported: the launcher modules read them as N.*)
-    ANCESTOR_LABEL, CHECKPOINT_VOLUME, COMPILER_PATCH_MANAGER, COMPLETION_INDEX_LABEL, DATASET_INITIALIZER,
-    FIELD_MANAGER, JOBSET_NAME_LABEL, KFP_PATCH_MANAGER, KFP_RUN_ID_LABEL, MODEL_INITIALIZER, NAME_MAX, NODE,
-    OWNER_FIELD_MANAGER, POD_RANDOM_SUFFIX, REPLICATED_JOB_LABEL, SHARD_VOLUME, TRAINER_API_VERSION, TRAINER_GROUP,
+from trainspec.k8s.wellknown import (
+    ANCESTOR_LABEL,
+    CHECKPOINT_VOLUME,
+    COMPILER_PATCH_MANAGER,
+    COMPLETION_INDEX_LABEL,
+    DATASET_INITIALIZER,
+    FIELD_MANAGER,
+    JOBSET_NAME_LABEL,
+    KFP_PATCH_MANAGER,
+    KFP_RUN_ID_LABEL,
+    MODEL_INITIALIZER,
+    NAME_MAX,
+    NODE,
+    OWNER_FIELD_MANAGER,
+    POD_RANDOM_SUFFIX,
+    REPLICATED_JOB_LABEL,
+    SHARD_VOLUME,
+    TRAINER_API_VERSION,
+    TRAINER_GROUP,
     TRAINER_VERSION,
 )
+
+# The launcher modules read the wellknown names through this module (``N.CHECKPOINT_VOLUME``), so they
+# are exported explicitly, with this module's own names.
+__all__ = [
+    "ANCESTOR_LABEL",
+    "CHECKPOINT_VOLUME",
+    "COMPILER_PATCH_MANAGER",
+    "COMPLETION_INDEX_LABEL",
+    "DATASET_INITIALIZER",
+    "FIELD_MANAGER",
+    "JOBSET_NAME_LABEL",
+    "KFP_PATCH_MANAGER",
+    "KFP_RUN_ID_LABEL",
+    "MODEL_INITIALIZER",
+    "NAME_MAX",
+    "NODE",
+    "OWNER_FIELD_MANAGER",
+    "POD_RANDOM_SUFFIX",
+    "REPLICATED_JOB_LABEL",
+    "SHARD_VOLUME",
+    "TRAINER_API_VERSION",
+    "TRAINER_GROUP",
+    "TRAINER_VERSION",
+    "RUN_ID_LABEL",
+    "PATCH_MANAGER",
+    "TRAINER_RJOB",
+    "TRAINER_CONTAINER",
+    "RJOB_LABEL",
+    "LIMIT",
+    "RANDOM_SUFFIX",
+    "RUN_ID_CHARS",
+    "pod_suffix",
+    "name_budget",
+    "run_suffix",
+    "trainjob_name",
+    "label_value",
+]
 
 #: Label on every TrainJob the launcher creates: the KFP run that owns it. A retried launcher
 #: pod finds its TrainJob by name and re-attaches only when this label matches.

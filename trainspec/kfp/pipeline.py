@@ -53,8 +53,14 @@ def trainjob_json(trainjob: dict[str, Any]) -> str:
     return json.dumps(trainjob, separators=(",", ":"), ensure_ascii=False)
 
 
-def compile_trainjob(spec_or_path: Any, *, job: str | None = None, values: dict[str, Any] | None = None,
-                     project: Any = "discover", options: Any = None) -> CompiledJob:
+def compile_trainjob(
+    spec_or_path: Any,
+    *,
+    job: str | None = None,
+    values: dict[str, Any] | None = None,
+    project: Any = "discover",
+    options: Any = None,
+) -> CompiledJob:
     """Compile ``spec_or_path`` (a path, a ``TrainingJob``/``Runtime`` object, or a list of them).
 
     ``job`` picks one job by name when the specs hold several. The project file is discovered
@@ -84,22 +90,30 @@ def compile_trainjob(spec_or_path: Any, *, job: str | None = None, values: dict[
     other = [p for p in result.plans if p.engine != "trainer" and (job is None or p.resolved.name == job)]
     if other:
         names = ", ".join(f"{p.resolved.namespace}/{p.resolved.name} ({p.engine})" for p in other)
-        raise KfpSpecError(f"the Kubeflow Pipelines step launches Kubeflow Trainer TrainJobs only; {names} "
-                           "run on another engine: compile them with `trainspec compile` instead, or use a "
-                           "trainer runtime (target trainer)")
+        raise KfpSpecError(
+            f"the Kubeflow Pipelines step launches Kubeflow Trainer TrainJobs only; {names} "
+            "run on another engine: compile them with `trainspec compile` instead, or use a "
+            "trainer runtime (target trainer)"
+        )
     dicts = manifest_dicts(result.objects())
     jobs = [d for d in dicts if d["kind"] == "TrainJob"]
     if job is not None:
         jobs = [d for d in jobs if d["metadata"]["name"] == job]
     if len(jobs) != 1:
         found = ", ".join(sorted(d["metadata"]["name"] for d in dicts if d["kind"] == "TrainJob")) or "none"
-        raise KfpSpecError(f"expected one job{f' named {job!r}' if job else ''}; found: {found}"
-                           + ("" if job else " (pick one with job=/--job)"))
+        raise KfpSpecError(
+            f"expected one job{f' named {job!r}' if job else ''}; found: {found}"
+            + ("" if job else " (pick one with job=/--job)")
+        )
     trainjob = jobs[0]
     meta = trainjob["metadata"]
     claim = _checkpoint_claim(dicts, trainjob)
-    runtimes = [d for d in dicts if d["kind"] in ("ClusterTrainingRuntime", "TrainingRuntime")
-                and d["metadata"]["name"] == trainjob["spec"]["runtimeRef"]["name"]]
+    runtimes = [
+        d
+        for d in dicts
+        if d["kind"] in ("ClusterTrainingRuntime", "TrainingRuntime")
+        and d["metadata"]["name"] == trainjob["spec"]["runtimeRef"]["name"]
+    ]
     return CompiledJob(meta["name"], meta.get("namespace", ""), trainjob, trainjob_json(trainjob), claim, runtimes)
 
 
@@ -124,10 +138,20 @@ def _checkpoint_claim(dicts: list[dict[str, Any]], trainjob: dict[str, Any]) -> 
     return next((d for d in dicts if d["kind"] == "PersistentVolumeClaim" and d["metadata"]["name"] == claim), None)
 
 
-def trainjob_task(spec_or_path: Any, *, job: str | None = None, values: dict[str, Any] | None = None,
-                  project: str | None = None, trainer_api: str = "2.3", timeout_seconds: int = 0,
-                  poll_seconds: float = 10.0, backoff_seconds: float = 1.0, namespace: str = "",
-                  checkpoint_claim: Any = "", launcher: Callable[..., Any] | None = None) -> Any:
+def trainjob_task(
+    spec_or_path: Any,
+    *,
+    job: str | None = None,
+    values: dict[str, Any] | None = None,
+    project: str | None = None,
+    trainer_api: str = "2.3",
+    timeout_seconds: int = 0,
+    poll_seconds: float = 10.0,
+    backoff_seconds: float = 1.0,
+    namespace: str = "",
+    checkpoint_claim: Any = "",
+    launcher: Callable[..., Any] | None = None,
+) -> Any:
     """Add a launcher step for a trainspec job to the pipeline being defined; returns the task.
 
     The spec is compiled now (at pipeline definition time) and carried as a JSON string
@@ -155,18 +179,30 @@ def trainjob_task(spec_or_path: Any, *, job: str | None = None, values: dict[str
         # cast: the module rebinds the function's name to the component KFP builds from it.
         launcher = cast(Callable[..., Any], component.launch_trainjob)
     task = launcher(
-        trainjob=compiled.manifest, run_id=dsl.PIPELINE_JOB_ID_PLACEHOLDER, trainer_api=trainer_api,
-        timeout_seconds=timeout_seconds, poll_seconds=poll_seconds, backoff_seconds=backoff_seconds,
-        namespace=namespace, checkpoint_claim=checkpoint_claim,
+        trainjob=compiled.manifest,
+        run_id=dsl.PIPELINE_JOB_ID_PLACEHOLDER,
+        trainer_api=trainer_api,
+        timeout_seconds=timeout_seconds,
+        poll_seconds=poll_seconds,
+        backoff_seconds=backoff_seconds,
+        namespace=namespace,
+        checkpoint_claim=checkpoint_claim,
     )
     task.set_caching_options(False)
     task.set_display_name(f"trainjob {compiled.name}")
     return task
 
 
-def build_pipeline(compiled: CompiledJob, *, create_pvc: bool = True, delete_pvc: bool = False,
-                   storage_class: str | None = None, pipeline_name: str | None = None,
-                   launcher: Callable[..., Any] | None = None, **task_options: Any) -> Any:
+def build_pipeline(
+    compiled: CompiledJob,
+    *,
+    create_pvc: bool = True,
+    delete_pvc: bool = False,
+    storage_class: str | None = None,
+    pipeline_name: str | None = None,
+    launcher: Callable[..., Any] | None = None,
+    **task_options: Any,
+) -> Any:
     """A pipeline running ``compiled``: [CreatePVC ->] launcher [-> DeletePVC].
 
     With ``create_pvc`` and a job that checkpoints to a volume, a per-run PVC is created like
@@ -176,29 +212,36 @@ def build_pipeline(compiled: CompiledJob, *, create_pvc: bool = True, delete_pvc
     successful launch, so a failed run keeps its checkpoints. Other keywords go to
     :func:`trainjob_task`.
     """
-    from kfp import dsl
-    from kfp import kubernetes as k8s
+    from kfp import dsl, kubernetes as k8s
 
     claim = compiled.claim if create_pvc else None
     sc = storage_class or compiled.storage_class
     if claim is not None and not sc:
-        raise KfpSpecError(f"job {compiled.name!r}: its checkpoint PVC has no storage class, and CreatePVC "
-                           "needs an explicit one: set checkpoint.storageClass in the spec or pass --storage-class")
+        raise KfpSpecError(
+            f"job {compiled.name!r}: its checkpoint PVC has no storage class, and CreatePVC "
+            "needs an explicit one: set checkpoint.storageClass in the spec or pass --storage-class"
+        )
     if delete_pvc and claim is None:
         raise KfpSpecError("--delete-pvc needs a PVC step (a job with a checkpoint volume, without --no-create-pvc)")
 
-    @dsl.pipeline(name=pipeline_name or f"{compiled.name}-trainjob",
-                  description=f"Runs the trainspec job {compiled.name} as a Kubeflow Trainer TrainJob.")
-    def trainspec_pipeline():  # no annotations: KFP would read "-> None" as an output
+    @dsl.pipeline(
+        name=pipeline_name or f"{compiled.name}-trainjob",
+        description=f"Runs the trainspec job {compiled.name} as a Kubeflow Trainer TrainJob.",
+    )
+    def trainspec_pipeline():  # type: ignore[no-untyped-def]  # no annotations: KFP would read "-> None" as an output
         pvc = None
         if claim is not None:
-            pvc = k8s.CreatePVC(pvc_name_suffix=f"-{claim['metadata']['name']}",
-                                access_modes=compiled.claim_access_modes, size=compiled.claim_size,
-                                storage_class_name=sc)
+            pvc = k8s.CreatePVC(
+                pvc_name_suffix=f"-{claim['metadata']['name']}",
+                access_modes=compiled.claim_access_modes,
+                size=compiled.claim_size,
+                storage_class_name=sc,
+            )
             pvc.set_caching_options(False)
             pvc.set_display_name("checkpoint PVC")
-        train = trainjob_task(compiled, launcher=launcher,
-                              checkpoint_claim=pvc.outputs["name"] if pvc is not None else "", **task_options)
+        train = trainjob_task(
+            compiled, launcher=launcher, checkpoint_claim=pvc.outputs["name"] if pvc is not None else "", **task_options
+        )
         if pvc is not None and delete_pvc:
             delete = k8s.DeletePVC(pvc_name=pvc.outputs["name"]).after(train)
             delete.set_caching_options(False)
@@ -212,4 +255,3 @@ def compile_pipeline(pipeline: Any, path: str) -> None:
     from kfp import compiler
 
     compiler.Compiler().compile(pipeline, package_path=path)
-

@@ -29,8 +29,16 @@ DEFAULT_SERVICE_ACCOUNT = "pipeline-runner"
 DEFAULT_NAMESPACE = "kubeflow"
 LABELS = {MANAGED_BY_LABEL: MANAGED_BY_VALUE, COMPONENT_LABEL: "kfp-launcher"}
 
-__all__ = ["ClusterRole", "ClusterRoleBinding", "PolicyRule", "Role", "RoleBinding", "RoleRef", "Subject",
-           "rbac_objects"]
+__all__ = [
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "PolicyRule",
+    "Role",
+    "RoleBinding",
+    "RoleRef",
+    "Subject",
+    "rbac_objects",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
@@ -99,20 +107,18 @@ class ClusterRoleBinding(Resource):
 
 
 NAMESPACED_RULES = (
-    PolicyRule(api_groups=[TRAINER_GROUP], resources=["trainjobs"],
-               verbs=["get", "list", "watch", "create", "patch", "delete"]),
+    PolicyRule(
+        api_groups=[TRAINER_GROUP], resources=["trainjobs"], verbs=["get", "list", "watch", "create", "patch", "delete"]
+    ),
     PolicyRule(api_groups=[TRAINER_GROUP], resources=["trainingruntimes"], verbs=["get"]),
     PolicyRule(api_groups=[""], resources=["pods"], verbs=["get", "list", "watch"]),
     PolicyRule(api_groups=[""], resources=["pods/log"], verbs=["get"]),
     PolicyRule(api_groups=[""], resources=["events"], verbs=["list"]),
 )
-CLUSTER_RULES = (
-    PolicyRule(api_groups=[TRAINER_GROUP], resources=["clustertrainingruntimes"], verbs=["get"]),
-)
+CLUSTER_RULES = (PolicyRule(api_groups=[TRAINER_GROUP], resources=["clustertrainingruntimes"], verbs=["get"]),)
 
 
-def rbac_objects(namespace: str = DEFAULT_NAMESPACE,
-                 service_account: str = DEFAULT_SERVICE_ACCOUNT) -> list[Resource]:
+def rbac_objects(namespace: str = DEFAULT_NAMESPACE, service_account: str = DEFAULT_SERVICE_ACCOUNT) -> list[Resource]:
     """Role, RoleBinding, ClusterRole and ClusterRoleBinding for ``service_account`` in ``namespace``.
 
     The ClusterRole is shared; its binding is named after the namespace and account, so several
@@ -121,11 +127,18 @@ def rbac_objects(namespace: str = DEFAULT_NAMESPACE,
     subject = Subject(kind="ServiceAccount", name=service_account, namespace=namespace)
     binding = f"{CLUSTER_ROLE_NAME}-{namespace}-{service_account}"[:253]
     return [
-        Role(metadata=ObjectMeta(name=ROLE_NAME, namespace=namespace, labels=dict(LABELS)),
-             rules=list(NAMESPACED_RULES)),
-        RoleBinding(metadata=ObjectMeta(name=ROLE_NAME, namespace=namespace, labels=dict(LABELS)),
-                    subjects=[subject], role_ref=RoleRef(api_group=RBAC_GROUP, kind="Role", name=ROLE_NAME)),
+        Role(
+            metadata=ObjectMeta(name=ROLE_NAME, namespace=namespace, labels=dict(LABELS)), rules=list(NAMESPACED_RULES)
+        ),
+        RoleBinding(
+            metadata=ObjectMeta(name=ROLE_NAME, namespace=namespace, labels=dict(LABELS)),
+            subjects=[subject],
+            role_ref=RoleRef(api_group=RBAC_GROUP, kind="Role", name=ROLE_NAME),
+        ),
         ClusterRole(metadata=ObjectMeta(name=CLUSTER_ROLE_NAME, labels=dict(LABELS)), rules=list(CLUSTER_RULES)),
-        ClusterRoleBinding(metadata=ObjectMeta(name=binding, labels=dict(LABELS)), subjects=[subject],
-                           role_ref=RoleRef(api_group=RBAC_GROUP, kind="ClusterRole", name=CLUSTER_ROLE_NAME)),
+        ClusterRoleBinding(
+            metadata=ObjectMeta(name=binding, labels=dict(LABELS)),
+            subjects=[subject],
+            role_ref=RoleRef(api_group=RBAC_GROUP, kind="ClusterRole", name=CLUSTER_ROLE_NAME),
+        ),
     ]

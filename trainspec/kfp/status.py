@@ -10,7 +10,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from trainspec.kube.state import job_state  # noqa: F401 (re-exported: one definition)
+from trainspec.kube.state import job_state
 
 #: Exit status after SIGTERM, as a shell reports a process killed by it (128 + 15).
 SIGTERM_EXIT = 143

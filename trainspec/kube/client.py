@@ -12,18 +12,22 @@ stand-in; no credentials are added), in-cluster config (a pod), ``KUBECONFIG`` /
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
 from trainspec.k8s import wellknown as W
 from trainspec.kube import resources as R
+
+if TYPE_CHECKING:  # typing.Self is Python 3.11+; trainspec runs on 3.10
+    from typing import Self
 
 API_ENV = "TRAINSPEC_KUBE_API"
 NAMESPACE_ENV = "TRAINSPEC_NAMESPACE"
@@ -76,7 +80,7 @@ class KubeApi:
     context: str = ""
 
     @classmethod
-    def connect(cls, context: str | None = None) -> KubeApi:
+    def connect(cls, context: str | None = None) -> Self:
         """Configure the client from the environment (see the module docstring)."""
         url = os.environ.get(API_ENV)
         if url:
@@ -100,8 +104,7 @@ class KubeApi:
             namespace, name = None, context or ""
         return cls(client.ApiClient(configuration), namespace, name)
 
-    def default_namespace(self, manifest_namespace: str | None = None, *,
-                          sa_namespace_file: Path | None = None) -> str:
+    def default_namespace(self, manifest_namespace: str | None = None, *, sa_namespace_file: Path | None = None) -> str:
         """The namespace to use when none is given: env, the pod's own, kubeconfig, manifest, default."""
         if os.environ.get(NAMESPACE_ENV):
             return os.environ[NAMESPACE_ENV]
@@ -113,14 +116,27 @@ class KubeApi:
 
     # --- generic calls ----------------------------------------------------------------------
 
-    def request(self, method: str, path: str, *, query: list[tuple[str, str]] | None = None,
-                body: Any = None, content_type: str = "application/json") -> Any:
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: list[tuple[str, str]] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+    ) -> Any:
         """One API call; the decoded JSON answer. Raises ``ApiException`` for an error status."""
         return self.api.call_api(
-            path, method, query_params=query or [], body=body,
+            path,
+            method,
+            query_params=query or [],
+            body=body,
             header_params={"Accept": "application/json", "Content-Type": content_type},
-            response_type="object", auth_settings=["BearerToken"], _return_http_data_only=True,
-            _preload_content=True, _request_timeout=REQUEST_TIMEOUT,
+            response_type="object",
+            auth_settings=["BearerToken"],
+            _return_http_data_only=True,
+            _preload_content=True,
+            _request_timeout=REQUEST_TIMEOUT,
         )
 
     def get(self, resource: R.Resource, namespace: str | None, name: str) -> dict[str, Any] | None:
@@ -132,16 +148,18 @@ class KubeApi:
                 return None
             raise
 
-    def list(self, resource: R.Resource, namespace: str | None, *, selector: str = "",
-             field_selector: str = "") -> dict[str, Any]:
+    def list(
+        self, resource: R.Resource, namespace: str | None, *, selector: str = "", field_selector: str = ""
+    ) -> dict[str, Any]:
         """The list object (``items``, ``metadata.resourceVersion``); ``namespace`` None: all namespaces."""
         query = [("labelSelector", selector)] if selector else []
         if field_selector:
             query.append(("fieldSelector", field_selector))
         return self.request("GET", resource.path(namespace), query=query) or {}
 
-    def apply(self, obj: dict[str, Any], *, manager: str = W.FIELD_MANAGER, force: bool = True,
-              dry_run: bool = False) -> dict[str, Any]:
+    def apply(
+        self, obj: dict[str, Any], *, manager: str = W.FIELD_MANAGER, force: bool = True, dry_run: bool = False
+    ) -> dict[str, Any]:
         """Server-side apply ``obj`` (create or update) with strict field validation.
 
         The body is sent as JSON, which is valid YAML, under the apply-patch content type;
@@ -154,11 +172,13 @@ class KubeApi:
             query.insert(1, ("force", "true"))
         if dry_run:
             query.append(("dryRun", "All"))
-        return self.request("PATCH", resource.path(meta.get("namespace"), meta["name"]), query=query,
-                            body=obj, content_type=APPLY_PATCH)
+        return self.request(
+            "PATCH", resource.path(meta.get("namespace"), meta["name"]), query=query, body=obj, content_type=APPLY_PATCH
+        )
 
-    def delete(self, resource: R.Resource, namespace: str | None, name: str, *,
-               propagation: str = "Foreground") -> dict[str, Any] | None:
+    def delete(
+        self, resource: R.Resource, namespace: str | None, name: str, *, propagation: str = "Foreground"
+    ) -> dict[str, Any] | None:
         """Delete with the given propagation; the server's answer, or None if already gone."""
         body = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": propagation}
         try:
@@ -168,16 +188,32 @@ class KubeApi:
                 return None
             raise
 
-    def watch(self, resource: R.Resource, namespace: str | None, *, resource_version: str,
-              field_selector: str = "", timeout_seconds: int = FOLLOW_IDLE) -> Iterator[dict[str, Any]]:
+    def watch(
+        self,
+        resource: R.Resource,
+        namespace: str | None,
+        *,
+        resource_version: str,
+        field_selector: str = "",
+        timeout_seconds: int = FOLLOW_IDLE,
+    ) -> Iterator[dict[str, Any]]:
         """Watch events (``{"type", "object"}``) after ``resource_version`` until the server ends the watch."""
-        query = [("watch", "true"), ("resourceVersion", resource_version),
-                 ("allowWatchBookmarks", "true"), ("timeoutSeconds", str(timeout_seconds))]
+        query = [
+            ("watch", "true"),
+            ("resourceVersion", resource_version),
+            ("allowWatchBookmarks", "true"),
+            ("timeoutSeconds", str(timeout_seconds)),
+        ]
         if field_selector:
             query.append(("fieldSelector", field_selector))
         response = self.api.call_api(
-            resource.path(namespace), "GET", query_params=query, header_params={"Accept": "application/json"},
-            auth_settings=["BearerToken"], _return_http_data_only=True, _preload_content=False,
+            resource.path(namespace),
+            "GET",
+            query_params=query,
+            header_params={"Accept": "application/json"},
+            auth_settings=["BearerToken"],
+            _return_http_data_only=True,
+            _preload_content=False,
             _request_timeout=(REQUEST_TIMEOUT[0], timeout_seconds + 30),
         )
         try:
@@ -187,12 +223,18 @@ class KubeApi:
         finally:
             response.release_conn()
 
-    def stream_log(self, namespace: str, pod: str, container: str, *, follow: bool,
-                   since_seconds: int | None = None) -> Iterator[str]:
+    def stream_log(
+        self, namespace: str, pod: str, container: str, *, follow: bool, since_seconds: int | None = None
+    ) -> Iterator[str]:
         """Lines of a container's log, with RFC 3339 timestamps (used to skip lines on reconnect)."""
         response = client.CoreV1Api(self.api).read_namespaced_pod_log(
-            pod, namespace, container=container, follow=follow, timestamps=True,
-            since_seconds=since_seconds, _preload_content=False,
+            pod,
+            namespace,
+            container=container,
+            follow=follow,
+            timestamps=True,
+            since_seconds=since_seconds,
+            _preload_content=False,
             # A quiet stream is normal while following; after FOLLOW_IDLE the follower reconnects
             # (skipping lines it printed), which also recovers from a silently dead connection.
             _request_timeout=(REQUEST_TIMEOUT[0], FOLLOW_IDLE) if follow else REQUEST_TIMEOUT,
@@ -208,8 +250,9 @@ class KubeApi:
         """The TrainJob, or None when it does not exist."""
         return self.get(R.TRAINJOB, namespace, name)
 
-    def apply_trainjob(self, body: dict[str, Any], *, manager: str = W.FIELD_MANAGER,
-                       force: bool = True) -> dict[str, Any]:
+    def apply_trainjob(
+        self, body: dict[str, Any], *, manager: str = W.FIELD_MANAGER, force: bool = True
+    ) -> dict[str, Any]:
         """Server-side apply a TrainJob, strict: unknown fields are errors."""
         return self.apply(body, manager=manager, force=force)
 
@@ -227,7 +270,7 @@ class KubeApi:
         """The pod, or None when it does not exist."""
         return self.get(R.POD, namespace, name)
 
-    def list_pods(self, namespace: str, selector: str) -> list[dict[str, Any]]:
+    def list_pods(self, namespace: str, selector: str) -> builtins.list[dict[str, Any]]:  # `list` is a method here
         """The pods matching a label selector."""
         return list(self.list(R.POD, namespace, selector=selector).get("items") or [])
 

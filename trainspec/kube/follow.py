@@ -54,7 +54,7 @@ def line_prefix(node: int, procs_per_node: int, text: str) -> tuple[str, str]:
     match = TORCHRUN_PREFIX.match(text)
     if match and int(match.group(1)) < procs_per_node:
         rank = node * procs_per_node + int(match.group(1))
-        return f"node-{node} rank-{rank} |", text[match.end():].lstrip()
+        return f"node-{node} rank-{rank} |", text[match.end() :].lstrip()
     if procs_per_node <= 1:
         return f"node-{node} rank-{node} |", text
     first = node * procs_per_node
@@ -64,9 +64,18 @@ def line_prefix(node: int, procs_per_node: int, text: str) -> tuple[str, str]:
 class PodLogs:
     """The trainer pods' logs of one TrainJob, written to ``out`` with node/rank prefixes."""
 
-    def __init__(self, kube: Any, namespace: str, trainjob: str, *, nodes: frozenset[int] | None = None,
-                 procs_per_node: int = 1, out: TextIO | None = None, err: TextIO | None = None,
-                 poll_seconds: float = 2.0) -> None:
+    def __init__(
+        self,
+        kube: Any,
+        namespace: str,
+        trainjob: str,
+        *,
+        nodes: frozenset[int] | None = None,
+        procs_per_node: int = 1,
+        out: TextIO | None = None,
+        err: TextIO | None = None,
+        poll_seconds: float = 2.0,
+    ) -> None:
         self.kube, self.namespace, self.trainjob = kube, namespace, trainjob
         self.nodes, self.procs = nodes, max(1, procs_per_node)
         self.out, self.err = out or sys.stdout, err or sys.stderr
@@ -96,8 +105,11 @@ class PodLogs:
     def newest(self) -> list[tuple[int, dict[str, Any]]]:
         """``(node index, newest pod)`` of every wanted node that has a pod, by index."""
         pods = self.kube.list_pods(self.namespace, self.selector())
-        chosen = [(completion, pod) for (_, _, completion), pod in newest_per_index(pods).items()
-                  if self.nodes is None or completion in self.nodes]
+        chosen = [
+            (completion, pod)
+            for (_, _, completion), pod in newest_per_index(pods).items()
+            if self.nodes is None or completion in self.nodes
+        ]
         return sorted(chosen, key=lambda item: item[0])
 
     def run(self, *, follow: bool, finished: Callable[[], bool], max_passes: int | None = None) -> int:
@@ -118,12 +130,15 @@ class PodLogs:
                 started = []
             if not started:
                 if finished():
-                    self._say(f"TrainJob {self.namespace}/{self.trainjob} is finished and has no pods left "
-                              "to read logs from", self.err)
+                    self._say(
+                        f"TrainJob {self.namespace}/{self.trainjob} is finished and has no pods left to read logs from",
+                        self.err,
+                    )
                     return 0
                 if not waited:
-                    self._say(f"waiting for the pods of TrainJob {self.namespace}/{self.trainjob} to start...",
-                              self.err)
+                    self._say(
+                        f"waiting for the pods of TrainJob {self.namespace}/{self.trainjob} to start...", self.err
+                    )
                     waited = True
             elif not follow:
                 for node, pod in started:
@@ -151,8 +166,9 @@ class PodLogs:
         thread = self._threads.get(uid)
         if thread is not None and thread.is_alive():
             return
-        thread = threading.Thread(target=self._stream, args=(node, pod), kwargs={"follow": True},
-                                  name=f"trainspec-logs-{node}", daemon=True)
+        thread = threading.Thread(
+            target=self._stream, args=(node, pod), kwargs={"follow": True}, name=f"trainspec-logs-{node}", daemon=True
+        )
         self._threads[uid] = thread
         thread.start()
 
@@ -166,9 +182,13 @@ class PodLogs:
         resume = self._last.get(uid)
         skip_same = resume[1] if resume else 0
         try:
-            for line in self.kube.stream_log(self.namespace, meta["name"], W.NODE,
-                                             follow=follow and phase not in DONE_PHASES,
-                                             since_seconds=since_seconds(resume[0] if resume else None)):
+            for line in self.kube.stream_log(
+                self.namespace,
+                meta["name"],
+                W.NODE,
+                follow=follow and phase not in DONE_PHASES,
+                since_seconds=since_seconds(resume[0] if resume else None),
+            ):
                 stamp, _, text = line.partition(" ")
                 key = stamp_key(stamp)
                 if key is None:

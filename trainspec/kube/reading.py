@@ -31,9 +31,16 @@ def trainjob(kube: Any, namespace: str, name: str) -> dict[str, Any]:
     """The TrainJob; TS716 when it does not exist."""
     found = retried(kube, lambda: kube.get(R.TRAINJOB, namespace, name), f"read TrainJob {namespace}/{name}")
     if found is None:
-        raise CommandError(Diagnostic("TS716", f"no TrainJob {name!r} in namespace {namespace}",
-                                      file=where(kube, namespace), line=1, column=1,
-                                      hint="trainspec list -n NS shows the TrainJobs there; -n picks the namespace"))
+        raise CommandError(
+            Diagnostic(
+                "TS716",
+                f"no TrainJob {name!r} in namespace {namespace}",
+                file=where(kube, namespace),
+                line=1,
+                column=1,
+                hint="trainspec list -n NS shows the TrainJobs there; -n picks the namespace",
+            )
+        )
     return found
 
 
@@ -41,8 +48,12 @@ def workloads(kube: Any, namespace: str, job: dict[str, Any]) -> list[dict[str, 
     """The namespace's Workloads for this job ([] without Kueue: its CRD missing is a 404)."""
     uid = (job.get("metadata") or {}).get("uid") or ""
     try:
-        listed = call(lambda: kube.list(R.WORKLOAD, namespace, selector=f"{W.KUEUE_JOB_UID_LABEL}={uid}"), POLICY,
-                      what="list Kueue workloads", log=lambda m: None)
+        listed = call(
+            lambda: kube.list(R.WORKLOAD, namespace, selector=f"{W.KUEUE_JOB_UID_LABEL}={uid}"),
+            POLICY,
+            what="list Kueue workloads",
+            log=lambda m: None,
+        )
     except Exception as exc:
         if getattr(exc, "status", None) in (403, 404):
             return []

@@ -37,8 +37,9 @@ class Resource:
 
 TRAINJOB = Resource(TRAINER_API_VERSION, "TrainJob", "trainjobs")
 TRAINING_RUNTIME = Resource(TRAINER_API_VERSION, "TrainingRuntime", "trainingruntimes")
-CLUSTER_TRAINING_RUNTIME = Resource(TRAINER_API_VERSION, "ClusterTrainingRuntime", "clustertrainingruntimes",
-                                    namespaced=False)
+CLUSTER_TRAINING_RUNTIME = Resource(
+    TRAINER_API_VERSION, "ClusterTrainingRuntime", "clustertrainingruntimes", namespaced=False
+)
 PVC = Resource("v1", "PersistentVolumeClaim", "persistentvolumeclaims")
 POD = Resource("v1", "Pod", "pods")
 WORKLOAD = Resource(f"{KUEUE_GROUP}/{KUEUE_VERSION}", "Workload", "workloads")

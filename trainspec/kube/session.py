@@ -10,12 +10,14 @@ from __future__ import annotations
 import argparse
 import os
 import re
-from typing import Any
+from typing import Any, TypedDict
 
 from trainspec.dsl.diagnostics import Diagnostic
 
 EXTRA_HINT = "pip install 'trainspec[kube]' (the kubernetes client)"
-RBAC_HINT = "ask for RBAC on trainjobs.trainer.kubeflow.org (and pods, pods/log, workloads.kueue.x-k8s.io) in the namespace"
+RBAC_HINT = (
+    "ask for RBAC on trainjobs.trainer.kubeflow.org (and pods, pods/log, workloads.kueue.x-k8s.io) in the namespace"
+)
 
 
 class CommandError(Exception):
@@ -31,8 +33,12 @@ def add_cluster_options(parser: argparse.ArgumentParser, *, namespace: bool = Tr
     """``--context`` and ``-n/--namespace``, as kubectl spells them."""
     parser.add_argument("--context", metavar="NAME", help="kubeconfig context (default: the current one)")
     if namespace:
-        parser.add_argument("-n", "--namespace", metavar="NS",
-                            help="namespace (default: $TRAINSPEC_NAMESPACE, else the context's, else default)")
+        parser.add_argument(
+            "-n",
+            "--namespace",
+            metavar="NS",
+            help="namespace (default: $TRAINSPEC_NAMESPACE, else the context's, else default)",
+        )
 
 
 def where(kube: Any, namespace: str | None = None, name: str | None = None) -> str:
@@ -46,17 +52,31 @@ def connect(context: str | None) -> Any:
     try:
         from trainspec.kube.client import KubeApi
     except ImportError:
-        raise CommandError(Diagnostic("TS710", "the cluster commands need the kubernetes client, which is not "
-                                      "installed", file="<environment>", line=1, column=1, hint=EXTRA_HINT),
-                           usage=True) from None
+        raise CommandError(
+            Diagnostic(
+                "TS710",
+                "the cluster commands need the kubernetes client, which is not installed",
+                file="<environment>",
+                line=1,
+                column=1,
+                hint=EXTRA_HINT,
+            ),
+            usage=True,
+        ) from None
     try:
         return KubeApi.connect(context)
     except Exception as exc:  # ConfigException, a missing file, a broken kubeconfig
-        raise CommandError(Diagnostic(
-            "TS711", f"cannot configure the Kubernetes client: {exc}", file=os.environ.get("KUBECONFIG")
-            or "~/.kube/config", line=1, column=1,
-            hint="set KUBECONFIG or --context to a cluster you can reach (kubectl config get-contexts), "
-                 "or TRAINSPEC_KUBE_API to the API's URL (e.g. kubectl proxy)")) from None
+        raise CommandError(
+            Diagnostic(
+                "TS711",
+                f"cannot configure the Kubernetes client: {exc}",
+                file=os.environ.get("KUBECONFIG") or "~/.kube/config",
+                line=1,
+                column=1,
+                hint="set KUBECONFIG or --context to a cluster you can reach (kubectl config get-contexts), "
+                "or TRAINSPEC_KUBE_API to the API's URL (e.g. kubectl proxy)",
+            )
+        ) from None
 
 
 def namespace_of(args: argparse.Namespace, kube: Any) -> str:
@@ -64,26 +84,54 @@ def namespace_of(args: argparse.Namespace, kube: Any) -> str:
     return getattr(args, "namespace", None) or kube.default_namespace(None)
 
 
-def api_diagnostic(exc: BaseException, kube: Any, *, what: str, file: str | None = None, line: int | None = None,
-                   column: int | None = None) -> Diagnostic:
+class Location(TypedDict):
+    """Where a cluster diagnostic is placed, as ``Diagnostic``'s keyword arguments."""
+
+    file: str
+    line: int
+    column: int
+
+
+def api_diagnostic(
+    exc: BaseException,
+    kube: Any,
+    *,
+    what: str,
+    file: str | None = None,
+    line: int | None = None,
+    column: int | None = None,
+) -> Diagnostic:
     """A failed API call as a diagnostic: unreachable (TS711), forbidden (TS717), rejected (TS714)."""
     from trainspec.kube.client import error_message
 
     status = getattr(exc, "status", None)
     message = error_message(exc)
-    location = {"file": file or where(kube), "line": line or 1, "column": column or 1}
+    location = Location(file=file or where(kube), line=line or 1, column=column or 1)
     if not status:
-        return Diagnostic("TS711", f"cannot reach the cluster to {what}: {message}", **location,
-                          hint="check the context (kubectl cluster-info) and your network")
+        return Diagnostic(
+            "TS711",
+            f"cannot reach the cluster to {what}: {message}",
+            **location,
+            hint="check the context (kubectl cluster-info) and your network",
+        )
     if status == 403:
         return Diagnostic("TS717", f"not allowed to {what}: {message}", **location, hint=RBAC_HINT)
     if status == 409:
-        return Diagnostic("TS714", f"cannot {what}: {message}", **location,
-                          hint="another field manager owns these fields; rerun with --force-conflicts to take "
-                               "them over (server-side apply force)")
-    return Diagnostic("TS714", f"the API server refused to {what}: {message}", path=rejected_path(message),
-                      **location, hint="the cluster's CRDs or webhooks disagree with the manifest: check the "
-                                       "cluster's Trainer version against --target (trainspec check)")
+        return Diagnostic(
+            "TS714",
+            f"cannot {what}: {message}",
+            **location,
+            hint="another field manager owns these fields; rerun with --force-conflicts to take "
+            "them over (server-side apply force)",
+        )
+    return Diagnostic(
+        "TS714",
+        f"the API server refused to {what}: {message}",
+        path=rejected_path(message),
+        **location,
+        hint="the cluster's CRDs or webhooks disagree with the manifest: check the "
+        "cluster's Trainer version against --target (trainspec check)",
+    )
 
 
 def rejected_path(message: str) -> str:

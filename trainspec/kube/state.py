@@ -7,6 +7,7 @@ from "the last condition's type": after a resume the last condition is ``Suspend
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -103,6 +104,9 @@ class JobView:
     progress: int | None = None
     remaining_seconds: int | None = None
     metrics: dict[str, str] = field(default_factory=dict)
+    #: ``trainerStatus.lastUpdatedTime`` as the API gives it, and how old it was when read.
+    last_updated: str | None = None
+    last_updated_seconds: int | None = None
     age_seconds: int | None = None
     deadline_seconds: int | None = None
     deadline_left_seconds: int | None = None
@@ -133,42 +137,62 @@ class JobView:
     def lines(self) -> list[str]:
         """The human form of ``trainspec status JOB``."""
         # A phase Kueue decided (Queued, Evicted...) has its why on the kueue line below.
-        detail = "" if self.queue is not None and (self.reason, self.message) == (self.queue.reason,
-                                                                                  self.queue.message) else self.detail()
+        detail = (
+            ""
+            if self.queue is not None and (self.reason, self.message) == (self.queue.reason, self.queue.message)
+            else self.detail()
+        )
         out = [f"TrainJob {self.namespace}/{self.name}: {self.phase}" + (f" {detail}" if detail else "")]
         if self.queue is not None:
             q = self.queue
             why = f" ({q.reason}: {q.message})" if q.reason or q.message else ""
             out.append(f"  kueue: workload {q.workload} in queue {q.queue or '?'}: {q.state}{why}")
-        for g in self.groups:
-            out.append(f"  {g.name}: {g.pods} pods: {g.ready} ready, {g.running} running, {g.pending} pending, "
-                       f"{g.succeeded} succeeded, {g.failed} failed; {g.restarts} restarts")
-        if self.progress is not None or self.metrics:
-            parts = []
-            if self.progress is not None:
-                parts.append(f"{self.progress}%")
-            if self.remaining_seconds is not None:
-                parts.append(f"about {human_duration(self.remaining_seconds)} left")
-            parts.extend(f"{k}={v}" for k, v in self.metrics.items())
-            out.append("  progress: " + ", ".join(parts))
+        out.extend(
+            f"  {g.name}: {g.pods} pods: {g.ready} ready, {g.running} running, {g.pending} pending, "
+            f"{g.succeeded} succeeded, {g.failed} failed; {g.restarts} restarts"
+            for g in self.groups
+        )
+        if self.progress is not None or self.remaining_seconds is not None or self.metrics or self.last_updated:
+            out.append("  progress: " + self._progress())
         timing = []
         if self.age_seconds is not None:
             timing.append(f"age {human_duration(self.age_seconds)}")
         if self.deadline_seconds is not None:
-            left = (f", {human_duration(self.deadline_left_seconds)} left" if self.deadline_left_seconds is not None
-                    and not self.done else "")
+            left = (
+                f", {human_duration(self.deadline_left_seconds)} left"
+                if self.deadline_left_seconds is not None and not self.done
+                else ""
+            )
             timing.append(f"deadline {human_duration(self.deadline_seconds)} of running{left}")
         if timing:
             out.append("  " + "; ".join(timing))
         return out
 
+    def _progress(self) -> str:
+        """``45%, about 60m left, loss=0.23; updated 30s ago``: Trainer's ``trainerStatus``."""
+        parts = []
+        if self.progress is not None:
+            parts.append(f"{self.progress}%")
+        if self.remaining_seconds is not None:
+            parts.append(f"about {human_duration(self.remaining_seconds)} left")
+        parts.extend(f"{k}={v}" for k, v in self.metrics.items())
+        text = ", ".join(parts) or "none reported yet"
+        if self.last_updated_seconds is not None:
+            text += f"; updated {human_duration(self.last_updated_seconds)} ago"
+        return text
+
 
 def workload_of(trainjob: dict[str, Any], workloads: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The Kueue Workload owned by the TrainJob (ownerReference uid), the newest if several."""
     uid = (trainjob.get("metadata") or {}).get("uid")
-    owned = [w for w in workloads
-             if any(r.get("uid") == uid and r.get("kind") == "TrainJob"
-                    for r in (w.get("metadata") or {}).get("ownerReferences") or [])]
+    owned = [
+        w
+        for w in workloads
+        if any(
+            r.get("uid") == uid and r.get("kind") == "TrainJob"
+            for r in (w.get("metadata") or {}).get("ownerReferences") or []
+        )
+    ]
     owned.sort(key=lambda w: (w.get("metadata") or {}).get("creationTimestamp") or "")
     return owned[-1] if owned else None
 
@@ -183,8 +207,11 @@ def queueing(workload: dict[str, Any]) -> Queueing:
     # Order matters: an evicted Workload may still hold Admitted=True until Kueue clears it.
     for state in ("Finished", "Evicted", "Preempted", "Admitted", "QuotaReserved"):
         if state in true:
-            q.state, q.reason, q.message = state, str(true[state].get("reason") or ""), \
-                str(true[state].get("message") or "")
+            q.state, q.reason, q.message = (
+                state,
+                str(true[state].get("reason") or ""),
+                str(true[state].get("message") or ""),
+            )
             return q
     pending = next((c for c in status.get("conditions") or [] if c.get("type") == "QuotaReserved"), None)
     if pending is not None:
@@ -235,8 +262,13 @@ def pod_groups(pods: list[dict[str, Any]]) -> list[PodGroup]:
     return list(groups.values())
 
 
-def view(trainjob: dict[str, Any], *, workloads: list[dict[str, Any]] = (),  # type: ignore[assignment]
-         pods: list[dict[str, Any]] = (), now: datetime | None = None) -> JobView:  # type: ignore[assignment]
+def view(
+    trainjob: dict[str, Any],
+    *,
+    workloads: Sequence[dict[str, Any]] = (),
+    pods: Sequence[dict[str, Any]] = (),
+    now: datetime | None = None,
+) -> JobView:
     """The :class:`JobView` of a TrainJob, its namespace's Workloads and its pods."""
     meta = trainjob.get("metadata") or {}
     spec = trainjob.get("spec") or {}
@@ -246,27 +278,49 @@ def view(trainjob: dict[str, Any], *, workloads: list[dict[str, Any]] = (),  # t
     queue = queueing(found) if found is not None else None
     if phase == "Suspended" and queue is not None:
         # Kueue suspends every job it queues: say what Kueue says rather than "Suspended".
-        phase = {"Admitted": "Admitted", "QuotaReserved": "Admitting", "Evicted": "Evicted",
-                 "Preempted": "Preempted", "Deactivated": "Deactivated"}.get(queue.state, "Queued")
+        phase = {
+            "Admitted": "Admitted",
+            "QuotaReserved": "Admitting",
+            "Evicted": "Evicted",
+            "Preempted": "Preempted",
+            "Deactivated": "Deactivated",
+        }.get(queue.state, "Queued")
         reason, message = queue.reason, queue.message
     elif phase == "Created" and queue is not None and queue.state == "Pending":
         phase, reason, message = "Queued", queue.reason, queue.message
-    v = JobView(str(meta.get("name") or ""), str(meta.get("namespace") or ""), phase, reason, message, queue,
-                pod_groups(list(pods)))
+    v = JobView(
+        str(meta.get("name") or ""),
+        str(meta.get("namespace") or ""),
+        phase,
+        reason,
+        message,
+        queue,
+        pod_groups(list(pods)),
+    )
     trainer = status.get("trainerStatus") or {}
     if trainer:
         v.progress = trainer.get("progressPercentage")
         v.remaining_seconds = trainer.get("estimatedRemainingSeconds")
         v.metrics = {str(m.get("name")): str(m.get("value")) for m in trainer.get("metrics") or []}
     now = now or datetime.now(timezone.utc)
+    updated = parse_time(trainer.get("lastUpdatedTime")) if trainer else None
+    if updated is not None:
+        v.last_updated = str(trainer["lastUpdatedTime"])
+        v.last_updated_seconds = max(0, int((now - updated).total_seconds()))
     created = parse_time(meta.get("creationTimestamp"))
     if created is not None:
         v.age_seconds = int((now - created).total_seconds())
     if spec.get("activeDeadlineSeconds"):
         v.deadline_seconds = int(spec["activeDeadlineSeconds"])
         # Trainer counts the deadline from the (last) resume: the Suspended=False transition.
-        resumed = next((parse_time(c.get("lastTransitionTime")) for c in status.get("conditions") or []
-                        if c.get("type") == "Suspended" and c.get("status") == "False"), None)
+        resumed = next(
+            (
+                parse_time(c.get("lastTransitionTime"))
+                for c in status.get("conditions") or []
+                if c.get("type") == "Suspended" and c.get("status") == "False"
+            ),
+            None,
+        )
         if resumed is not None:
             v.deadline_left_seconds = max(0, v.deadline_seconds - int((now - resumed).total_seconds()))
     return v

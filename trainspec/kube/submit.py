@@ -58,12 +58,18 @@ def select_jobs(result: Any, job: str | None) -> list[JobObjects]:
         for p in other:
             spec = specs.get((p.resolved.namespace, p.resolved.name))
             mark = spec.origin if spec is not None else None
-            diagnostics.append(Diagnostic(
-                "TS713", f"job {p.resolved.name} runs on engine {p.engine}; trainspec submit/status/logs/cancel "
-                "handle Kubeflow Trainer TrainJobs only (not supported yet for this engine)",
-                file=spec.file if spec else None, line=getattr(mark, "line", None),
-                column=getattr(mark, "column", None), path="spec.runtime",
-                hint="compile it (trainspec compile SPEC -o DIR) and apply it with kubectl, or use a trainer runtime"))
+            diagnostics.append(
+                Diagnostic(
+                    "TS713",
+                    f"job {p.resolved.name} runs on engine {p.engine}; trainspec submit/status/logs/cancel "
+                    "handle Kubeflow Trainer TrainJobs only (not supported yet for this engine)",
+                    file=spec.file if spec else None,
+                    line=getattr(mark, "line", None),
+                    column=getattr(mark, "column", None),
+                    path="spec.runtime",
+                    hint="compile it (trainspec compile SPEC -o DIR) and apply it with kubectl, or use a trainer runtime",
+                )
+            )
         raise CommandError(*diagnostics)
     dicts = manifest_dicts(result.objects())
     jobs: list[JobObjects] = []
@@ -73,20 +79,49 @@ def select_jobs(result: Any, job: str | None) -> list[JobObjects]:
         meta = d["metadata"]
         ns = meta.get("namespace") or ""
         wanted = set(claim_names(d))
-        claims = [c for c in dicts if c["kind"] == "PersistentVolumeClaim" and c["metadata"]["name"] in wanted
-                  and (c["metadata"].get("namespace") or "") == ns]
+        claims = [
+            c
+            for c in dicts
+            if c["kind"] == "PersistentVolumeClaim"
+            and c["metadata"]["name"] in wanted
+            and (c["metadata"].get("namespace") or "") == ns
+        ]
         ref = d["spec"].get("runtimeRef") or {}
-        runtime = next((r for r in dicts if r["kind"] == (ref.get("kind") or "ClusterTrainingRuntime")
-                        and r["metadata"]["name"] == ref.get("name")), None)
+        runtime = next(
+            (
+                r
+                for r in dicts
+                if r["kind"] == (ref.get("kind") or "ClusterTrainingRuntime")
+                and r["metadata"]["name"] == ref.get("name")
+            ),
+            None,
+        )
         spec = specs.get((ns, meta["name"])) or specs.get((None, meta["name"]))
         mark = spec.origin if spec is not None else None
-        jobs.append(JobObjects(meta["name"], ns, d, claims, runtime, spec.file if spec else None,
-                               getattr(mark, "line", None), getattr(mark, "column", None)))
+        jobs.append(
+            JobObjects(
+                meta["name"],
+                ns,
+                d,
+                claims,
+                runtime,
+                spec.file if spec else None,
+                getattr(mark, "line", None),
+                getattr(mark, "column", None),
+            )
+        )
     if not jobs:
         found = ", ".join(sorted(p.resolved.name for p in result.plans)) or "none"
-        raise CommandError(Diagnostic("TS715", f"no job{f' named {job!r}' if job else ''} in the specs (jobs: {found})",
-                                      file=(result.specs[0].file if result.specs else None), line=1, column=1,
-                                      hint="name one of the jobs with --job NAME"))
+        raise CommandError(
+            Diagnostic(
+                "TS715",
+                f"no job{f' named {job!r}' if job else ''} in the specs (jobs: {found})",
+                file=(result.specs[0].file if result.specs else None),
+                line=1,
+                column=1,
+                hint="name one of the jobs with --job NAME",
+            )
+        )
     return jobs
 
 
@@ -103,16 +138,18 @@ def apply_one(kube: Any, obj: dict[str, Any], *, dry_run: bool, force: bool, job
     """Apply one object; the line saying what happened (created / configured / unchanged)."""
     resource = R.resource_of(obj)
     meta = obj["metadata"]
-    where = {"file": job.file, "line": job.line, "column": job.column}
     try:
         before = kube.get(resource, meta.get("namespace"), meta["name"])
         after = kube.apply(obj, force=force, dry_run=dry_run)
     except Exception as exc:
-        raise CommandError(api_diagnostic(exc, kube, what=f"apply {describe(obj)}", **where)) from None
+        raise CommandError(
+            api_diagnostic(exc, kube, what=f"apply {describe(obj)}", file=job.file, line=job.line, column=job.column)
+        ) from None
     if before is None:
         verb = "created"
     elif (before.get("metadata") or {}).get("resourceVersion") == ((after or {}).get("metadata") or {}).get(
-            "resourceVersion"):
+        "resourceVersion"
+    ):
         verb = "unchanged"
     else:
         verb = "configured"
@@ -125,29 +162,51 @@ def check_runtime(kube: Any, job: JobObjects, *, with_runtimes: bool, dry_run: b
     kind, name = ref.get("kind") or "ClusterTrainingRuntime", str(ref.get("name") or "")
     resource = R.TRAINING_RUNTIME if kind == "TrainingRuntime" else R.CLUSTER_TRAINING_RUNTIME
     ns = job.namespace if kind == "TrainingRuntime" else None
-    where = {"file": job.file, "line": job.line, "column": job.column}
     if with_runtimes and job.runtime is not None:
         return apply_one(kube, job.runtime, dry_run=dry_run, force=force, job=job)
     try:
         found = kube.get(resource, ns, name)
     except Exception as exc:
-        raise CommandError(api_diagnostic(exc, kube, what=f"read {kind} {name}", **where)) from None
+        raise CommandError(
+            api_diagnostic(exc, kube, what=f"read {kind} {name}", file=job.file, line=job.line, column=job.column)
+        ) from None
     if found is not None:
         return None
     place = f" in namespace {job.namespace}" if ns else ""
     if job.runtime is not None:
-        hint = (f"trainspec compiles {kind} {name} from the specs: rerun with --with-runtimes to apply it, or apply "
-                "the compiled runtimes yourself (trainspec compile SPEC -o DIR; kubectl apply -f DIR/runtimes/)")
+        hint = (
+            f"trainspec compiles {kind} {name} from the specs: rerun with --with-runtimes to apply it, or apply "
+            "the compiled runtimes yourself (trainspec compile SPEC -o DIR; kubectl apply -f DIR/runtimes/)"
+        )
     else:
-        hint = (f"{name} is not a runtime trainspec compiles: install Kubeflow Trainer's runtimes in the cluster, "
-                "or point the job at a runtime that exists (kubectl get clustertrainingruntimes)")
-    raise CommandError(Diagnostic("TS712", f"TrainJob {job.namespace}/{job.name} needs {kind} {name!r}, which does "
-                                  f"not exist in the cluster{place}; submit never creates or changes runtimes "
-                                  "unless asked (--with-runtimes)", path="spec.runtime", hint=hint, **where))
+        hint = (
+            f"{name} is not a runtime trainspec compiles: install Kubeflow Trainer's runtimes in the cluster, "
+            "or point the job at a runtime that exists (kubectl get clustertrainingruntimes)"
+        )
+    raise CommandError(
+        Diagnostic(
+            "TS712",
+            f"TrainJob {job.namespace}/{job.name} needs {kind} {name!r}, which does "
+            f"not exist in the cluster{place}; submit never creates or changes runtimes "
+            "unless asked (--with-runtimes)",
+            path="spec.runtime",
+            hint=hint,
+            file=job.file,
+            line=job.line,
+            column=job.column,
+        )
+    )
 
 
-def submit(kube: Any, jobs: list[JobObjects], *, with_runtimes: bool = False, dry_run: bool = False,
-           force: bool = False, say: Callable[[str], None] = print) -> None:
+def submit(
+    kube: Any,
+    jobs: list[JobObjects],
+    *,
+    with_runtimes: bool = False,
+    dry_run: bool = False,
+    force: bool = False,
+    say: Callable[[str], None] = print,
+) -> None:
     """Check every job's runtime first (nothing is applied when one is missing), then apply."""
     lines: dict[str, list[str]] = {}
     if not with_runtimes:

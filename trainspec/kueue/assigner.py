@@ -128,8 +128,11 @@ class _Job:
         key = (index, flavor_name)
         if key not in self._problems:
             flavor = self.cluster.flavors.get(flavor_name)
-            self._problems[key] = (("no such ResourceFlavor", ()) if flavor is None
-                                   else flavor_problem(self.podsets[index], flavor, self.all_tas))
+            self._problems[key] = (
+                ("no such ResourceFlavor", ())
+                if flavor is None
+                else flavor_problem(self.podsets[index], flavor, self.all_tas)
+            )
         return self._problems[key]
 
     def capacity(self, flavor: str, resource: str) -> Capacity:
@@ -145,8 +148,16 @@ class _Job:
                 yield g, group, wanted
 
 
-def _scan(job: _Job, result: PodSetResult, index: int, g: int, group: ResourceGroup,
-          wanted: dict[str, Fraction], used: dict[tuple[str, str], Fraction], begin: int) -> tuple[int, int] | None:
+def _scan(
+    job: _Job,
+    result: PodSetResult,
+    index: int,
+    g: int,
+    group: ResourceGroup,
+    wanted: dict[str, Fraction],
+    used: dict[tuple[str, str], Fraction],
+    begin: int,
+) -> tuple[int, int] | None:
     """Scan the group's flavors from ``begin``: (flavor index taken, where the scan stopped) or None.
 
     Where it stopped is -1 when the scan reached the group's last flavor (Kueue's "start over").
@@ -160,15 +171,19 @@ def _scan(job: _Job, result: PodSetResult, index: int, g: int, group: ResourceGr
         if problem:
             result.rejected.setdefault(g, []).append((name, *problem))
             continue
-        short = [Shortfall(name, r, used.get((name, r), Fraction(0)) + amount, job.capacity(name, r))
-                 for r, amount in wanted.items()]
+        short = [
+            Shortfall(name, r, used.get((name, r), Fraction(0)) + amount, job.capacity(name, r))
+            for r, amount in wanted.items()
+        ]
         short = [s for s in short if s.needs > s.capacity.maximum]
         if short:
             result.short.setdefault(g, []).extend(short)
             continue
         # The flavor's level is its worst resource's: Kueue keeps the worst mode of the flavor.
-        level = max(job.tree.borrowing_level(job.cq, name, r, used.get((name, r), Fraction(0)) + amount)
-                    for r, amount in wanted.items())
+        level = max(
+            job.tree.borrowing_level(job.cq, name, r, used.get((name, r), Fraction(0)) + amount)
+            for r, amount in wanted.items()
+        )
         result.fits.setdefault(g, []).append((name, level))
         if level == 0 or not job.cq.fungibility.borrow_tries_next:
             best = (fi, level)
@@ -218,8 +233,12 @@ def _plainly_short(job: _Job, group: ResourceGroup, items: list[tuple[int, dict[
     below only runs on close calls)."""
     usable: set[str] = set()
     for index, wanted in items:
-        alone = [q.flavor for q in group.flavors if not job.problem(index, q.flavor)
-                 and all(a <= job.capacity(q.flavor, r).maximum for r, a in wanted.items())]
+        alone = [
+            q.flavor
+            for q in group.flavors
+            if not job.problem(index, q.flavor)
+            and all(a <= job.capacity(q.flavor, r).maximum for r, a in wanted.items())
+        ]
         if not alone:
             return True
         usable.update(alone)
@@ -227,6 +246,41 @@ def _plainly_short(job: _Job, group: ResourceGroup, items: list[tuple[int, dict[
         need = sum((wanted.get(resource, Fraction(0)) for _, wanted in items), Fraction(0))
         if need > sum((job.capacity(f, resource).maximum for f in usable), Fraction(0)):
             return True
+    return False
+
+
+def _place(
+    job: _Job,
+    group: ResourceGroup,
+    items: list[tuple[int, dict[str, Fraction]]],
+    k: int,
+    used: dict[tuple[str, str], Fraction],
+    choice: list[str],
+    budget: list[int],
+) -> bool | None:
+    """Place PodSets ``items[k:]`` on ``group``'s flavors, depth first: True (``choice`` holds the
+    flavors), False (no placement), or None (the visit ``budget`` ran out)."""
+    if k == len(items):
+        return True
+    index, wanted = items[k]
+    for quotas in group.flavors:
+        name = quotas.flavor
+        budget[0] -= 1
+        if budget[0] < 0:
+            return None
+        if job.problem(index, name) or any(
+            used.get((name, r), Fraction(0)) + a > job.capacity(name, r).maximum for r, a in wanted.items()
+        ):
+            continue
+        for r, a in wanted.items():
+            used[(name, r)] = used.get((name, r), Fraction(0)) + a
+        choice.append(name)
+        found = _place(job, group, items, k + 1, used, choice, budget)
+        if found is not False:
+            return found
+        choice.pop()
+        for r, a in wanted.items():
+            used[(name, r)] -= a
     return False
 
 
@@ -241,37 +295,15 @@ def _search(job: _Job) -> tuple[bool | None, dict[Key, str]]:
     witness: dict[Key, str] = {}
     budget = [SEARCH_BUDGET]
     for g, group in enumerate(job.cq.groups):
-        items = [(index, wanted) for index, podset in enumerate(job.podsets)
-                 if podset.count > 0 and (wanted := job.wanted(index, group))]
+        items = [
+            (index, wanted)
+            for index, podset in enumerate(job.podsets)
+            if podset.count > 0 and (wanted := job.wanted(index, group))
+        ]
         if _plainly_short(job, group, items):
             return False, {}
         choice: list[str] = []
-        used: dict[tuple[str, str], Fraction] = {}
-
-        def place(k: int) -> bool | None:
-            if k == len(items):
-                return True
-            index, wanted = items[k]
-            for quotas in group.flavors:
-                name = quotas.flavor
-                budget[0] -= 1
-                if budget[0] < 0:
-                    return None
-                if job.problem(index, name) or any(used.get((name, r), Fraction(0)) + a > job.capacity(name, r).maximum
-                                                   for r, a in wanted.items()):
-                    continue
-                for r, a in wanted.items():
-                    used[(name, r)] = used.get((name, r), Fraction(0)) + a
-                choice.append(name)
-                found = place(k + 1)
-                if found is not False:
-                    return found
-                choice.pop()
-                for r, a in wanted.items():
-                    used[(name, r)] -= a
-            return False
-
-        found = place(0)
+        found = _place(job, group, items, 0, {}, choice, budget)
         if found is not True:
             return found, {}
         witness.update({(index, g): name for (index, _), name in zip(items, choice, strict=True)})

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from pathlib import Path
+from os import PathLike
 from typing import Any
 
 from trainspec.dsl.diagnostics import Diagnostic, Severity
@@ -173,7 +173,7 @@ def quantity(value: Any) -> Fraction:
     return quantity_value(value)
 
 
-def load_cluster(paths: Iterable[str | Path]) -> Cluster:
+def load_cluster(paths: Iterable[str | PathLike[str]]) -> Cluster:
     """Read the cluster files under ``paths`` and index their Kueue objects (first definition wins)."""
     files, problems = yaml_files(paths)
     objects, found = read_objects(files)
@@ -194,23 +194,42 @@ def _add_kueue(cluster: Cluster, obj: Located, version: str) -> None:
     name = obj.name
     if obj.kind == "ClusterQueue":
         cohort_field = "cohortName" if version == KUEUE_VERSION else "cohort"
-        cluster.cluster_queues.setdefault(name, ClusterQueue(
-            name=name, cohort=_str(spec.get(cohort_field)), cohort_path=("spec", cohort_field),
-            namespace_selector=spec["namespaceSelector"] if isinstance(spec.get("namespaceSelector"), dict) else None,
-            groups=_groups(cluster, obj, spec), stop_policy=_str(spec.get("stopPolicy")), obj=obj,
-            fungibility=_fungibility(spec.get("flavorFungibility"))))
+        cluster.cluster_queues.setdefault(
+            name,
+            ClusterQueue(
+                name=name,
+                cohort=_str(spec.get(cohort_field)),
+                cohort_path=("spec", cohort_field),
+                namespace_selector=spec["namespaceSelector"]
+                if isinstance(spec.get("namespaceSelector"), dict)
+                else None,
+                groups=_groups(cluster, obj, spec),
+                stop_policy=_str(spec.get("stopPolicy")),
+                obj=obj,
+                fungibility=_fungibility(spec.get("flavorFungibility")),
+            ),
+        )
     elif obj.kind == "Cohort":
         cluster.cohorts.setdefault(name, Cohort(name, _str(spec.get("parentName")), _groups(cluster, obj, spec), obj))
     elif obj.kind == "LocalQueue":
         namespace = obj.namespace or "default"
-        cluster.local_queues.setdefault((namespace, name), LocalQueue(
-            namespace, name, _str(spec.get("clusterQueue")), _str(spec.get("stopPolicy")), obj))
+        cluster.local_queues.setdefault(
+            (namespace, name),
+            LocalQueue(namespace, name, _str(spec.get("clusterQueue")), _str(spec.get("stopPolicy")), obj),
+        )
     elif obj.kind == "ResourceFlavor":
-        cluster.flavors.setdefault(name, ResourceFlavor(
-            name=name, node_labels=_labels(obj, ("spec", "nodeLabels")),
-            node_taints=tuple(t for t in _list(spec.get("nodeTaints")) if isinstance(t, dict)),
-            tolerations=tuple(t for t in _list(spec.get("tolerations")) if isinstance(t, dict)),
-            topology_name=_str(spec.get("topologyName")), node_shape=_node_shape(cluster, obj), obj=obj))
+        cluster.flavors.setdefault(
+            name,
+            ResourceFlavor(
+                name=name,
+                node_labels=_labels(obj, ("spec", "nodeLabels")),
+                node_taints=tuple(t for t in _list(spec.get("nodeTaints")) if isinstance(t, dict)),
+                tolerations=tuple(t for t in _list(spec.get("tolerations")) if isinstance(t, dict)),
+                topology_name=_str(spec.get("topologyName")),
+                node_shape=_node_shape(cluster, obj),
+                obj=obj,
+            ),
+        )
     elif obj.kind == "WorkloadPriorityClass":
         cluster.priority_classes.setdefault(name, obj)
     elif obj.kind == "Topology":
@@ -226,8 +245,12 @@ def _fungibility(value: Any) -> Fungibility:
         spelled = fields.get(key) or default
         return LEGACY_FUNGIBILITY.get(spelled, spelled)
 
-    return Fungibility(policy("whenCanBorrow", MAY_STOP_SEARCH), policy("whenCanPreempt", TRY_NEXT_FLAVOR),
-                       fields.get("preference"), written)
+    return Fungibility(
+        policy("whenCanBorrow", MAY_STOP_SEARCH),
+        policy("whenCanPreempt", TRY_NEXT_FLAVOR),
+        fields.get("preference"),
+        written,
+    )
 
 
 def _str(value: Any) -> str | None:
@@ -259,25 +282,36 @@ def _groups(cluster: Cluster, obj: Located, spec: Mapping[str, Any]) -> tuple[Re
                 for key in ("nominalQuota", "borrowingLimit", "lendingLimit"):
                     values[key] = _quantity_field(cluster, obj, entry, key, rpath)
                 resource = str(entry.get("name", ""))
-                quotas[resource] = Quota(resource, values["nominalQuota"] or Fraction(0),
-                                         values["borrowingLimit"], values["lendingLimit"], rpath)
+                quotas[resource] = Quota(
+                    resource,
+                    values["nominalQuota"] or Fraction(0),
+                    values["borrowingLimit"],
+                    values["lendingLimit"],
+                    rpath,
+                )
             flavors.append(FlavorQuotas(str(flavor.get("name", "")), quotas, fpath))
         covered = tuple(str(c) for c in _list(group.get("coveredResources")))
         groups.append(ResourceGroup(covered, tuple(flavors), gpath))
     return tuple(groups)
 
 
-def _quantity_field(cluster: Cluster, obj: Located, entry: Mapping[str, Any], key: str,
-                    path: tuple) -> Fraction | None:
+def _quantity_field(cluster: Cluster, obj: Located, entry: Mapping[str, Any], key: str, path: tuple) -> Fraction | None:
     if entry.get(key) is None:
         return None
     try:
         return quantity(entry[key])
     except ValueError as exc:
         mark = obj.mark((*path, key))
-        cluster.problems.append(Diagnostic(
-            code="TS500", message=f"{obj.describe()}: {key} is not a quantity ({exc})", file=obj.file,
-            line=mark.line, column=mark.column, path=".".join(str(p) for p in (*path, key))))
+        cluster.problems.append(
+            Diagnostic(
+                code="TS500",
+                message=f"{obj.describe()}: {key} is not a quantity ({exc})",
+                file=obj.file,
+                line=mark.line,
+                column=mark.column,
+                path=".".join(str(p) for p in (*path, key)),
+            )
+        )
         return None
 
 
@@ -294,10 +328,18 @@ def _node_shape(cluster: Cluster, obj: Located) -> dict[str, Fraction] | None:
             shape[name.strip()] = quantity(value.strip())
         except ValueError as exc:
             mark = obj.mark(("metadata", "annotations", NODE_ALLOCATABLE))
-            cluster.problems.append(Diagnostic(
-                code="TS517", severity=Severity.WARNING, file=obj.file, line=mark.line, column=mark.column,
-                message=f"{obj.describe()}: cannot read {item!r} in annotation {NODE_ALLOCATABLE} ({exc}); "
-                        "node shape ignored", hint='write it as "cpu=192,memory=2Ti,nvidia.com/gpu=8"'))
+            cluster.problems.append(
+                Diagnostic(
+                    code="TS517",
+                    severity=Severity.WARNING,
+                    file=obj.file,
+                    line=mark.line,
+                    column=mark.column,
+                    message=f"{obj.describe()}: cannot read {item!r} in annotation {NODE_ALLOCATABLE} ({exc}); "
+                    "node shape ignored",
+                    hint='write it as "cpu=192,memory=2Ti,nvidia.com/gpu=8"',
+                )
+            )
             return None
     return shape
 

@@ -30,11 +30,21 @@ def version_problem(cq: ClusterQueue, kueue: tuple[int, int] | None) -> tuple[st
     for key, value in cq.fungibility.written:
         at = ("spec", "flavorFungibility", key)
         if key in _OLD_WORD and value == MAY_STOP_SEARCH:
-            return (f"Kueue {shown}'s API server rejects ClusterQueue {cq.name}: flavorFungibility.{key} "
-                    f"{MAY_STOP_SEARCH} is new in Kueue 0.15; {shown} knows {_OLD_WORD[key]} and TryNextFlavor", at)
+            return (
+                (
+                    f"Kueue {shown}'s API server rejects ClusterQueue {cq.name}: flavorFungibility.{key} "
+                    f"{MAY_STOP_SEARCH} is new in Kueue 0.15; {shown} knows {_OLD_WORD[key]} and TryNextFlavor"
+                ),
+                at,
+            )
         if key == "preference":
-            return (f"Kueue {shown}'s API server rejects ClusterQueue {cq.name}: flavorFungibility.preference "
-                    "is new in Kueue 0.15 (an unknown field under strict validation)", at)
+            return (
+                (
+                    f"Kueue {shown}'s API server rejects ClusterQueue {cq.name}: flavorFungibility.preference "
+                    "is new in Kueue 0.15 (an unknown field under strict validation)"
+                ),
+                at,
+            )
     return None
 
 
@@ -44,15 +54,19 @@ def _choice(cq: ClusterQueue, result: PodSetResult, group: int) -> str:
     if level == 0:
         return f"PodSet {result.podset.name} takes {flavor}, the first flavor that holds it"
     if cq.fungibility.borrow_tries_next:
-        return (f"PodSet {result.podset.name} takes {flavor}: every flavor that holds it borrows and "
-                "whenCanBorrow is TryNextFlavor, so it takes the one borrowing least and, having scanned "
-                "them all, is never moved on a retry")
+        return (
+            f"PodSet {result.podset.name} takes {flavor}: every flavor that holds it borrows and "
+            "whenCanBorrow is TryNextFlavor, so it takes the one borrowing least and, having scanned "
+            "them all, is never moved on a retry"
+        )
     return f"PodSet {result.podset.name} takes {flavor}, the first flavor that holds it (by borrowing)"
 
 
 def _why_not(result: PodSetResult, group: int) -> str:
-    short = [f"needs {fmt(s.needs)} {s.resource} on {s.flavor}, at most {fmt(s.capacity.maximum)}"
-             for s in result.short.get(group, [])]
+    short = [
+        f"needs {fmt(s.needs)} {s.resource} on {s.flavor}, at most {fmt(s.capacity.maximum)}"
+        for s in result.short.get(group, [])
+    ]
     rejected = [f"{flavor}: {why}" for flavor, why, _ in result.rejected.get(group, [])]
     return "; ".join(short + rejected)
 
@@ -65,17 +79,23 @@ def missed(cq: ClusterQueue, outcome: Outcome) -> tuple[PodSetResult, str] | Non
         return None
     index = results.index(failing)
     # The choices that block it: those that differ from a fitting assignment (all, without one).
-    wrong = [_choice(cq, result, group) for earlier, result in enumerate(results[:index])
-             for group in sorted(result.flavors)
-             if not outcome.witness or outcome.witness.get((earlier, group)) != result.flavors[group]]
+    wrong = [
+        _choice(cq, result, group)
+        for earlier, result in enumerate(results[:index])
+        for group in sorted(result.flavors)
+        if not outcome.witness or outcome.witness.get((earlier, group)) != result.flavors[group]
+    ]
     group = failing.missing[0]
     steps = "; ".join(wrong) if wrong else "the PodSets before it take their flavors"
     podset = failing.podset
-    message = (f"Kueue's flavor assigner never admits the job on an idle ClusterQueue {cq.name}: {steps}; then "
-               f"PodSet {podset.name} ({podset.count} pods) fits no flavor ({_why_not(failing, group)})")
+    message = (
+        f"Kueue's flavor assigner never admits the job on an idle ClusterQueue {cq.name}: {steps}; then "
+        f"PodSet {podset.name} ({podset.count} pods) fits no flavor ({_why_not(failing, group)})"
+    )
     if outcome.witness:
-        placed = ", ".join(f"{results[i].podset.name} on {flavor}"
-                           for (i, _), flavor in sorted(outcome.witness.items()))
+        placed = ", ".join(
+            f"{results[i].podset.name} on {flavor}" for (i, _), flavor in sorted(outcome.witness.items())
+        )
         message += f". The quota can hold the job ({placed})"
     return failing, message
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from os import PathLike
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +70,7 @@ class Located:
         return f"{self.kind} {where}{self.name}"
 
 
-def yaml_files(paths: Iterable[str | Path]) -> tuple[list[Path], list[Diagnostic]]:
+def yaml_files(paths: Iterable[str | PathLike[str]]) -> tuple[list[Path], list[Diagnostic]]:
     """YAML files under ``paths`` (directories recursively, hidden entries skipped), sorted."""
     found: list[Path] = []
     problems: list[Diagnostic] = []
@@ -77,8 +78,10 @@ def yaml_files(paths: Iterable[str | Path]) -> tuple[list[Path], list[Diagnostic
         path = Path(raw)
         if path.is_dir():
             found.extend(
-                p for p in path.rglob("*")
-                if p.is_file() and p.suffix in _SUFFIXES
+                p
+                for p in path.rglob("*")
+                if p.is_file()
+                and p.suffix in _SUFFIXES
                 and not any(part.startswith(".") for part in p.relative_to(path).parts)
             )
         elif path.is_file():

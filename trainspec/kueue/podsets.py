@@ -27,9 +27,15 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from trainspec.k8s.wellknown import ANCESTOR_LABEL as ANCESTOR
-from trainspec.k8s.wellknown import ANCESTOR_MODEL, ANCESTOR_TRAINER, DATASET_INITIALIZER, LAUNCHER, NODE
-from trainspec.k8s.wellknown import KUEUE_PATCH_MANAGER as KUEUE_MANAGER
+from trainspec.k8s.wellknown import (
+    ANCESTOR_LABEL as ANCESTOR,
+    ANCESTOR_MODEL,
+    ANCESTOR_TRAINER,
+    DATASET_INITIALIZER,
+    KUEUE_PATCH_MANAGER as KUEUE_MANAGER,
+    LAUNCHER,
+    NODE,
+)
 from trainspec.kueue.cluster import quantity
 
 #: Kueue's limit on PodSets per Workload (so replicatedJobs per JobSet).
@@ -116,7 +122,7 @@ def pod_requests(pod: Mapping[str, Any]) -> dict[str, Fraction]:
             _add(total, {str(name): quantity(value)})
         except ValueError:
             continue
-    return {name: value for name, value in sorted(total.items())}
+    return dict(sorted(total.items()))
 
 
 def _pod_patches(trainjob: Mapping[str, Any]) -> dict[str, list[tuple[dict[str, Any], tuple]]]:
@@ -147,8 +153,9 @@ def _counts(trainjob: Mapping[str, Any], runtime_spec: Mapping[str, Any]) -> tup
     return nodes, policy.get("mpi") if isinstance(policy.get("mpi"), dict) else None
 
 
-def trainjob_podsets(trainjob: Mapping[str, Any], runtime: Mapping[str, Any], *,
-                     merge_resources: bool = True) -> list[PodSet]:
+def trainjob_podsets(
+    trainjob: Mapping[str, Any], runtime: Mapping[str, Any], *, merge_resources: bool = True
+) -> list[PodSet]:
     """The PodSets of ``trainjob`` on ``runtime`` (both manifest dicts), in replicatedJob order.
 
     ``merge_resources`` is Trainer >= 2.3 behaviour for ``trainer.resourcesPerNode``; pass
@@ -192,13 +199,15 @@ def trainjob_podsets(trainjob: Mapping[str, Any], runtime: Mapping[str, Any], *,
 
         resources_path: tuple = ("spec", "runtimeRef", "name")
         if gets_resources and isinstance(trainer.get("resourcesPerNode"), dict):
-            pod["containers"] = [_with_job_resources(_map(c), trainer["resourcesPerNode"], merge_resources)
-                                 for c in _list(pod.get("containers"))]
+            pod["containers"] = [
+                _with_job_resources(_map(c), trainer["resourcesPerNode"], merge_resources)
+                for c in _list(pod.get("containers"))
+            ]
             resources_path = ("spec", "trainer", "resourcesPerNode")
 
         labels = dict(_map(_map(template.get("metadata")).get("labels")))
         annotations = {str(k): str(v) for k, v in _map(_map(template.get("metadata")).get("annotations")).items()}
-        annotation_paths = {key: ("spec", "runtimeRef", "name") for key in annotations}
+        annotation_paths = dict.fromkeys(annotations, ("spec", "runtimeRef", "name"))
         for patch, path in patches.get(name, []):
             meta = _map(patch.get("metadata"))
             labels.update(_map(meta.get("labels")))
@@ -212,13 +221,20 @@ def trainjob_podsets(trainjob: Mapping[str, Any], runtime: Mapping[str, Any], *,
                 if key in patch_spec:
                     pod[key] = patch_spec[key]
 
-        out.append(PodSet(
-            name=name, count=max(count, 0), requests=pod_requests(pod),
-            node_selector={str(k): str(v) for k, v in _map(pod.get("nodeSelector")).items()},
-            tolerations=tuple(_map(t) for t in _list(pod.get("tolerations"))),
-            affinity_terms=_required_terms(pod), annotations=annotations, count_path=count_path,
-            resources_path=resources_path, annotation_paths=annotation_paths,
-        ))
+        out.append(
+            PodSet(
+                name=name,
+                count=max(count, 0),
+                requests=pod_requests(pod),
+                node_selector={str(k): str(v) for k, v in _map(pod.get("nodeSelector")).items()},
+                tolerations=tuple(_map(t) for t in _list(pod.get("tolerations"))),
+                affinity_terms=_required_terms(pod),
+                annotations=annotations,
+                count_path=count_path,
+                resources_path=resources_path,
+                annotation_paths=annotation_paths,
+            )
+        )
     return out
 
 
@@ -235,8 +251,10 @@ def _with_job_resources(container: dict[str, Any], job: Mapping[str, Any], merge
 def _required_terms(pod: Mapping[str, Any]) -> tuple[tuple[Mapping[str, Any], ...], ...]:
     node_affinity = _map(_map(pod.get("affinity")).get("nodeAffinity"))
     required = _map(node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution"))
-    return tuple(tuple(_map(e) for e in _list(_map(term).get("matchExpressions")))
-                 for term in _list(required.get("nodeSelectorTerms")))
+    return tuple(
+        tuple(_map(e) for e in _list(_map(term).get("matchExpressions")))
+        for term in _list(required.get("nodeSelectorTerms"))
+    )
 
 
 __all__ = ["ANCESTOR", "MAX_PODSETS", "PodSet", "pod_requests", "trainjob_podsets"]

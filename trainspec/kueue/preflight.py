@@ -40,8 +40,15 @@ from typing import Any
 
 from trainspec.dsl.diagnostics import Related, Severity
 from trainspec.k8s.wellknown import (
-    ELASTIC_JOB_ANNOTATION, JOB_MIN_PARALLELISM_ANNOTATION, MAX_EXEC_TIME_LABEL, MAX_EXEC_TIME_SECONDS,
-    METADATA_NAME_LABEL, NODE_ALLOCATABLE, PODSET_SLICE_SIZE_ANNOTATION, PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL,
+    ELASTIC_JOB_ANNOTATION,
+    JOB_MIN_PARALLELISM_ANNOTATION,
+    MAX_EXEC_TIME_LABEL,
+    MAX_EXEC_TIME_SECONDS,
+    METADATA_NAME_LABEL,
+    NODE_ALLOCATABLE,
+    PODSET_SLICE_SIZE_ANNOTATION,
+    PRIORITY_CLASS_LABEL,
+    QUEUE_NAME_LABEL,
 )
 from trainspec.kueue.assigner import Outcome, PodSetResult, assign
 from trainspec.kueue.cluster import Cluster, ClusterQueue
@@ -98,10 +105,12 @@ def selector_matches(selector: Mapping[str, Any], labels: Mapping[str, str]) -> 
         expression = _map(expression)
         key, operator = str(expression.get("key")), expression.get("operator")
         values = [str(v) for v in expression.get("values") or []]
-        ok = {"In": key in labels and labels.get(key) in values,
-              "NotIn": labels.get(key) not in values,
-              "Exists": key in labels,
-              "DoesNotExist": key not in labels}.get(str(operator), False)
+        ok = {
+            "In": key in labels and labels.get(key) in values,
+            "NotIn": labels.get(key) not in values,
+            "Exists": key in labels,
+            "DoesNotExist": key not in labels,
+        }.get(str(operator), False)
         if not ok:
             return False
     return True
@@ -116,8 +125,16 @@ class _Preflight:
         self.namespace = str(meta.get("namespace") or "default")
         self.out: list[Finding] = []
 
-    def add(self, code: str, message: str, path: tuple, *, related: tuple[Related, ...] = (),
-            hint: str | None = None, severity: Severity = Severity.ERROR) -> None:
+    def add(
+        self,
+        code: str,
+        message: str,
+        path: tuple,
+        *,
+        related: tuple[Related, ...] = (),
+        hint: str | None = None,
+        severity: Severity = Severity.ERROR,
+    ) -> None:
         self.out.append(Finding(code, message, path, severity, hint, related))
 
     # -- queue, namespace, stop policy, priority ------------------------------------------------
@@ -133,37 +150,63 @@ class _Preflight:
         if lq is None:
             elsewhere = [q for (ns, name), q in sorted(self.cluster.local_queues.items()) if name == queue]
             here = sorted(name for ns, name in self.cluster.local_queues if ns == self.namespace)
-            self.add("TS510", f"no LocalQueue {queue!r} in namespace {self.namespace}", queue_path,
-                     related=tuple(q.obj.related(f"a LocalQueue {queue!r} exists in namespace {q.namespace}",
-                                                 ("metadata", "name"))
-                                   for q in elsewhere),
-                     hint=f"LocalQueues in {self.namespace}: {', '.join(here)}" if here
-                     else f"namespace {self.namespace} has no LocalQueue in the cluster files")
+            self.add(
+                "TS510",
+                f"no LocalQueue {queue!r} in namespace {self.namespace}",
+                queue_path,
+                related=tuple(
+                    q.obj.related(f"a LocalQueue {queue!r} exists in namespace {q.namespace}", ("metadata", "name"))
+                    for q in elsewhere
+                ),
+                hint=f"LocalQueues in {self.namespace}: {', '.join(here)}"
+                if here
+                else f"namespace {self.namespace} has no LocalQueue in the cluster files",
+            )
             return None
         if lq.stop_policy in _HELD:
             held_at = lq.obj.related("stopPolicy set here", ("spec", "stopPolicy"))
-            self.add("TS512", f"LocalQueue {self.namespace}/{queue} is held (stopPolicy: {lq.stop_policy}): "
-                     "it admits nothing", queue_path, related=(held_at,))
+            self.add(
+                "TS512",
+                f"LocalQueue {self.namespace}/{queue} is held (stopPolicy: {lq.stop_policy}): it admits nothing",
+                queue_path,
+                related=(held_at,),
+            )
         cq = self.cluster.cluster_queues.get(lq.cluster_queue or "")
         if cq is None:
-            self.add("TS510", f"LocalQueue {self.namespace}/{queue} points to ClusterQueue {lq.cluster_queue!r}, "
-                     "which does not exist", queue_path,
-                     related=(lq.obj.related("clusterQueue set here", ("spec", "clusterQueue")),))
+            self.add(
+                "TS510",
+                f"LocalQueue {self.namespace}/{queue} points to ClusterQueue {lq.cluster_queue!r}, "
+                "which does not exist",
+                queue_path,
+                related=(lq.obj.related("clusterQueue set here", ("spec", "clusterQueue")),),
+            )
             return None
         refused = version_problem(cq, self.kueue)
         if refused is not None:
-            self.add("TS510", refused[0], queue_path,
-                     related=(cq.obj.related("flavorFungibility set here", refused[1]),),
-                     hint="write the policy in the words of the targeted Kueue release (--target kueue=X.Y)")
+            self.add(
+                "TS510",
+                refused[0],
+                queue_path,
+                related=(cq.obj.related("flavorFungibility set here", refused[1]),),
+                hint="write the policy in the words of the targeted Kueue release (--target kueue=X.Y)",
+            )
             return None
         if cq.stop_policy in _HELD:
-            self.add("TS512", f"ClusterQueue {cq.name} is held (stopPolicy: {cq.stop_policy}): it admits nothing",
-                     queue_path, related=(cq.obj.related("stopPolicy set here", ("spec", "stopPolicy")),))
+            self.add(
+                "TS512",
+                f"ClusterQueue {cq.name} is held (stopPolicy: {cq.stop_policy}): it admits nothing",
+                queue_path,
+                related=(cq.obj.related("stopPolicy set here", ("spec", "stopPolicy")),),
+            )
         missing = [(fq, group) for group in cq.groups for fq in group.flavors if fq.flavor not in self.cluster.flavors]
         for fq, _ in missing:
-            self.add("TS510", f"ClusterQueue {cq.name} uses ResourceFlavor {fq.flavor!r}, which does not exist: "
-                     "Kueue keeps the ClusterQueue inactive", queue_path,
-                     related=(cq.obj.related("flavor listed here", (*fq.path, "name")),))
+            self.add(
+                "TS510",
+                f"ClusterQueue {cq.name} uses ResourceFlavor {fq.flavor!r}, which does not exist: "
+                "Kueue keeps the ClusterQueue inactive",
+                queue_path,
+                related=(cq.obj.related("flavor listed here", (*fq.path, "name")),),
+            )
         self.check_namespace(cq)
         return None if missing else cq
 
@@ -171,33 +214,53 @@ class _Preflight:
         path = ("metadata", "namespace")
         where = (cq.obj.related("namespaceSelector of the ClusterQueue", ("spec", "namespaceSelector")),)
         if cq.namespace_selector is None:
-            self.add("TS511", f"ClusterQueue {cq.name} has no namespaceSelector, so it admits no namespace", path,
-                     related=(cq.obj.related(f"ClusterQueue {cq.name}"),), hint="namespaceSelector: {} admits all")
+            self.add(
+                "TS511",
+                f"ClusterQueue {cq.name} has no namespaceSelector, so it admits no namespace",
+                path,
+                related=(cq.obj.related(f"ClusterQueue {cq.name}"),),
+                hint="namespaceSelector: {} admits all",
+            )
             return
         namespace = self.cluster.namespaces.get(self.namespace)
         if namespace is None:
-            if selector_matches(cq.namespace_selector, {METADATA_NAME_LABEL: self.namespace}) and \
-                    not cq.namespace_selector.get("matchExpressions") and \
-                    set(_map(cq.namespace_selector.get("matchLabels"))) <= {METADATA_NAME_LABEL}:
+            if (
+                selector_matches(cq.namespace_selector, {METADATA_NAME_LABEL: self.namespace})
+                and not cq.namespace_selector.get("matchExpressions")
+                and set(_map(cq.namespace_selector.get("matchLabels"))) <= {METADATA_NAME_LABEL}
+            ):
                 return  # decided without the Namespace's own labels
-            self.add("TS511", f"Namespace {self.namespace} is not among the cluster files: cannot tell whether "
-                     f"ClusterQueue {cq.name}'s namespaceSelector admits it", path, related=where,
-                     severity=Severity.WARNING,
-                     hint=f"add the Namespace {self.namespace} manifest to the cluster files")
+            self.add(
+                "TS511",
+                f"Namespace {self.namespace} is not among the cluster files: cannot tell whether "
+                f"ClusterQueue {cq.name}'s namespaceSelector admits it",
+                path,
+                related=where,
+                severity=Severity.WARNING,
+                hint=f"add the Namespace {self.namespace} manifest to the cluster files",
+            )
             return
         if not selector_matches(cq.namespace_selector, namespace.labels):
             shown = ", ".join(f"{k}={v}" for k, v in sorted(namespace.labels.items()))
-            self.add("TS511", f"ClusterQueue {cq.name}'s namespaceSelector does not select namespace "
-                     f"{self.namespace} (labels: {shown})", path,
-                     related=(*where, namespace.obj.related(f"Namespace {self.namespace}", ("metadata", "labels"))))
+            self.add(
+                "TS511",
+                f"ClusterQueue {cq.name}'s namespaceSelector does not select namespace "
+                f"{self.namespace} (labels: {shown})",
+                path,
+                related=(*where, namespace.obj.related(f"Namespace {self.namespace}", ("metadata", "labels"))),
+            )
 
     def check_priority(self) -> None:
         name = self.labels.get(PRIORITY_LABEL)
         if name is not None and name not in self.cluster.priority_classes:
             known = ", ".join(sorted(self.cluster.priority_classes)) or "none"
-            self.add("TS513", f"no WorkloadPriorityClass {name!r}: Kueue does not create a Workload for the job "
-                     "(event WorkloadPriorityClassNotFound)", ("metadata", "labels", PRIORITY_LABEL),
-                     hint=f"WorkloadPriorityClasses in the cluster files: {known}")
+            self.add(
+                "TS513",
+                f"no WorkloadPriorityClass {name!r}: Kueue does not create a Workload for the job "
+                "(event WorkloadPriorityClassNotFound)",
+                ("metadata", "labels", PRIORITY_LABEL),
+                hint=f"WorkloadPriorityClasses in the cluster files: {known}",
+            )
 
     # -- PodSets and quota --------------------------------------------------------------------
 
@@ -210,12 +273,18 @@ class _Preflight:
                 continue  # an empty PodSet reserves nothing
             groups_at = (cq.obj.related(f"resource groups of ClusterQueue {cq.name}", ("spec", "resourceGroups")),)
             if never and result.uncovered:
-                needed = ", ".join(f"{fmt(podset.requests.get(r, Fraction(podset.count)))} {r}"
-                                   for r in result.uncovered)
-                self.add("TS515", f"PodSet {podset.name} requests {needed} per pod, which no resource group of "
-                         f"ClusterQueue {cq.name} covers: Kueue never admits it", podset.resources_path,
-                         related=groups_at, hint="add the resource to a resource group (coveredResources), or "
-                         "exclude it in the Kueue configuration (resources.excludeResourcePrefixes)")
+                needed = ", ".join(
+                    f"{fmt(podset.requests.get(r, Fraction(podset.count)))} {r}" for r in result.uncovered
+                )
+                self.add(
+                    "TS515",
+                    f"PodSet {podset.name} requests {needed} per pod, which no resource group of "
+                    f"ClusterQueue {cq.name} covers: Kueue never admits it",
+                    podset.resources_path,
+                    related=groups_at,
+                    hint="add the resource to a resource group (coveredResources), or "
+                    "exclude it in the Kueue configuration (resources.excludeResourcePrefixes)",
+                )
             for index in result.missing if never else ():
                 self.group_failure(cq, result, index)
             self.check_pod_fit(cq, result)
@@ -231,37 +300,62 @@ class _Preflight:
         result, message = found
         written = dict(cq.fungibility.written)
         policy_at = ("spec", "flavorFungibility", "whenCanBorrow") if "whenCanBorrow" in written else ("spec",)
-        policy = cq.obj.related(f"flavorFungibility of ClusterQueue {cq.name}: whenCanBorrow "
-                                f"{cq.fungibility.when_can_borrow}"
-                                f"{'' if written else ' (the default)'}", policy_at)
+        policy = cq.obj.related(
+            f"flavorFungibility of ClusterQueue {cq.name}: whenCanBorrow "
+            f"{cq.fungibility.when_can_borrow}"
+            f"{'' if written else ' (the default)'}",
+            policy_at,
+        )
         flavors = cq.obj.related("the flavors, in the order Kueue tries them", cq.groups[result.missing[0]].path)
-        self.add("TS514", message, result.podset.count_path, severity=Severity.WARNING, related=(policy, flavors),
-                 hint="order the flavors so that the PodSets' first fits leave room for the rest, set "
-                      "flavorFungibility.whenCanBorrow: MayStopSearch (a PodSet stopped before the last flavor moves "
-                      "on at the next try), or give the flavors room wherever the PodSets land; on a busy cluster "
-                      "other workloads' usage and preemption (not known offline) can change the order")
+        self.add(
+            "TS514",
+            message,
+            result.podset.count_path,
+            severity=Severity.WARNING,
+            related=(policy, flavors),
+            hint="order the flavors so that the PodSets' first fits leave room for the rest, set "
+            "flavorFungibility.whenCanBorrow: MayStopSearch (a PodSet stopped before the last flavor moves "
+            "on at the next try), or give the flavors room wherever the PodSets land; on a busy cluster "
+            "other workloads' usage and preemption (not known offline) can change the order",
+        )
 
     def group_failure(self, cq: ClusterQueue, result: PodSetResult, index: int) -> None:
         podset = result.podset
-        rejected = [self.cluster.flavors[f].obj.related(f"flavor {f}: {why}", at) if f in self.cluster.flavors
-                    else cq.obj.related(f"flavor {f}: {why}") for f, why, at in result.rejected.get(index, [])]
+        rejected = [
+            self.cluster.flavors[f].obj.related(f"flavor {f}: {why}", at)
+            if f in self.cluster.flavors
+            else cq.obj.related(f"flavor {f}: {why}")
+            for f, why, at in result.rejected.get(index, [])
+        ]
         short = result.short.get(index, [])
         if not short:
-            self.add("TS516", f"no flavor of ClusterQueue {cq.name} accepts PodSet {podset.name}: "
-                     + "; ".join(f"{f}: {why}" for f, why, _ in result.rejected.get(index, [])),
-                     podset.resources_path, related=tuple(rejected),
-                     hint="make the runtime's nodeSelector/tolerations match a flavor of the queue")
+            self.add(
+                "TS516",
+                f"no flavor of ClusterQueue {cq.name} accepts PodSet {podset.name}: "
+                + "; ".join(f"{f}: {why}" for f, why, _ in result.rejected.get(index, [])),
+                podset.resources_path,
+                related=tuple(rejected),
+                hint="make the runtime's nodeSelector/tolerations match a flavor of the queue",
+            )
             return
         first = short[0]
-        notes = [cq.obj.related(f"flavor {s.flavor}: needs {fmt(s.needs)} {s.resource}, at most "
-                                f"{fmt(s.capacity.maximum)} ({s.capacity.explanation})",
-                                (*s.capacity.quota.path, "nominalQuota") if s.capacity.quota else ())
-                 for s in short]
-        self.add("TS514", f"PodSet {podset.name} ({podset.count} pods) can never be admitted: needs "
-                 f"{fmt(first.needs)} {first.resource} on flavor {first.flavor}; ClusterQueue {cq.name} can reach "
-                 f"at most {fmt(first.capacity.maximum)} ({first.capacity.explanation})", podset.count_path,
-                 related=(*notes, *rejected),
-                 hint="run fewer or smaller pods, raise the nominal quota, or join a cohort that can lend the rest")
+        notes = [
+            cq.obj.related(
+                f"flavor {s.flavor}: needs {fmt(s.needs)} {s.resource}, at most "
+                f"{fmt(s.capacity.maximum)} ({s.capacity.explanation})",
+                (*s.capacity.quota.path, "nominalQuota") if s.capacity.quota else (),
+            )
+            for s in short
+        ]
+        self.add(
+            "TS514",
+            f"PodSet {podset.name} ({podset.count} pods) can never be admitted: needs "
+            f"{fmt(first.needs)} {first.resource} on flavor {first.flavor}; ClusterQueue {cq.name} can reach "
+            f"at most {fmt(first.capacity.maximum)} ({first.capacity.explanation})",
+            podset.count_path,
+            related=(*notes, *rejected),
+            hint="run fewer or smaller pods, raise the nominal quota, or join a cohort that can lend the rest",
+        )
 
     def check_pod_fit(self, cq: ClusterQueue, result: PodSetResult) -> None:
         podset = result.podset
@@ -274,22 +368,33 @@ class _Preflight:
                 if flavor.node_shape is not None:
                     has = flavor.node_shape.get(resource)
                     if has is not None and need > has:
-                        self.add("TS517", f"one pod of PodSet {podset.name} needs {fmt(need)} {resource}; a node of "
-                                 f"flavor {flavor.name} has {fmt(has)}: the pods can never be scheduled",
-                                 podset.resources_path, related=(flavor.obj.related(
-                                     f"node shape of flavor {flavor.name}",
-                                     ("metadata", "annotations", NODE_ALLOCATABLE)),))
+                        self.add(
+                            "TS517",
+                            f"one pod of PodSet {podset.name} needs {fmt(need)} {resource}; a node of "
+                            f"flavor {flavor.name} has {fmt(has)}: the pods can never be scheduled",
+                            podset.resources_path,
+                            related=(
+                                flavor.obj.related(
+                                    f"node shape of flavor {flavor.name}", ("metadata", "annotations", NODE_ALLOCATABLE)
+                                ),
+                            ),
+                        )
                     continue
-                quota = next((fq.quotas.get(resource) for fq in cq.groups[index].flavors if fq.flavor == flavor_name),
-                             None)
+                quota = next(
+                    (fq.quotas.get(resource) for fq in cq.groups[index].flavors if fq.flavor == flavor_name), None
+                )
                 if quota is not None and need > quota.nominal:
-                    self.add("TS517", f"one pod of PodSet {podset.name} needs {fmt(need)} {resource}, more than the "
-                             f"nominal quota of flavor {flavor.name} in ClusterQueue {cq.name} "
-                             f"({fmt(quota.nominal)}): it only runs on borrowed quota", podset.resources_path,
-                             severity=Severity.WARNING,
-                             related=(cq.obj.related("nominal quota", (*quota.path, "nominalQuota")),),
-                             hint=f"declare the node shape in annotation {NODE_ALLOCATABLE} on "
-                                  f"ResourceFlavor {flavor.name} to check that a pod fits a node")
+                    self.add(
+                        "TS517",
+                        f"one pod of PodSet {podset.name} needs {fmt(need)} {resource}, more than the "
+                        f"nominal quota of flavor {flavor.name} in ClusterQueue {cq.name} "
+                        f"({fmt(quota.nominal)}): it only runs on borrowed quota",
+                        podset.resources_path,
+                        severity=Severity.WARNING,
+                        related=(cq.obj.related("nominal quota", (*quota.path, "nominalQuota")),),
+                        hint=f"declare the node shape in annotation {NODE_ALLOCATABLE} on "
+                        f"ResourceFlavor {flavor.name} to check that a pod fits a node",
+                    )
 
     def check_topology(self, result: PodSetResult) -> None:
         podset = result.podset
@@ -302,8 +407,12 @@ class _Preflight:
             self.add("TS518", f"PodSet {podset.name}: {_SLICE} and {_SLICE_SIZE} need each other", at)
         size = notes.get(_SLICE_SIZE)
         if size is not None and label_int(size, podset.count) is None:
-            self.add("TS518", f"PodSet {podset.name}: slice size {size!r} must be an integer from 1 to the PodSet's "
-                     f"{podset.count} pods", at)
+            self.add(
+                "TS518",
+                f"PodSet {podset.name}: slice size {size!r} must be an integer from 1 to the PodSet's "
+                f"{podset.count} pods",
+                at,
+            )
         levels = [(notes[key], key) for key in (_REQUIRED, _PREFERRED, _SLICE) if key in notes]
         try:
             layers = json.loads(notes.get(_LAYERS, "[]"))
@@ -316,16 +425,23 @@ class _Preflight:
                 continue
             topology = self.cluster.topologies.get(flavor.topology_name)
             if topology is None:
-                self.add("TS518", f"ResourceFlavor {flavor.name} uses Topology {flavor.topology_name!r}, which does "
-                         "not exist", at,
-                         related=(flavor.obj.related("topologyName set here", ("spec", "topologyName")),))
+                self.add(
+                    "TS518",
+                    f"ResourceFlavor {flavor.name} uses Topology {flavor.topology_name!r}, which does not exist",
+                    at,
+                    related=(flavor.obj.related("topologyName set here", ("spec", "topologyName")),),
+                )
                 continue
             for level, key in levels:
                 if level not in topology.levels:
-                    self.add("TS518", f"PodSet {podset.name} asks for topology level {level!r} ({key}), which "
-                             f"Topology {topology.name} of flavor {flavor.name} does not have "
-                             f"(levels: {', '.join(topology.levels)})", podset.annotation_paths.get(key, at),
-                             related=(topology.obj.related(f"levels of Topology {topology.name}", ("spec", "levels")),))
+                    self.add(
+                        "TS518",
+                        f"PodSet {podset.name} asks for topology level {level!r} ({key}), which "
+                        f"Topology {topology.name} of flavor {flavor.name} does not have "
+                        f"(levels: {', '.join(topology.levels)})",
+                        podset.annotation_paths.get(key, at),
+                        related=(topology.obj.related(f"levels of Topology {topology.name}", ("spec", "levels")),),
+                    )
 
 
 def kueue_label_problems(trainjob: Mapping[str, Any]) -> list[Finding]:
@@ -337,25 +453,43 @@ def kueue_label_problems(trainjob: Mapping[str, Any]) -> list[Finding]:
     out: list[Finding] = []
     queue = labels.get(QUEUE_LABEL)
     if isinstance(queue, str) and subdomain_problem(queue):
-        out.append(Finding("TS503", f"queue name {queue!r} {subdomain_problem(queue)}",
-                           ("metadata", "labels", QUEUE_LABEL)))
+        out.append(
+            Finding("TS503", f"queue name {queue!r} {subdomain_problem(queue)}", ("metadata", "labels", QUEUE_LABEL))
+        )
     max_exec = labels.get(MAX_EXEC_LABEL)
     # Kueue reads it with strconv.ParseInt(v, 10, 32) and silently ignores what fails or is <= 0.
     if max_exec is not None and label_int(max_exec, MAX_EXEC_TIME_SECONDS) is None:
         shown = repr(max_exec) if len(str(max_exec)) <= 40 else f"{str(max_exec)[:40]!r}..."
-        out.append(Finding("TS503", f"{MAX_EXEC_LABEL} must be a whole number of seconds from 1 to "
-                           f"{MAX_EXEC_TIME_SECONDS} (Kueue ignores anything else), got {shown}",
-                           ("metadata", "labels", MAX_EXEC_LABEL)))
+        out.append(
+            Finding(
+                "TS503",
+                f"{MAX_EXEC_LABEL} must be a whole number of seconds from 1 to "
+                f"{MAX_EXEC_TIME_SECONDS} (Kueue ignores anything else), got {shown}",
+                ("metadata", "labels", MAX_EXEC_LABEL),
+            )
+        )
     for key in ELASTIC_KEYS:
         if key in annotations or key in labels:
             where = "annotations" if key in annotations else "labels"
-            out.append(Finding("TS503", f"{key} is only accepted on batch Jobs and Ray workloads; Kueue's webhook "
-                               "rejects it on a TrainJob (no partial or elastic admission)", ("metadata", where, key)))
+            out.append(
+                Finding(
+                    "TS503",
+                    f"{key} is only accepted on batch Jobs and Ray workloads; Kueue's webhook "
+                    "rejects it on a TrainJob (no partial or elastic admission)",
+                    ("metadata", where, key),
+                )
+            )
     return out
 
 
-def preflight(cluster: Cluster, trainjob: Mapping[str, Any], runtime: Mapping[str, Any] | None, *,
-              merge_resources: bool = True, kueue_version: tuple[int, int] | None = None) -> list[Finding]:
+def preflight(
+    cluster: Cluster,
+    trainjob: Mapping[str, Any],
+    runtime: Mapping[str, Any] | None,
+    *,
+    merge_resources: bool = True,
+    kueue_version: tuple[int, int] | None = None,
+) -> list[Finding]:
     """Every pre-flight finding for ``trainjob`` (a manifest dict) on ``runtime`` (None: unknown).
 
     ``kueue_version`` is the targeted Kueue minor release (``(0, 14)``); None means the newest
@@ -369,8 +503,11 @@ def preflight(cluster: Cluster, trainjob: Mapping[str, Any], runtime: Mapping[st
     if runtime is not None and managed:
         podsets = trainjob_podsets(trainjob, runtime, merge_resources=merge_resources)
         if len(podsets) > MAX_PODSETS:
-            check.add("TS519", f"the job has {len(podsets)} PodSets (replicatedJobs); a Kueue Workload holds at "
-                      f"most {MAX_PODSETS}", ("spec", "runtimeRef", "name"))
+            check.add(
+                "TS519",
+                f"the job has {len(podsets)} PodSets (replicatedJobs); a Kueue Workload holds at most {MAX_PODSETS}",
+                ("spec", "runtimeRef", "name"),
+            )
         elif cq is not None:
             check.check_quota(cq, podsets)
     return check.out

@@ -97,8 +97,10 @@ def flavor_problem(podset: PodSet, flavor: ResourceFlavor, all_tas: bool) -> tup
     for key, value in flavor.node_labels.items():
         wanted = podset.node_selector.get(key)
         if wanted is not None and wanted != value:
-            return (f"nodeSelector {key}={wanted} does not match the flavor's node label {key}={value}",
-                    ("spec", "nodeLabels", key))
+            return (
+                f"nodeSelector {key}={wanted} does not match the flavor's node label {key}={value}",
+                ("spec", "nodeLabels", key),
+            )
     if podset.affinity_terms:
         relevant = [[e for e in term if e.get("key") in flavor.node_labels] for term in podset.affinity_terms]
         if not any(all(_expression_matches(e, flavor.node_labels) for e in term) for term in relevant):
@@ -112,8 +114,10 @@ def flavor_problem(podset: PodSet, flavor: ResourceFlavor, all_tas: bool) -> tup
     if wants_topology(podset) and not flavor.topology_name:
         return "the PodSet asks for a topology but the flavor has no topologyName (not a TAS flavor)", ("spec",)
     if flavor.topology_name and not wants_topology(podset) and not all_tas:
-        return ("a TAS flavor (topologyName set) only takes PodSets with topology annotations",
-                ("spec", "topologyName"))
+        return (
+            "a TAS flavor (topologyName set) only takes PodSets with topology annotations",
+            ("spec", "topologyName"),
+        )
     return None
 
 
@@ -166,10 +170,7 @@ class CohortTree:
     def quota(self, node: Node, flavor: str, resource: str) -> Quota | None:
         kind, name = node
         groups: tuple[ResourceGroup, ...]
-        if kind == "cq":
-            groups = self.cluster.cluster_queues[name].groups
-        else:
-            groups = self.cluster.cohort(name).groups
+        groups = self.cluster.cluster_queues[name].groups if kind == "cq" else self.cluster.cohort(name).groups
         for group in groups:
             for quotas in group.flavors:
                 if quotas.flavor == flavor and resource in quotas.quotas:
@@ -252,8 +253,9 @@ class CohortTree:
         return self.height(last)  # it does not fit at all; the caller has already said so
 
 
-def capacity(cluster: Cluster, cq: ClusterQueue, flavor: str, resource: str,
-             tree: CohortTree | None = None) -> Capacity:
+def capacity(
+    cluster: Cluster, cq: ClusterQueue, flavor: str, resource: str, tree: CohortTree | None = None
+) -> Capacity:
     """The most of ``resource`` on ``flavor`` that ``cq`` can ever hold."""
     tree = tree or CohortTree(cluster)
     quota = tree.quota(("cq", cq.name), flavor, resource)

@@ -6,7 +6,11 @@ from typing import Any
 
 from trainspec.dsl.types import Duration
 from trainspec.k8s.wellknown import (
-    COSCHEDULING_SCHEDULER, MAX_EXEC_TIME_LABEL, PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL, VOLCANO_SCHEDULER,
+    COSCHEDULING_SCHEDULER,
+    MAX_EXEC_TIME_LABEL,
+    PRIORITY_CLASS_LABEL,
+    QUEUE_NAME_LABEL,
+    VOLCANO_SCHEDULER,
 )
 from trainspec.migrate.draft import Draft
 from trainspec.migrate.pod import MigrationError
@@ -24,8 +28,11 @@ def job_name(src: Source) -> str:
     prefix = src.get(("metadata", "generateName"))
     if isinstance(prefix, str) and prefix.strip("-"):
         fixed = prefix.rstrip("-")
-        src.warn(("metadata", "generateName"), f"a spec has a fixed name: the job is named {fixed!r} (the API "
-                 "server would have added a random suffix to every submission)")
+        src.warn(
+            ("metadata", "generateName"),
+            f"a spec has a fixed name: the job is named {fixed!r} (the API "
+            "server would have added a random suffix to every submission)",
+        )
         return fixed
     raise MigrationError(src.error(("metadata",), "the manifest has no metadata.name (nor generateName)"))
 
@@ -70,8 +77,12 @@ def read_deadline(src: Source, draft: Draft, path: Path) -> None:
             seconds = int(text)
             src.warn(label_path, f"maxRunTime {Duration(seconds)} also sets activeDeadlineSeconds when compiled")
         elif int(text) != seconds:
-            src.warn(label_path, f"differs from activeDeadlineSeconds ({seconds}); a spec has one deadline, "
-                                 f"maxRunTime, and sets both from it", code="TS540")
+            src.warn(
+                label_path,
+                f"differs from activeDeadlineSeconds ({seconds}); a spec has one deadline, "
+                f"maxRunTime, and sets both from it",
+                code="TS540",
+            )
     if seconds is not None:
         draft.set_job(("maxRunTime",), str(Duration(seconds)), path if deadline is not None else label_path)
 
@@ -80,8 +91,12 @@ def read_suspend(src: Source, draft: Draft, path: Path) -> None:
     """A queued job is created suspended (Kueue unsuspends it); a spec cannot suspend any other."""
     suspend = src.take(path)
     if suspend is True and "queue" not in draft.job:
-        src.warn(path, "a spec creates only queued jobs suspended (Kueue unsuspends them): without a "
-                       "kueue.x-k8s.io/queue-name label this job starts at once", code="TS540")
+        src.warn(
+            path,
+            "a spec creates only queued jobs suspended (Kueue unsuspends them): without a "
+            "kueue.x-k8s.io/queue-name label this job starts at once",
+            code="TS540",
+        )
 
 
 def read_restarts(src: Source, draft: Draft, path: Path) -> None:
@@ -96,8 +111,12 @@ def read_restarts(src: Source, draft: Draft, path: Path) -> None:
 def read_clean_pod_policy(src: Source, path: Path, emitted: str) -> None:
     policy = src.take(path)
     if policy is not None and policy != emitted:
-        src.warn(path, f"trainspec emits cleanPodPolicy {emitted} (running pods are deleted when the job finishes, "
-                       f"so leftover workers free their GPUs); {policy} is not carried", code="TS540")
+        src.warn(
+            path,
+            f"trainspec emits cleanPodPolicy {emitted} (running pods are deleted when the job finishes, "
+            f"so leftover workers free their GPUs); {policy} is not carried",
+            code="TS540",
+        )
 
 
 def read_gang(src: Source, draft: Draft, policy: Path | None, pods: int) -> None:
@@ -111,7 +130,7 @@ def read_gang(src: Source, draft: Draft, policy: Path | None, pods: int) -> None
     elif scheduler == COSCHEDULING_SCHEDULER or sched_policy:
         gang = "coscheduling"
     if gang is not None:
-        draft.set_runtime(("gang",), gang, policy if sched_policy else ())
+        draft.set_runtime(("gang",), gang, policy if policy is not None and sched_policy else ())
         if scheduler == (VOLCANO_SCHEDULER if gang == "volcano" else COSCHEDULING_SCHEDULER):
             del scheduling["schedulerName"]  # the gang's own scheduler: compiling sets it again
     elif "queue" not in draft.job:
@@ -123,15 +142,20 @@ def read_gang(src: Source, draft: Draft, policy: Path | None, pods: int) -> None
     src.use(policy)
     minimum = sched_policy.get("minAvailable")
     if minimum is not None and minimum != pods:
-        src.warn((*policy, "minAvailable"), f"trainspec gangs all {pods} pods of the job (minAvailable {pods}); "
-                                            f"{minimum} is not carried", code="TS540")
+        src.warn(
+            (*policy, "minAvailable"),
+            f"trainspec gangs all {pods} pods of the job (minAvailable {pods}); {minimum} is not carried",
+            code="TS540",
+        )
     queue = sched_policy.get("queue")
     if isinstance(queue, str) and queue != "default":
         draft.set_runtime(("scheduling", "volcanoQueue"), queue, (*policy, "queue"))
     timeout = sched_policy.get("scheduleTimeoutSeconds")
     if isinstance(timeout, int) and timeout > 0:
         if gang == "coscheduling":
-            draft.set_runtime(("scheduling", "gangTimeout"), str(Duration(timeout)), (*policy, "scheduleTimeoutSeconds"))
+            draft.set_runtime(
+                ("scheduling", "gangTimeout"), str(Duration(timeout)), (*policy, "scheduleTimeoutSeconds")
+            )
         else:
             src.drop((*policy, "scheduleTimeoutSeconds"), "a gang timeout applies to coscheduling only")
     for key in sorted(set(sched_policy) - {"minAvailable", "queue", "scheduleTimeoutSeconds"}):
@@ -146,5 +170,13 @@ def int_at(src: Source, path: Path, *, minimum: int = 0, default: int | None = N
     return value
 
 
-__all__ = ["int_at", "job_name", "read_clean_pod_policy", "read_deadline", "read_gang", "read_metadata",
-           "read_restarts", "read_suspend"]
+__all__ = [
+    "int_at",
+    "job_name",
+    "read_clean_pod_policy",
+    "read_deadline",
+    "read_gang",
+    "read_metadata",
+    "read_restarts",
+    "read_suspend",
+]

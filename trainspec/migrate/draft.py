@@ -18,12 +18,47 @@ from trainspec.migrate.source import Path, Source
 SpecPath = tuple[str | int, ...]
 
 #: The order of the spec models' fields (camelCase): documents are written in this order.
-RUNTIME_ORDER = ("framework", "scope", "image", "command", "env", "nodes", "maxNodes", "procsPerNode",
-                 "resourcesPerNode", "gpuResource", "accelerator", "sharedMemory", "network", "gang", "restarts",
-                 "scheduling", "dataSharding", "mpi", "engine", "external")
-JOB_ORDER = ("runtime", "image", "command", "args", "env", "secretEnv", "nodes", "procsPerNode",
-             "resourcesPerNode", "queue", "priority", "maxRunTime", "topology", "data", "checkpoint", "podLabels",
-             "podAnnotations")
+RUNTIME_ORDER = (
+    "framework",
+    "scope",
+    "image",
+    "command",
+    "env",
+    "nodes",
+    "maxNodes",
+    "procsPerNode",
+    "resourcesPerNode",
+    "gpuResource",
+    "accelerator",
+    "sharedMemory",
+    "network",
+    "gang",
+    "restarts",
+    "scheduling",
+    "dataSharding",
+    "mpi",
+    "engine",
+    "external",
+)
+JOB_ORDER = (
+    "runtime",
+    "image",
+    "command",
+    "args",
+    "env",
+    "secretEnv",
+    "nodes",
+    "procsPerNode",
+    "resourcesPerNode",
+    "queue",
+    "priority",
+    "maxRunTime",
+    "topology",
+    "data",
+    "checkpoint",
+    "podLabels",
+    "podAnnotations",
+)
 
 
 @dataclass
@@ -76,8 +111,14 @@ class Draft:
             spec = {"framework": self.framework.value, **self.runtime}
             if engine is not None and engine is not Engine.TRAINER:
                 spec["engine"] = engine.value
-            docs.append({"apiVersion": API_VERSION, "kind": "Runtime", "metadata": {"name": self.runtime_name},
-                         "spec": _ordered(spec, RUNTIME_ORDER)})
+            docs.append(
+                {
+                    "apiVersion": API_VERSION,
+                    "kind": "Runtime",
+                    "metadata": {"name": self.runtime_name},
+                    "spec": _ordered(spec, RUNTIME_ORDER),
+                }
+            )
         metadata: dict[str, Any] = {"name": self.name}
         if self.namespace:
             metadata["namespace"] = self.namespace
@@ -102,7 +143,17 @@ _NESTED_ORDER = {
     "network": ("env", "resources"),
     "scheduling": ("nodeSelector", "tolerations", "schedulerName", "priorityClassName", "volcanoQueue", "gangTimeout"),
     "mpi": ("sshAuthMountPath", "runLauncherAsNode", "runAsUser", "sshPort", "workerCommand"),
-    "checkpoint": ("path", "size", "model", "keep", "storageClass", "accessMode", "claimName", "claimAccessMode", "uri"),
+    "checkpoint": (
+        "path",
+        "size",
+        "model",
+        "keep",
+        "storageClass",
+        "accessMode",
+        "claimName",
+        "claimAccessMode",
+        "uri",
+    ),
     "nodes": ("min", "max", "maxRestarts"),
 }
 

@@ -30,12 +30,16 @@ def read(src: Source) -> Draft:
     replicas = src.mapping(_SPECS)
     unknown = sorted(set(replicas) - {REPLICA_LAUNCHER, REPLICA_WORKER})
     if unknown or REPLICA_LAUNCHER not in replicas:
-        raise MigrationError(src.error(_SPECS, "an MPIJob has a Launcher and Workers"
-                                       + (f", not {', '.join(unknown)}" if unknown else "")))
+        raise MigrationError(
+            src.error(
+                _SPECS, "an MPIJob has a Launcher and Workers" + (f", not {', '.join(unknown)}" if unknown else "")
+            )
+        )
     launcher_tpl = (*_SPECS, REPLICA_LAUNCHER, "template")
     launcher = find_pod(src, launcher_tpl)
-    command = [str(w) for w in (src.sequence((*launcher.container, "command")) +
-                                src.sequence((*launcher.container, "args")))]
+    command = [
+        str(w) for w in (src.sequence((*launcher.container, "command")) + src.sequence((*launcher.container, "args")))
+    ]
     framework = Framework.DEEPSPEED if any("deepspeed" in word for word in command[:3]) else Framework.MPI
     draft = Draft(src, common.job_name(src), src.get(("metadata", "namespace")), framework, Engine.TRAINING_OPERATOR)
     common.read_metadata(src, draft)
@@ -67,9 +71,12 @@ def read(src: Source) -> Draft:
     run = ("spec", "runPolicy")
     common.read_restarts(src, draft, (*run, "backoffLimit"))
     if src.get((*run, "backoffLimit")) is None:
-        src.warn((*run, "backoffLimit"), "without a restart budget the compiled MPIJob has backoffLimit 0: its "
-                 "launcher is not retried (the operator's default would retry it 6 times)",
-                 hint="set spec.restarts.max on the runtime to retry")
+        src.warn(
+            (*run, "backoffLimit"),
+            "without a restart budget the compiled MPIJob has backoffLimit 0: its "
+            "launcher is not retried (the operator's default would retry it 6 times)",
+            hint="set spec.restarts.max on the runtime to retry",
+        )
     common.read_deadline(src, draft, (*run, "activeDeadlineSeconds"))
     common.read_suspend(src, draft, (*run, "suspend"))
     common.read_clean_pod_policy(src, (*run, "cleanPodPolicy"), "Running")
@@ -83,13 +90,20 @@ def read(src: Source) -> Draft:
 def _worker_command(src: Source, draft: Draft, container: Path, argv: list[str]) -> None:
     default = Mpi().worker_command
     if not argv:
-        src.warn(container, f"the workers run their image's entrypoint; a spec's workers run mpi.workerCommand "
-                            f"({' '.join(default)} unless set)", hint="set spec.mpi.workerCommand on the runtime")
+        src.warn(
+            container,
+            f"the workers run their image's entrypoint; a spec's workers run mpi.workerCommand "
+            f"({' '.join(default)} unless set)",
+            hint="set spec.mpi.workerCommand on the runtime",
+        )
     elif not src.get((*container, "command")):
         # args alone run after the image's entrypoint; a workerCommand replaces it
         draft.set_runtime(("mpi", "workerCommand"), argv, (*container, "args"))
-        src.warn((*container, "args"), "the workers' args become mpi.workerCommand, which compiles to their command "
-                                       "(the image's entrypoint, if any, no longer runs first)")
+        src.warn(
+            (*container, "args"),
+            "the workers' args become mpi.workerCommand, which compiles to their command "
+            "(the image's entrypoint, if any, no longer runs first)",
+        )
     elif argv != default:
         draft.set_runtime(("mpi", "workerCommand"), argv, (*container, "command"))
 
@@ -97,16 +111,22 @@ def _worker_command(src: Source, draft: Draft, container: Path, argv: list[str])
 def _probe(src: Source, draft: Draft, container: Path) -> None:
     probe = src.mapping((*container, "readinessProbe"))
     port = probe.get("tcpSocket", {}).get("port") if isinstance(probe.get("tcpSocket"), dict) else None
-    if not isinstance(port, int) or set(probe) - {"tcpSocket", "initialDelaySeconds"} \
-            or set(probe["tcpSocket"]) != {"port"}:
+    if (
+        not isinstance(port, int)
+        or set(probe) - {"tcpSocket", "initialDelaySeconds"}
+        or set(probe["tcpSocket"]) != {"port"}
+    ):
         return  # left over: TS540
     draft.set_runtime(("mpi", "sshPort"), port, (*container, "readinessProbe", "tcpSocket", "port"))
     src.use((*container, "readinessProbe"))
     delay = probe.get("initialDelaySeconds")
     if delay != PROBE_DELAY:
-        src.warn((*container, "readinessProbe", "initialDelaySeconds") if delay is not None
-                 else (*container, "readinessProbe"),
-                 f"trainspec's probe of mpi.sshPort waits {PROBE_DELAY} s before the first check")
+        src.warn(
+            (*container, "readinessProbe", "initialDelaySeconds")
+            if delay is not None
+            else (*container, "readinessProbe"),
+            f"trainspec's probe of mpi.sshPort waits {PROBE_DELAY} s before the first check",
+        )
 
 
 def _run_as(src: Source, draft: Draft, template: Path, container: Path) -> None:
@@ -128,8 +148,11 @@ def _launcher(src: Source, draft: Draft, launcher: Path, container: Path, worker
     if not as_node:
         skip.add(("spec", "containers", 0, "resources"))
         if resources:
-            src.warn((*container, "resources"), "a launcher that is not a node gets no resources of its own in "
-                     "specs (mpi.runLauncherAsNode: false)", code="TS540")
+            src.warn(
+                (*container, "resources"),
+                "a launcher that is not a node gets no resources of its own in specs (mpi.runLauncherAsNode: false)",
+                code="TS540",
+            )
     index = container[-1]
     if index != 0:
         skip = {tuple(index if p == 0 else p for p in path) for path in skip}
@@ -154,9 +177,13 @@ def _mpi_settings(src: Source, draft: Draft) -> None:
         draft.set_runtime(("mpi", "sshAuthMountPath"), mount, path)
     implementation = src.take(("spec", "mpiImplementation"))
     if implementation not in (None, EMITTED_IMPLEMENTATION):
-        src.warn(("spec", "mpiImplementation"), f"specs compile to {EMITTED_IMPLEMENTATION} (as Trainer's MPI "
-                 f"runtimes do); {implementation} is not carried", code="TS540",
-                 hint="keep this job's manifest, or build the image with Open MPI")
+        src.warn(
+            ("spec", "mpiImplementation"),
+            f"specs compile to {EMITTED_IMPLEMENTATION} (as Trainer's MPI "
+            f"runtimes do); {implementation} is not carried",
+            code="TS540",
+            hint="keep this job's manifest, or build the image with Open MPI",
+        )
 
 
 __all__ = ["KIND", "read"]

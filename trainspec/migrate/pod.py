@@ -16,9 +16,13 @@ from typing import Any
 from trainspec.dsl.quantity import Quantity, QuantityError
 from trainspec.dsl.semantics import looks_like_credential
 from trainspec.dsl.wellknown import (
-    CHECKPOINT_DIR_ENV, CHECKPOINT_KEEP_ENV, RESERVED_ENV_PREFIXES, TRAINER_RESERVED_ENV, TRAINSPEC_ENV,
+    CHECKPOINT_DIR_ENV,
+    CHECKPOINT_KEEP_ENV,
+    RESERVED_ENV_PREFIXES,
+    TRAINER_RESERVED_ENV,
+    TRAINSPEC_ENV,
 )
-from trainspec.k8s.wellknown import RAY_ENV, TOPOLOGY_PREFERRED, TOPOLOGY_REQUIRED
+from trainspec.k8s.wellknown import RAY_ENV, SHM_MOUNT_PATH, TOPOLOGY_PREFERRED, TOPOLOGY_REQUIRED
 from trainspec.migrate.draft import Draft
 from trainspec.migrate.source import Path, Source
 
@@ -52,19 +56,33 @@ def find_pod(src: Source, template: Path, container_name: str | None = None) -> 
     """The pod template at ``template`` and its main container (by name, else the first)."""
     containers = src.sequence((*template, "spec", "containers"))
     if not containers or not all(isinstance(c, dict) for c in containers):
-        raise MigrationError(src.error((*template, "spec", "containers"), "the pod template has no containers",
-                                       hint="a job's pods need a container with an image"))
+        raise MigrationError(
+            src.error(
+                (*template, "spec", "containers"),
+                "the pod template has no containers",
+                hint="a job's pods need a container with an image",
+            )
+        )
     index = next((i for i, c in enumerate(containers) if c.get("name") == container_name), 0)
     for other in range(len(containers)):
         if other != index:
-            src.drop((*template, "spec", "containers", other),
-                     "a spec describes one trainer container per pod (sidecars are not modelled)")
-    volumes = {v["name"]: i for i, v in enumerate(src.sequence((*template, "spec", "volumes")))
-               if isinstance(v, dict) and isinstance(v.get("name"), str)}
+            src.drop(
+                (*template, "spec", "containers", other),
+                "a spec describes one trainer container per pod (sidecars are not modelled)",
+            )
+    volumes = {
+        v["name"]: i
+        for i, v in enumerate(src.sequence((*template, "spec", "volumes")))
+        if isinstance(v, dict) and isinstance(v.get("name"), str)
+    }
     pod = Pod(template, (*template, "spec", "containers", index), volumes)
     if not isinstance(src.get((*pod.container, "image")), str):
-        raise MigrationError(src.error((*pod.container, "image") if src.has((*pod.container, "image")) else pod.container,
-                                       "the trainer container has no image"))
+        raise MigrationError(
+            src.error(
+                (*pod.container, "image") if src.has((*pod.container, "image")) else pod.container,
+                "the trainer container has no image",
+            )
+        )
     src.use((*pod.container, "name"))
     return pod
 
@@ -84,8 +102,9 @@ def read_command(src: Source, draft: Draft, pod: Pod) -> None:
 
 
 def _words(src: Source, path: Path, value: Any) -> list[str]:
-    if not isinstance(value, list) or not all(isinstance(w, (str, int, float)) and not isinstance(w, bool)
-                                              for w in value):
+    if not isinstance(value, list) or not all(
+        isinstance(w, (str, int, float)) and not isinstance(w, bool) for w in value
+    ):
         raise MigrationError(src.error(path, f"{path[-1]} must be a list of strings"))
     return [str(w) for w in value]
 
@@ -107,25 +126,39 @@ def read_env(src: Source, draft: Draft, pod: Pod, *, contract: frozenset[str] = 
         if name in contract or name in TRAINSPEC_ENV or name in RAY_ENV:
             continue  # trainspec's own in-pod contract: compiling the spec sets it again
         if name in _RESERVED or name.startswith(RESERVED_ENV_PREFIXES):
-            src.drop(path, f"{name} is set by the training operator or Kubeflow Trainer from the job's shape",
-                     hint="nodes and procsPerNode set it")
+            src.drop(
+                path,
+                f"{name} is set by the training operator or Kubeflow Trainer from the job's shape",
+                hint="nodes and procsPerNode set it",
+            )
             continue
         source = entry.get("valueFrom")
         if source is not None:
             ref = source.get("secretKeyRef") if isinstance(source, dict) else None
-            if isinstance(ref, dict) and set(source) == {"secretKeyRef"} and isinstance(ref.get("name"), str) \
-                    and isinstance(ref.get("key"), str) and not ref.get("optional"):
+            if (
+                isinstance(ref, dict)
+                and set(source) == {"secretKeyRef"}
+                and isinstance(ref.get("name"), str)
+                and isinstance(ref.get("key"), str)
+                and not ref.get("optional")
+            ):
                 draft.set_job(("secretEnv", name), {"secret": ref["name"], "key": ref["key"]}, path)
             else:
-                src.drop(path, f"{name} comes from a source other than a Secret key (secretEnv is the only "
-                               "reference a spec has)", hint="give it a plain value, or put it in a Secret")
+                src.drop(
+                    path,
+                    f"{name} comes from a source other than a Secret key (secretEnv is the only reference a spec has)",
+                    hint="give it a plain value, or put it in a Secret",
+                )
             continue
         value = entry.get("value", "")
         value = value if isinstance(value, str) else str(value)
         what = looks_like_credential(name, value)
         if what:
-            src.drop(path, f"the value of {name} looks like {what}, and credentials never go into specs",
-                     hint=f"put it in a Secret and add secretEnv: {{{name}: {{secret: <name>, key: <key>}}}}")
+            src.drop(
+                path,
+                f"the value of {name} looks like {what}, and credentials never go into specs",
+                hint=f"put it in a Secret and add secretEnv: {{{name}: {{secret: <name>, key: <key>}}}}",
+            )
         elif NETWORK_ENV.match(name):
             draft.set_runtime(("network", "env", name), value, path)
         else:
@@ -148,11 +181,15 @@ def read_resource_block(src: Source, draft: Draft, base: Path, *, job: bool = Fa
         if name in limits and name in requests:
             asked = _quantity(src, (*base, "requests", name), requests[name])
             if asked.value != value.value:
-                src.warn((*base, "requests", name), f"the request of {name} ({asked}) differs from its limit "
-                         f"({value}); specs set requests equal to limits, so it becomes {value}")
+                src.warn(
+                    (*base, "requests", name),
+                    f"the request of {name} ({asked}) differs from its limit "
+                    f"({value}); specs set requests equal to limits, so it becomes {value}",
+                )
         elif name not in limits:
-            src.warn(where, f"{name} is only requested; specs set requests equal to limits, so it is also "
-                            f"limited to {value}")
+            src.warn(
+                where, f"{name} is only requested; specs set requests equal to limits, so it is also limited to {value}"
+            )
         _resource(src, draft, name, value, where, job)
     for key in src.mapping(base):
         if key not in ("limits", "requests"):
@@ -192,21 +229,27 @@ def read_volumes(src: Source, draft: Draft, pod: Pod) -> None:
         path = (*pod.container, "volumeMounts", index)
         name = mount.get("name") if isinstance(mount, dict) else None
         volume_index = pod.volumes.get(name) if isinstance(name, str) else None
-        if volume_index is None or not isinstance(mount.get("mountPath"), str):
+        if not isinstance(name, str) or volume_index is None or not isinstance(mount.get("mountPath"), str):
             src.drop(path, "the mount names no volume of the pod")
             continue
         volume_path = (*pod.template, "spec", "volumes", volume_index)
         volume = src.mapping(volume_path)
         extra = sorted(set(mount) - {"name", "mountPath"})
-        if mount["mountPath"] == "/dev/shm" and _is_memory(volume) and not extra:
+        if mount["mountPath"] == SHM_MOUNT_PATH and _is_memory(volume) and not extra:
             size = volume["emptyDir"].get("sizeLimit")
             if size is None:
-                src.drop(volume_path, "sharedMemory needs a size and this /dev/shm has no sizeLimit",
-                         hint="set spec.sharedMemory on the runtime, e.g. 64Gi")
+                src.drop(
+                    volume_path,
+                    "sharedMemory needs a size and this /dev/shm has no sizeLimit",
+                    hint="set spec.sharedMemory on the runtime, e.g. 64Gi",
+                )
                 src.use(path)
                 continue
-            draft.set_runtime(("sharedMemory",), _quantity(src, (*volume_path, "emptyDir", "sizeLimit"), size)
-                              .to_k8s(), (*volume_path, "emptyDir", "sizeLimit"))
+            draft.set_runtime(
+                ("sharedMemory",),
+                _quantity(src, (*volume_path, "emptyDir", "sizeLimit"), size).to_k8s(),
+                (*volume_path, "emptyDir", "sizeLimit"),
+            )
             src.use(path, volume_path)
         elif set(volume) == {"name", "persistentVolumeClaim"} and not checkpoint and not extra:
             claim = src.get((*volume_path, "persistentVolumeClaim", "claimName"))
@@ -219,9 +262,12 @@ def read_volumes(src: Source, draft: Draft, pod: Pod) -> None:
                 continue  # left over: TS540 (a checkpoint volume is written to)
             src.use(path, volume_path)
             if not _named_checkpoint(name, mount["mountPath"]):
-                src.warn(path, f"the claim {claim} mounted at {mount['mountPath']} becomes the job's checkpoint "
-                               "volume (a spec mounts one claim, and sets TRAINSPEC_CHECKPOINT_DIR to its path)")
-    for index, volume in enumerate(src.sequence((*pod.template, "spec", "volumes"))):
+                src.warn(
+                    path,
+                    f"the claim {claim} mounted at {mount['mountPath']} becomes the job's checkpoint "
+                    "volume (a spec mounts one claim, and sets TRAINSPEC_CHECKPOINT_DIR to its path)",
+                )
+    for index, _volume in enumerate(src.sequence((*pod.template, "spec", "volumes"))):
         volume_path = (*pod.template, "spec", "volumes", index)
         if volume_path not in src.used:
             src.drop(volume_path, "a spec mounts only /dev/shm and one checkpoint claim")
@@ -253,17 +299,23 @@ def read_scheduling(src: Source, draft: Draft, pod: Pod) -> None:
     spec = (*pod.template, "spec")
     selector = src.take((*spec, "nodeSelector"))
     if isinstance(selector, dict) and selector:
-        draft.set_runtime(("scheduling", "nodeSelector"), {str(k): str(v) for k, v in selector.items()},
-                          (*spec, "nodeSelector"))
+        draft.set_runtime(
+            ("scheduling", "nodeSelector"), {str(k): str(v) for k, v in selector.items()}, (*spec, "nodeSelector")
+        )
     tolerations = src.take((*spec, "tolerations"))
     if isinstance(tolerations, list) and tolerations:
         out = []
         for index, item in enumerate(tolerations):
-            known = {k: item[k] for k in ("key", "operator", "value", "effect", "tolerationSeconds")
-                     if isinstance(item, dict) and item.get(k) is not None}
+            known = {
+                k: item[k]
+                for k in ("key", "operator", "value", "effect", "tolerationSeconds")
+                if isinstance(item, dict) and item.get(k) is not None
+            }
             if isinstance(item, dict) and set(item) - set(known):
-                src.drop((*spec, "tolerations", index), "a toleration has key, operator, value, effect, "
-                                                        "tolerationSeconds only")
+                src.drop(
+                    (*spec, "tolerations", index),
+                    "a toleration has key, operator, value, effect, tolerationSeconds only",
+                )
             out.append(known)
         draft.set_runtime(("scheduling", "tolerations"), out, (*spec, "tolerations"))
     for key in ("schedulerName", "priorityClassName"):
@@ -281,8 +333,11 @@ def read_pod_metadata(src: Source, draft: Draft, pod: Pod) -> None:
             src.use(path)
             if key == "annotations" and name in (TOPOLOGY_REQUIRED, TOPOLOGY_PREFERRED):
                 mode = "required" if name == TOPOLOGY_REQUIRED else "preferred"
-                draft.set_job(("topology",), {"mode": mode, "level": str(value)} if mode != "required"
-                              else {"level": str(value)}, path)
+                draft.set_job(
+                    ("topology",),
+                    {"mode": mode, "level": str(value)} if mode != "required" else {"level": str(value)},
+                    path,
+                )
                 continue
             draft.set_job((field_name, str(name)), "" if value is None else str(value), path)
     src.use((*meta, "labels"), (*meta, "annotations"))
@@ -293,13 +348,20 @@ def read_security(src: Source, draft: Draft, pod: Pod) -> None:
     base = (*pod.container, "securityContext")
     add = src.get((*base, "capabilities", "add"))
     rdma = "resources" in draft.runtime.get("network", {})
-    if add == ["IPC_LOCK"] and rdma and set(src.mapping(base)) == {"capabilities"} \
-            and set(src.mapping((*base, "capabilities"))) == {"add"}:
+    if (
+        add == ["IPC_LOCK"]
+        and rdma
+        and set(src.mapping(base)) == {"capabilities"}
+        and set(src.mapping((*base, "capabilities"))) == {"add"}
+    ):
         src.use(base)
     elif add == ["IPC_LOCK"] and not rdma:
-        src.warn((*base, "capabilities", "add"), "IPC_LOCK without an RDMA device: specs add it only with "
-                                                 "network.resources (rdma/...), so it is not carried",
-                 code="TS540")
+        src.warn(
+            (*base, "capabilities", "add"),
+            "IPC_LOCK without an RDMA device: specs add it only with "
+            "network.resources (rdma/...), so it is not carried",
+            code="TS540",
+        )
 
 
 def read_pod(src: Source, draft: Draft, pod: Pod, *, contract: frozenset[str] = frozenset()) -> None:
@@ -315,8 +377,12 @@ def read_pod(src: Source, draft: Draft, pod: Pod, *, contract: frozenset[str] = 
     read_security(src, draft, pod)
 
 
-def compare(src: Source, other: Path, primary: Path, what: str, *, skip: frozenset[Path] = frozenset()) -> None:
+def compare(
+    src: Source, other: Path, primary: Path, what: tuple[str, str], *, skip: frozenset[Path] = frozenset()
+) -> None:
     """Check that the subtree at ``other`` equals the one at ``primary``; warn where it does not.
+
+    ``what`` names the pods in the warnings: (the primary's, the other's).
 
     ``skip`` holds paths relative to both that the caller reads itself. A spec has one pod shape,
     so the primary's value is the one carried.
@@ -324,7 +390,7 @@ def compare(src: Source, other: Path, primary: Path, what: str, *, skip: frozens
     _compare(src, other, primary, (), what, skip)
 
 
-def _compare(src: Source, other: Path, primary: Path, rel: Path, what: str, skip: frozenset[Path]) -> None:
+def _compare(src: Source, other: Path, primary: Path, rel: Path, what: tuple[str, str], skip: frozenset[Path]) -> None:
     if rel in skip:
         return
     mine, theirs = src.get((*other, *rel)), src.get((*primary, *rel))
@@ -336,19 +402,29 @@ def _compare(src: Source, other: Path, primary: Path, rel: Path, what: str, skip
             if key in mine or (*rel, key) in skip:
                 _compare(src, other, primary, (*rel, key), what, skip)
             else:
-                src.warn((*other, *rel), f"{'.'.join(map(str, (*rel, key)))} is set on the {what[0]} pods but not "
-                                         f"on the {what[1]} pods; a spec has one pod shape, the {what[0]}'s")
+                src.warn(
+                    (*other, *rel),
+                    f"{'.'.join(map(str, (*rel, key)))} is set on the {what[0]} pods but not "
+                    f"on the {what[1]} pods; a spec has one pod shape, the {what[0]}'s",
+                )
         return
     if isinstance(mine, list) and isinstance(theirs, list) and len(mine) == len(theirs):
         for index in range(len(mine)):
             _compare(src, other, primary, (*rel, index), what, skip)
         return
     if theirs is None:
-        src.warn((*other, *rel), f"is set only on the {what[1]} pods; a spec has one pod shape, the {what[0]}'s, "
-                                 "so it is not carried", code="TS540")
+        src.warn(
+            (*other, *rel),
+            f"is set only on the {what[1]} pods; a spec has one pod shape, the {what[0]}'s, so it is not carried",
+            code="TS540",
+        )
         return
-    src.warn((*other, *rel), f"differs from the {what[0]} pods ({_short(theirs)}); a spec has one pod shape, so "
-                             f"the {what[0]}'s value is carried", code="TS540")
+    src.warn(
+        (*other, *rel),
+        f"differs from the {what[0]} pods ({_short(theirs)}); a spec has one pod shape, so "
+        f"the {what[0]}'s value is carried",
+        code="TS540",
+    )
 
 
 def _short(value: Any) -> str:

@@ -28,11 +28,13 @@ def read(src: Source) -> Draft:
     replicas = src.mapping(_SPECS)
     unknown = sorted(set(replicas) - {REPLICA_MASTER, REPLICA_WORKER})
     if unknown or not replicas:
-        raise MigrationError(src.error(_SPECS, f"a PyTorchJob has Master and Worker replicas, not "
-                                               f"{', '.join(unknown) or 'none'}"))
+        raise MigrationError(
+            src.error(_SPECS, f"a PyTorchJob has Master and Worker replicas, not {', '.join(unknown) or 'none'}")
+        )
     primary = REPLICA_MASTER if REPLICA_MASTER in replicas else REPLICA_WORKER
-    draft = Draft(src, common.job_name(src), src.get(("metadata", "namespace")), Framework.TORCH,
-                  Engine.TRAINING_OPERATOR)
+    draft = Draft(
+        src, common.job_name(src), src.get(("metadata", "namespace")), Framework.TORCH, Engine.TRAINING_OPERATOR
+    )
     common.read_metadata(src, draft)
     pod = find_pod(src, (*_SPECS, primary, "template"), PYTORCH_CONTAINER)
     read_pod(src, draft, pod)
@@ -47,25 +49,37 @@ def read(src: Source) -> Draft:
     common.read_gang(src, draft, (*run, "schedulingPolicy"), pods)
     _restart_policy(src, draft, replicas, bool(elastic))
     if REPLICA_MASTER in replicas and REPLICA_WORKER in replicas:
-        compare(src, (*_SPECS, REPLICA_WORKER, "template"), (*_SPECS, REPLICA_MASTER, "template"),
-                (REPLICA_MASTER, REPLICA_WORKER))
+        compare(
+            src,
+            (*_SPECS, REPLICA_WORKER, "template"),
+            (*_SPECS, REPLICA_MASTER, "template"),
+            (REPLICA_MASTER, REPLICA_WORKER),
+        )
     return draft
 
 
 def _nodes(src: Source, draft: Draft, replicas: dict, elastic: dict) -> int:
     """``nodes`` from the replica counts (or the elastic range); the pods Kueue admits."""
-    master = common.int_at(src, (*_SPECS, REPLICA_MASTER, "replicas"), minimum=1, default=1) \
-        if REPLICA_MASTER in replicas else 0
+    master = (
+        common.int_at(src, (*_SPECS, REPLICA_MASTER, "replicas"), minimum=1, default=1)
+        if REPLICA_MASTER in replicas
+        else 0
+    )
     if master > 1:
-        raise MigrationError(src.error((*_SPECS, REPLICA_MASTER, "replicas"),
-                                       "a PyTorchJob has exactly one Master (the operator's webhook refuses more)"))
-    workers = common.int_at(src, (*_SPECS, REPLICA_WORKER, "replicas"), default=1) \
-        if REPLICA_WORKER in replicas else 0
+        raise MigrationError(
+            src.error(
+                (*_SPECS, REPLICA_MASTER, "replicas"),
+                "a PyTorchJob has exactly one Master (the operator's webhook refuses more)",
+            )
+        )
+    workers = common.int_at(src, (*_SPECS, REPLICA_WORKER, "replicas"), default=1) if REPLICA_WORKER in replicas else 0
     if elastic:
         return _elastic(src, draft, elastic, master, workers)
     if not master:
-        src.warn((*_SPECS, REPLICA_WORKER), "a fixed-size job compiles to one Master and nodes - 1 Workers "
-                                            "(torchrun's rank 0 runs on the Master)")
+        src.warn(
+            (*_SPECS, REPLICA_WORKER),
+            "a fixed-size job compiles to one Master and nodes - 1 Workers (torchrun's rank 0 runs on the Master)",
+        )
     nodes = master + workers
     draft.set_job(("nodes",), nodes, (*_SPECS, REPLICA_WORKER if workers else REPLICA_MASTER, "replicas"))
     return nodes
@@ -74,13 +88,21 @@ def _nodes(src: Source, draft: Draft, replicas: dict, elastic: dict) -> int:
 def _elastic(src: Source, draft: Draft, elastic: dict, master: int, workers: int) -> int:
     base = ("spec", "elasticPolicy")
     if master:
-        src.warn((*_SPECS, REPLICA_MASTER), "an elastic job compiles to Workers only (the c10d rendezvous "
-                                            "needs no Master); the Master counts as one more node", code="TS541")
+        src.warn(
+            (*_SPECS, REPLICA_MASTER),
+            "an elastic job compiles to Workers only (the c10d rendezvous "
+            "needs no Master); the Master counts as one more node",
+            code="TS541",
+        )
     low = common.int_at(src, (*base, "minReplicas"), minimum=1, default=1)
     high = common.int_at(src, (*base, "maxReplicas"), minimum=1, default=max(low, workers + master))
     if workers + master != high:
-        src.warn((*_SPECS, REPLICA_WORKER, "replicas"), f"an elastic job starts with nodes.max ({high}) Workers, "
-                 f"which Kueue admits; {workers + master} is not carried", code="TS540")
+        src.warn(
+            (*_SPECS, REPLICA_WORKER, "replicas"),
+            f"an elastic job starts with nodes.max ({high}) Workers, "
+            f"which Kueue admits; {workers + master} is not carried",
+            code="TS540",
+        )
     value: dict = {"min": low, "max": high}
     restarts = src.take((*base, "maxRestarts"))
     if isinstance(restarts, int) and not isinstance(restarts, bool) and restarts >= 0:
@@ -90,20 +112,26 @@ def _elastic(src: Source, draft: Draft, elastic: dict, master: int, workers: int
         src.warn(base, "no maxRestarts: the spec's default budget, 3, is compiled into elasticPolicy.maxRestarts")
     backend = src.take((*base, "rdzvBackend"))
     if backend not in (None, ELASTIC_RDZV_BACKEND):
-        src.warn((*base, "rdzvBackend"), f"trainspec's elastic jobs use the {ELASTIC_RDZV_BACKEND} rendezvous "
-                 f"the operator hosts on the first Worker; {backend} (and its host and port) is not carried",
-                 code="TS540")
+        src.warn(
+            (*base, "rdzvBackend"),
+            f"trainspec's elastic jobs use the {ELASTIC_RDZV_BACKEND} rendezvous "
+            f"the operator hosts on the first Worker; {backend} (and its host and port) is not carried",
+            code="TS540",
+        )
         src.use((*base, "rdzvHost"), (*base, "rdzvPort"))
     draft.set_job(("nodes",), value, base)
     if src.get(("spec", "runPolicy", "backoffLimit")) is None:
-        src.warn(("spec", "runPolicy", "backoffLimit"), f"an elastic job compiles with runPolicy.backoffLimit "
-                 f"{value.get('maxRestarts', 3)} (its maxRestarts), so its pods do not restart forever")
+        src.warn(
+            ("spec", "runPolicy", "backoffLimit"),
+            f"an elastic job compiles with runPolicy.backoffLimit "
+            f"{value.get('maxRestarts', 3)} (its maxRestarts), so its pods do not restart forever",
+        )
     draft.needs_engine = "elastic training (a node range) runs only as a PyTorchJob with an elasticPolicy"
     return high
 
 
 def _procs(src: Source, draft: Draft) -> None:
-    path = ("spec", "nprocPerNode")
+    path: tuple[str, ...] = ("spec", "nprocPerNode")
     raw = src.take(path)
     if raw is None:
         raw = src.take(("spec", "elasticPolicy", "nProcPerNode"))  # deprecated spelling
@@ -118,8 +146,11 @@ def _procs(src: Source, draft: Draft) -> None:
     elif text in ("auto", "gpu") and gpus:
         return  # one process per GPU: the spec's default
     else:
-        src.warn(path, f"nprocPerNode {text!r} depends on the node; a spec sets a number (default: the GPUs "
-                       "per node, else 1)", code="TS540")
+        src.warn(
+            path,
+            f"nprocPerNode {text!r} depends on the node; a spec sets a number (default: the GPUs per node, else 1)",
+            code="TS540",
+        )
 
 
 def _restart_policy(src: Source, draft: Draft, replicas: dict, elastic: bool) -> None:
@@ -136,12 +167,19 @@ def _restart_policy(src: Source, draft: Draft, replicas: dict, elastic: bool) ->
             continue  # the same policy on every replica type: one warning says it
         said.add(policy)
         if policy == "OnFailure" and not budget:
-            src.warn(path, "pods restart in place without limit here (no runPolicy.backoffLimit); a spec restarts "
-                           "only within a budget, and has none, so failed pods fail the job (restartPolicy Never)",
-                     hint="set spec.restarts.max on the runtime to restart within a budget")
+            src.warn(
+                path,
+                "pods restart in place without limit here (no runPolicy.backoffLimit); a spec restarts "
+                "only within a budget, and has none, so failed pods fail the job (restartPolicy Never)",
+                hint="set spec.restarts.max on the runtime to restart within a budget",
+            )
         elif policy not in ("OnFailure", "Never") or (policy == "Never" and budget):
-            src.warn(path, f"restartPolicy {policy} is not carried: specs restart failed pods in place (OnFailure) "
-                           "when they have a restart budget or are elastic, else never", code="TS540")
+            src.warn(
+                path,
+                f"restartPolicy {policy} is not carried: specs restart failed pods in place (OnFailure) "
+                "when they have a restart budget or are elastic, else never",
+                code="TS540",
+            )
 
 
 __all__ = ["KIND", "read"]

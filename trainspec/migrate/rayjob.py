@@ -16,7 +16,12 @@ import shlex
 from typing import Any
 
 from trainspec.dsl.models import Engine, Framework
-from trainspec.k8s.wellknown import RAY_DEFAULT_SUBMISSION_MODE, RAY_HEAD_CONTAINER, RAY_HEAD_PORTS, RAY_WORKER_CONTAINER
+from trainspec.k8s.wellknown import (
+    RAY_DEFAULT_SUBMISSION_MODE,
+    RAY_HEAD_CONTAINER,
+    RAY_HEAD_PORTS,
+    RAY_WORKER_CONTAINER,
+)
 from trainspec.migrate import common
 from trainspec.migrate.draft import Draft
 from trainspec.migrate.pod import MigrationError, compare, find_pod, read_pod
@@ -32,9 +37,13 @@ _ENV_VARS = "env_vars"
 def read(src: Source) -> Draft:
     """The draft specs of one RayJob."""
     if src.has(("spec", "clusterSelector")):
-        raise MigrationError(src.error(("spec", "clusterSelector"), "this RayJob runs on an existing RayCluster "
-                                       "(clusterSelector): there is no cluster spec to migrate",
-                                       hint="migrate the RayCluster's job with its rayClusterSpec inline"))
+        raise MigrationError(
+            src.error(
+                ("spec", "clusterSelector"),
+                "this RayJob runs on an existing RayCluster (clusterSelector): there is no cluster spec to migrate",
+                hint="migrate the RayCluster's job with its rayClusterSpec inline",
+            )
+        )
     if not src.has(_HEAD):
         raise MigrationError(src.error(("spec",), "the RayJob has no rayClusterSpec.headGroupSpec"))
     draft = Draft(src, common.job_name(src), src.get(("metadata", "namespace")), Framework.TORCH, Engine.RAY)
@@ -54,8 +63,11 @@ def read(src: Source) -> Draft:
         _head(src, head.template, worker.template)
     else:
         read_pod(src, draft, head)
-        src.warn(_HEAD, "this RayJob trains on its head pod (no worker groups); its pod becomes the one worker "
-                        "node, and the compiled head is trainspec's small one")
+        src.warn(
+            _HEAD,
+            "this RayJob trains on its head pod (no worker groups); its pod becomes the one worker "
+            "node, and the compiled head is trainspec's small one",
+        )
         draft.set_job(("nodes",), 1, _HEAD)
         src.use((*head.container, "ports"))
     _start_params(src, (*_HEAD, "rayStartParams"))
@@ -79,15 +91,18 @@ def _nodes(src: Source, draft: Draft, group: Path) -> None:
     hosts = src.take((*group, "numOfHosts"))
     if hosts not in (None, 1):
         src.warn((*group, "numOfHosts"), "multi-host worker groups (TPU slices) are not modelled", code="TS540")
-    if low == high or low == 0 and count == high:
+    if low == high or (low == 0 and count == high):
         if low != high:
             src.warn((*group, "minReplicas"), f"the group scales from 0; the spec runs {count} nodes", code="TS540")
         draft.set_job(("nodes",), count, (*group, "replicas"))
         return
     draft.set_job(("nodes",), {"min": max(low, 1), "max": high}, (*group, "minReplicas"))
     if count != high:
-        src.warn((*group, "replicas"), f"an elastic job starts with nodes.max ({high}) workers, which Kueue "
-                                       f"admits; {count} is not carried", code="TS540")
+        src.warn(
+            (*group, "replicas"),
+            f"an elastic job starts with nodes.max ({high}) workers, which Kueue admits; {count} is not carried",
+            code="TS540",
+        )
 
 
 def _start_params(src: Source, path: Path) -> None:
@@ -96,8 +111,10 @@ def _start_params(src: Source, path: Path) -> None:
     for key in params:
         if key in ("num-gpus", "num-cpus"):
             continue  # trainspec sets them from the node's resources (and keeps Ray work off the head)
-        src.drop((*path, key), "trainspec sets rayStartParams itself (num-cpus: 0 on the head, num-gpus for GPUs "
-                               "KubeRay does not count)")
+        src.drop(
+            (*path, key),
+            "trainspec sets rayStartParams itself (num-cpus: 0 on the head, num-gpus for GPUs KubeRay does not count)",
+        )
 
 
 def _head(src: Source, head: Path, worker: Path) -> None:
@@ -107,11 +124,18 @@ def _head(src: Source, head: Path, worker: Path) -> None:
     given = {p.get("name"): p.get("containerPort") for p in ports if isinstance(p, dict)}
     src.use((*container, "ports"))
     if given and given != RAY_HEAD_PORTS:
-        src.warn((*container, "ports"), f"the compiled head exposes {', '.join(map(str, RAY_HEAD_PORTS.values()))} "
-                                        "(GCS, dashboard, client) only", code="TS540")
+        src.warn(
+            (*container, "ports"),
+            f"the compiled head exposes {', '.join(map(str, RAY_HEAD_PORTS.values()))} (GCS, dashboard, client) only",
+            code="TS540",
+        )
     if src.has((*container, "resources")):
-        src.warn((*container, "resources"), "the compiled head has trainspec's fixed size (2 CPUs, 8Gi, no GPU): "
-                                            "it runs the driver and the GCS, never training workers", code="TS540")
+        src.warn(
+            (*container, "resources"),
+            "the compiled head has trainspec's fixed size (2 CPUs, 8Gi, no GPU): "
+            "it runs the driver and the GCS, never training workers",
+            code="TS540",
+        )
     skip = frozenset({("spec", "containers", 0, key) for key in ("ports", "resources", "name")})
     compare(src, head, worker, ("Ray worker", "Ray head"), skip=skip)
 
@@ -137,9 +161,13 @@ def _runtime_env(src: Source, draft: Draft) -> None:
     env = _parse_runtime_env(src, path, text)
     for key in env:
         if key != _ENV_VARS:
-            src.warn(path, f"runtimeEnvYAML {key} is not carried: a spec's image must hold the code and packages "
-                           "(specs have no Ray runtime environment)", code="TS540",
-                     hint="build them into the runtime's image")
+            src.warn(
+                path,
+                f"runtimeEnvYAML {key} is not carried: a spec's image must hold the code and packages "
+                "(specs have no Ray runtime environment)",
+                code="TS540",
+                hint="build them into the runtime's image",
+            )
     variables = env.get(_ENV_VARS) or {}
     if not isinstance(variables, dict):
         src.drop(path, "runtimeEnvYAML env_vars is not a mapping")
@@ -149,8 +177,11 @@ def _runtime_env(src: Source, draft: Draft) -> None:
             continue  # the container's own value wins, as in Ray
         draft.set_job(("env", str(name)), "" if value is None else str(value), path)
     if variables:
-        src.warn(path, "runtimeEnvYAML env_vars become container env on every pod of the job (the same for the "
-                       "training workers, which inherit it)")
+        src.warn(
+            path,
+            "runtimeEnvYAML env_vars become container env on every pod of the job (the same for the "
+            "training workers, which inherit it)",
+        )
 
 
 def _parse_runtime_env(src: Source, path: Path, text: Any) -> dict[str, Any]:
@@ -167,17 +198,25 @@ def _fixed(src: Source) -> None:
     """Fields trainspec sets itself on every RayJob it compiles."""
     mode = src.take(("spec", "submissionMode"))
     if mode not in (None, RAY_DEFAULT_SUBMISSION_MODE):
-        src.warn(("spec", "submissionMode"), f"trainspec submits in {RAY_DEFAULT_SUBMISSION_MODE}; {mode} is not "
-                                             "carried", code="TS540")
+        src.warn(
+            ("spec", "submissionMode"),
+            f"trainspec submits in {RAY_DEFAULT_SUBMISSION_MODE}; {mode} is not carried",
+            code="TS540",
+        )
     shutdown = src.take(("spec", "shutdownAfterJobFinishes"))
     if shutdown is not True:
-        src.warn(("spec", "shutdownAfterJobFinishes") if shutdown is not None else ("spec",),
-                 "compiled RayJobs delete their Ray cluster when the job finishes (shutdownAfterJobFinishes: true; "
-                 "Kueue requires it)")
+        src.warn(
+            ("spec", "shutdownAfterJobFinishes") if shutdown is not None else ("spec",),
+            "compiled RayJobs delete their Ray cluster when the job finishes (shutdownAfterJobFinishes: true; "
+            "Kueue requires it)",
+        )
     version = src.take((*_CLUSTER, "rayVersion"))
     if version is not None:
-        src.warn((*_CLUSTER, "rayVersion"), f"rayVersion {version} is not carried (KubeRay reads the version from "
-                                            "the image)", code="TS540")
+        src.warn(
+            (*_CLUSTER, "rayVersion"),
+            f"rayVersion {version} is not carried (KubeRay reads the version from the image)",
+            code="TS540",
+        )
 
 
 __all__ = ["KIND", "read"]

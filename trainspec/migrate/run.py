@@ -14,10 +14,10 @@ training, a Ray program): those keep their engine in the runtime's ``spec.engine
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from trainspec.dsl.diagnostics import Diagnostic, Severity, format_path, has_errors
 from trainspec.dsl.models import Engine
@@ -74,8 +74,11 @@ def migrate(paths: Iterable[str | os.PathLike[str]], *, target: str = "trainer")
     objects, problems = read_objects(files)
     result.diagnostics.extend(problems)
     sources = [Source(obj) for obj in objects]
-    runtimes = {trainjob.runtime_key(s): s for s in sources
-                if s.obj.api_version == TRAINER_API_VERSION and s.obj.kind in trainjob.RUNTIME_KINDS}
+    runtimes = {
+        trainjob.runtime_key(s): s
+        for s in sources
+        if s.obj.api_version == TRAINER_API_VERSION and s.obj.kind in trainjob.RUNTIME_KINDS
+    }
     used_runtimes: set[int] = set()
     by_file: dict[str, list[Draft]] = {}
     for src in sources:
@@ -85,11 +88,19 @@ def migrate(paths: Iterable[str | os.PathLike[str]], *, target: str = "trainer")
         used_runtimes.update(id(s) for s in draft.extra)
         by_file.setdefault(src.file, []).append(draft)
     for src in sources:
-        if src.obj.kind in trainjob.RUNTIME_KINDS and id(src) not in used_runtimes \
-                and src.obj.api_version == TRAINER_API_VERSION:
-            result.diagnostics.append(src.diagnostic(
-                "TS542", (), f"{src.obj.describe()} is not migrated: a runtime is read with the TrainJobs that use it",
-                hint="give a TrainJob that refers to it too"))
+        if (
+            src.obj.kind in trainjob.RUNTIME_KINDS
+            and id(src) not in used_runtimes
+            and src.obj.api_version == TRAINER_API_VERSION
+        ):
+            result.diagnostics.append(
+                src.diagnostic(
+                    "TS542",
+                    (),
+                    f"{src.obj.describe()} is not migrated: a runtime is read with the TrainJobs that use it",
+                    hint="give a TrainJob that refers to it too",
+                )
+            )
     names = _output_names(sorted(by_file))
     for file, drafts in sorted(by_file.items()):
         migrated = _render(file, names[file], drafts, target, result.diagnostics)
@@ -106,10 +117,16 @@ def _read(src: Source, runtimes: dict, diagnostics: list[Diagnostic]) -> Draft |
     if src.obj.api_version == TRAINER_API_VERSION and src.obj.kind in trainjob.RUNTIME_KINDS:
         return None  # read with the TrainJobs that use it
     if reader is None and key != (TRAINER_API_VERSION, trainjob.KIND):
-        diagnostics.append(src.diagnostic(
-            "TS542", ("kind",), f"{src.obj.describe() or src.obj.kind} ({src.obj.api_version}) is not migrated: "
-            "migrate reads PyTorchJob (kubeflow.org/v1), MPIJob (kubeflow.org/v2beta1), RayJob (ray.io/v1) and "
-            "TrainJob with its runtime", hint="keep this manifest as it is next to the specs"))
+        diagnostics.append(
+            src.diagnostic(
+                "TS542",
+                ("kind",),
+                f"{src.obj.describe() or src.obj.kind} ({src.obj.api_version}) is not migrated: "
+                "migrate reads PyTorchJob (kubeflow.org/v1), MPIJob (kubeflow.org/v2beta1), RayJob (ray.io/v1) and "
+                "TrainJob with its runtime",
+                hint="keep this manifest as it is next to the specs",
+            )
+        )
         return None
     try:
         draft = reader(src) if reader is not None else trainjob.read(src, runtimes)
@@ -130,16 +147,22 @@ def engine_for(draft: Draft, target: str) -> Engine | None:
     if target != "trainer":
         return Engine(target)
     if draft.needs_engine is not None and draft.engine is not Engine.TRAINER:
-        draft.source.diagnostics.append(draft.source.diagnostic(
-            "TS546", ("kind",), f"the specs keep engine {draft.engine.value} (the runtime's spec.engine): Kubeflow "
-            f"Trainer cannot run this job as it is: {draft.needs_engine}",
-            hint="drop spec.engine from the runtime to move it to Trainer once the job can run there"))
+        draft.source.diagnostics.append(
+            draft.source.diagnostic(
+                "TS546",
+                ("kind",),
+                f"the specs keep engine {draft.engine.value} (the runtime's spec.engine): Kubeflow "
+                f"Trainer cannot run this job as it is: {draft.needs_engine}",
+                hint="drop spec.engine from the runtime to move it to Trainer once the job can run there",
+            )
+        )
         return draft.engine
     return None
 
 
-def _render(file: str, name: str, drafts: list[Draft], target: str,
-            diagnostics: list[Diagnostic]) -> MigratedFile | None:
+def _render(
+    file: str, name: str, drafts: list[Draft], target: str, diagnostics: list[Diagnostic]
+) -> MigratedFile | None:
     documents: list[dict[str, Any]] = []
     owners: list[tuple[Draft, str]] = []
     seen_runtimes: dict[str, dict] = {}
@@ -210,12 +233,17 @@ def _placed(diag: Diagnostic, draft: Draft, kind: str) -> Diagnostic:
         by_path.setdefault("spec.runtime", name)  # the runtime is named after the job
     path = diag.path
     while path and path not in by_path:
-        path = path[:max(path.rfind("."), path.rfind("["), 0)]
-    src, where = by_path.get(path, (draft.source, ("metadata", "name") if diag.path.startswith("metadata.name")
-                                      else ()))
-    placed = src.diagnostic("TS544", where, f"the migrated {kind} is not valid: {diag.message} ({diag.code} at "
-                                            f"{diag.path or 'the document'})",
-                            hint=diag.hint, severity=Severity.ERROR)
+        path = path[: max(path.rfind("."), path.rfind("["), 0)]
+    src, where = by_path.get(
+        path, (draft.source, ("metadata", "name") if diag.path.startswith("metadata.name") else ())
+    )
+    placed = src.diagnostic(
+        "TS544",
+        where,
+        f"the migrated {kind} is not valid: {diag.message} ({diag.code} at {diag.path or 'the document'})",
+        hint=diag.hint,
+        severity=Severity.ERROR,
+    )
     return placed
 
 
@@ -242,11 +270,18 @@ def _cross_file_duplicates(result: MigrateResult) -> None:
             meta = doc["metadata"]
             key = (doc["kind"], meta.get("namespace") or "", meta["name"])
             if key in seen and seen[key] != migrated.source:
-                result.diagnostics.append(Diagnostic(
-                    code="TS548", severity=Severity.WARNING, file=migrated.source, line=1, column=1,
-                    message=f"{migrated.source} and {seen[key]} both migrate to {doc['kind']} {meta['name']}: "
-                            "compiling the two results together would define it twice (TS306)",
-                    hint="rename one of the jobs (metadata.name) in its spec"))
+                result.diagnostics.append(
+                    Diagnostic(
+                        code="TS548",
+                        severity=Severity.WARNING,
+                        file=migrated.source,
+                        line=1,
+                        column=1,
+                        message=f"{migrated.source} and {seen[key]} both migrate to {doc['kind']} {meta['name']}: "
+                        "compiling the two results together would define it twice (TS306)",
+                        hint="rename one of the jobs (metadata.name) in its spec",
+                    )
+                )
             seen.setdefault(key, migrated.source)
 
 

@@ -16,8 +16,18 @@ from trainspec.kueue.located import Located
 Path = tuple[str | int, ...]
 
 #: Server-set metadata: it describes the live object, never what to create (nothing to carry).
-SERVER_METADATA = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink",
-                   "deletionTimestamp", "deletionGracePeriodSeconds", "ownerReferences", "finalizers")
+SERVER_METADATA = (
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "managedFields",
+    "selfLink",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "ownerReferences",
+    "finalizers",
+)
 
 
 class Source:
@@ -71,11 +81,20 @@ class Source:
         value = self.get(path)
         return value if isinstance(value, list) else []
 
-    def diagnostic(self, code: str, path: Path, message: str, *, hint: str | None = None,
-                   severity: Severity = Severity.WARNING) -> Diagnostic:
+    def diagnostic(
+        self, code: str, path: Path, message: str, *, hint: str | None = None, severity: Severity = Severity.WARNING
+    ) -> Diagnostic:
         mark = self.obj.mark(tuple(path))
-        return Diagnostic(code=code, message=message, severity=severity, file=self.file, line=mark.line,
-                          column=mark.column, path=format_path(path), hint=hint)
+        return Diagnostic(
+            code=code,
+            message=message,
+            severity=severity,
+            file=self.file,
+            line=mark.line,
+            column=mark.column,
+            path=format_path(path),
+            hint=hint,
+        )
 
     def warn(self, path: Path, message: str, *, hint: str | None = None, code: str = "TS541") -> None:
         """A warning at ``path``; the field counts as handled (it was carried, or said to be dropped)."""
@@ -92,9 +111,12 @@ class Source:
 
     def leftovers(self) -> list[Diagnostic]:
         """TS540 for every field nothing carried: each subtree once, at its highest unused path."""
-        return [self.diagnostic("TS540", path, f"{_leaf(path)} is not carried into the specs: trainspec has no "
-                                "field for it", hint=_HINT)
-                for path in self._unused((), self.obj.data)]
+        return [
+            self.diagnostic(
+                "TS540", path, f"{_leaf(path)} is not carried into the specs: trainspec has no field for it", hint=_HINT
+            )
+            for path in self._unused((), self.obj.data)
+        ]
 
     def _unused(self, path: Path, node: Any) -> Iterator[Path]:
         if path in self.used:

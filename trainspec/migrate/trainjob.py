@@ -13,13 +13,24 @@ from __future__ import annotations
 
 from trainspec.dsl.models import Engine, Framework, Mpi
 from trainspec.k8s.wellknown import (
-    ANCESTOR_LABEL, FRAMEWORK_LABEL, LAUNCHER, MANAGED_BY_LABEL, NODE,
+    ANCESTOR_LABEL,
+    FRAMEWORK_LABEL,
+    LAUNCHER,
+    MANAGED_BY_LABEL,
+    NODE,
 )
 from trainspec.migrate import common
 from trainspec.migrate.draft import Draft
 from trainspec.migrate.mpijob import EMITTED_IMPLEMENTATION
 from trainspec.migrate.pod import (
-    MigrationError, Pod, find_pod, read_env, read_pod, read_pod_metadata, read_resource_block, read_volumes,
+    MigrationError,
+    Pod,
+    find_pod,
+    read_env,
+    read_pod,
+    read_pod_metadata,
+    read_resource_block,
+    read_volumes,
 )
 from trainspec.migrate.source import Source
 
@@ -37,16 +48,21 @@ def read(src: Source, runtimes: dict[tuple[str, str | None], Source]) -> Draft:
     runtime_name = ref.get("name")
     if not isinstance(runtime_name, str):
         raise MigrationError(src.error(("spec", "runtimeRef"), "the TrainJob has no spec.runtimeRef.name"))
-    kind = ref.get("kind") if ref.get("kind") in RUNTIME_KINDS else RUNTIME_KINDS[0]
+    given = ref.get("kind")
+    kind: str = given if isinstance(given, str) and given in RUNTIME_KINDS else RUNTIME_KINDS[0]
     src.use(("spec", "runtimeRef"))
     runtime = runtimes.get((kind, runtime_name if kind == RUNTIME_KINDS[0] else f"{namespace}/{runtime_name}"))
     framework = _framework(runtime) if runtime is not None else Framework.TORCH
     draft = Draft(src, name, namespace, framework, Engine.TRAINER)
     if runtime is None:
         draft.runtime_ref = runtime_name
-        src.warn(("spec", "runtimeRef", "name"), f"the runtime {runtime_name} is not among the inputs: the job refers "
-                 "to it by name (it must exist in the cluster, or be a Kubeflow Trainer runtime)", code="TS547",
-                 hint="give its ClusterTrainingRuntime/TrainingRuntime manifest too, to migrate it as a Runtime")
+        src.warn(
+            ("spec", "runtimeRef", "name"),
+            f"the runtime {runtime_name} is not among the inputs: the job refers "
+            "to it by name (it must exist in the cluster, or be a Kubeflow Trainer runtime)",
+            code="TS547",
+            hint="give its ClusterTrainingRuntime/TrainingRuntime manifest too, to migrate it as a Runtime",
+        )
     else:
         read_runtime(runtime, draft)
     common.read_metadata(src, draft)
@@ -103,11 +119,17 @@ def read_runtime(rt: Source, draft: Draft) -> None:
         draft.origins[("Runtime", *spec_path[1:]) if moved else spec_path] = origin
     for index, rjob in enumerate(rt.sequence(_RJOBS)):
         base = (*_RJOBS, index)
-        rt.use((*base, "name"), (*base, "replicas"), (*base, "dependsOn"),
-               (*base, "template", "metadata", "labels", ANCESTOR_LABEL))
+        rt.use(
+            (*base, "name"),
+            (*base, "replicas"),
+            (*base, "dependsOn"),
+            (*base, "template", "metadata", "labels", ANCESTOR_LABEL),
+        )
         if index != trainer and rjob.get("name") == NODE and mpi:
             worker = find_pod(rt, (*base, "template", "spec", "template"), NODE)
-            argv = [str(w) for w in rt.sequence((*worker.container, "command")) + rt.sequence((*worker.container, "args"))]
+            argv = [
+                str(w) for w in rt.sequence((*worker.container, "command")) + rt.sequence((*worker.container, "args"))
+            ]
             rt.use(worker.template)
             if argv and argv != Mpi().worker_command:
                 draft.runtime.setdefault("mpi", {})["workerCommand"] = argv
@@ -148,7 +170,9 @@ def _policies(rt: Source, draft: Draft) -> None:
         draft.runtime["gang"] = "volcano"
     elif "coscheduling" in group:
         draft.runtime["gang"] = "coscheduling"
-        timeout = group["coscheduling"].get("scheduleTimeoutSeconds") if isinstance(group["coscheduling"], dict) else None
+        timeout = (
+            group["coscheduling"].get("scheduleTimeoutSeconds") if isinstance(group["coscheduling"], dict) else None
+        )
         if isinstance(timeout, int) and timeout > 0:
             from trainspec.dsl.types import Duration
 
@@ -178,14 +202,15 @@ def _trainer(src: Source, draft: Draft) -> None:
         src.warn((*_TRAINER, "numProcPerNode"), f"numProcPerNode {procs!r} is not a number", code="TS540")
     if "resourcesPerNode" in trainer:
         read_resource_block(src, draft, (*_TRAINER, "resourcesPerNode"), job=True)
-    for key in sorted(set(trainer) - {"image", "command", "args", "env", "numNodes", "numProcPerNode",
-                                      "resourcesPerNode"}):
+    for key in sorted(
+        set(trainer) - {"image", "command", "args", "env", "numNodes", "numProcPerNode", "resourcesPerNode"}
+    ):
         src.drop((*_TRAINER, key), "a spec's trainer has image, command, args, env, nodes and resources")
 
 
 def _patches(src: Source, draft: Draft) -> None:
     """Pod labels, annotations and the checkpoint claim of the runtimePatches' replicated jobs."""
-    for p, patch in enumerate(src.sequence(("spec", "runtimePatches"))):
+    for p, _patch in enumerate(src.sequence(("spec", "runtimePatches"))):
         base = ("spec", "runtimePatches", p)
         src.use((*base, "manager"))
         rjobs = ("spec", "runtimePatches", p, "trainingRuntimeSpec", "template", "spec", "replicatedJobs")
@@ -193,8 +218,11 @@ def _patches(src: Source, draft: Draft) -> None:
             tpl = (*rjobs, r, "template", "spec", "template")
             src.use((*rjobs, r, "name"))
             containers = src.sequence((*tpl, "spec", "containers"))
-            volumes = {v["name"]: i for i, v in enumerate(src.sequence((*tpl, "spec", "volumes")))
-                       if isinstance(v, dict) and isinstance(v.get("name"), str)}
+            volumes = {
+                v["name"]: i
+                for i, v in enumerate(src.sequence((*tpl, "spec", "volumes")))
+                if isinstance(v, dict) and isinstance(v.get("name"), str)
+            }
             read_pod_metadata(src, draft, Pod(tpl, (*tpl, "spec", "containers", 0), volumes))
             if containers:
                 pod = Pod(tpl, (*tpl, "spec", "containers", 0), volumes)

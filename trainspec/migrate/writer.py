@@ -40,7 +40,7 @@ def with_header(source: str, body: str) -> str:
 def written_by_us(text: str) -> bool:
     """Whether ``text`` is a file trainspec migrate wrote, unchanged since."""
     match = _HEADER.match(text)
-    return bool(match) and digest(text[match.end():]) == match.group(1)
+    return match is not None and digest(text[match.end() :]) == match.group(1)
 
 
 @dataclass
@@ -74,8 +74,11 @@ def write_files(directory: str, files: dict[str, str]) -> WriteReport:
                 report.unchanged.append(display)
                 continue
             if not written_by_us(current):
-                why = ("was edited since trainspec migrate wrote it" if _HEADER.match(current)
-                       else "exists and was not written by trainspec migrate")
+                why = (
+                    "was edited since trainspec migrate wrote it"
+                    if _HEADER.match(current)
+                    else "exists and was not written by trainspec migrate"
+                )
                 report.diagnostics.append(_refused(display, why))
                 continue
         try:
@@ -104,8 +107,13 @@ def _atomic_write(target: Path, text: str) -> None:
 
 
 def _refused(path: str, why: str) -> Diagnostic:
-    return Diagnostic(code="TS545", message=f"{path} {why}: not overwritten", severity=Severity.ERROR, file=path,
-                      hint="move it away, or migrate into another directory (-o)")
+    return Diagnostic(
+        code="TS545",
+        message=f"{path} {why}: not overwritten",
+        severity=Severity.ERROR,
+        file=path,
+        hint="move it away, or migrate into another directory (-o)",
+    )
 
 
 __all__ = ["HEADER", "WriteReport", "render", "with_header", "write_files", "written_by_us"]

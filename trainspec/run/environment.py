@@ -24,9 +24,21 @@ from pathlib import Path
 
 from trainspec.dsl.models import Framework
 from trainspec.dsl.wellknown import (
-    CHECKPOINT_DIR_ENV, JAX_COORDINATOR_ADDRESS_ENV, JAX_NUM_PROCESSES_ENV, JAX_PLUGIN_ENV, JAX_PROCESS_ID_ENV,
-    MPI_DEFAULT_SLOTS_ENV, MPI_HOSTFILE_ENV, MPI_KEEP_FQDN_ENV, MPI_RSH_ARGS_ENV, PET_MASTER_ADDR_ENV,
-    PET_MASTER_PORT_ENV, PET_NNODES_ENV, PET_NODE_RANK_ENV, PET_NPROC_PER_NODE_ENV, STORAGE_URI_ENV,
+    CHECKPOINT_DIR_ENV,
+    JAX_COORDINATOR_ADDRESS_ENV,
+    JAX_NUM_PROCESSES_ENV,
+    JAX_PLUGIN_ENV,
+    JAX_PROCESS_ID_ENV,
+    MPI_DEFAULT_SLOTS_ENV,
+    MPI_HOSTFILE_ENV,
+    MPI_KEEP_FQDN_ENV,
+    MPI_RSH_ARGS_ENV,
+    PET_MASTER_ADDR_ENV,
+    PET_MASTER_PORT_ENV,
+    PET_NNODES_ENV,
+    PET_NODE_RANK_ENV,
+    PET_NPROC_PER_NODE_ENV,
+    STORAGE_URI_ENV,
     TRAINER_RESERVED_ENV,
 )
 from trainspec.k8s.wellknown import MPI_RSH_ARGS_VALUE
@@ -37,12 +49,30 @@ LOOPBACK = "127.0.0.1"
 #: the controller's own names and what torchrun / mpirun set per process. A pod never inherits
 #: them, so neither does a local process (one left over from an earlier session would
 #: otherwise win over the job's).
-INHERITED_NOT_PASSED = frozenset({
-    *TRAINER_RESERVED_ENV["Torch"], *TRAINER_RESERVED_ENV["MPI"], *JAX_PLUGIN_ENV, STORAGE_URI_ENV,
-    "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE", "ROLE_RANK",
-    "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID", "CUDA_VISIBLE_DEVICES",
-    "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE",
-})
+INHERITED_NOT_PASSED = frozenset(
+    {
+        *TRAINER_RESERVED_ENV["Torch"],
+        *TRAINER_RESERVED_ENV["MPI"],
+        *JAX_PLUGIN_ENV,
+        STORAGE_URI_ENV,
+        "RANK",
+        "WORLD_SIZE",
+        "LOCAL_RANK",
+        "LOCAL_WORLD_SIZE",
+        "GROUP_RANK",
+        "GROUP_WORLD_SIZE",
+        "ROLE_RANK",
+        "ROLE_WORLD_SIZE",
+        "MASTER_ADDR",
+        "MASTER_PORT",
+        "TORCHELASTIC_RUN_ID",
+        "CUDA_VISIBLE_DEVICES",
+        "OMPI_COMM_WORLD_RANK",
+        "OMPI_COMM_WORLD_SIZE",
+        "OMPI_COMM_WORLD_LOCAL_RANK",
+        "OMPI_COMM_WORLD_LOCAL_SIZE",
+    }
+)
 #: The in-pod contract's prefix: none of the shell's TRAINSPEC_* variables reach the job either.
 _CONTRACT_PREFIX = CHECKPOINT_DIR_ENV.split("_", 1)[0] + "_"
 
@@ -59,8 +89,9 @@ def base_environment(environ: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in environ.items() if k not in INHERITED_NOT_PASSED and not k.startswith(_CONTRACT_PREFIX)}
 
 
-def controller_env(framework: Framework, *, node: int, nodes: int, procs_per_node: int, port: int,
-                   hostfile: Path | None = None) -> dict[str, str]:
+def controller_env(
+    framework: Framework, *, node: int, nodes: int, procs_per_node: int, port: int, hostfile: Path | None = None
+) -> dict[str, str]:
     """What Trainer's plugin for ``framework`` injects into node ``node``'s trainer container, locally."""
     if framework is Framework.TORCH:
         return {
@@ -100,7 +131,7 @@ def map_path(value: str, homes: Mapping[str, Path]) -> str:
             best = root
     if best is None:
         return value
-    rest = value[len(best):].lstrip("/")
+    rest = value[len(best) :].lstrip("/")
     return str(homes[best] / rest) if rest else str(homes[best])
 
 

@@ -33,8 +33,11 @@ def parse_visible(value: str) -> list[str]:
     return out
 
 
-def detect(environ: Mapping[str, str], run: Callable[..., subprocess.CompletedProcess] = subprocess.run,
-           which: Callable[[str], str | None] = shutil.which) -> list[str]:
+def detect(
+    environ: Mapping[str, str],
+    run: Callable[..., subprocess.CompletedProcess] = subprocess.run,
+    which: Callable[[str], str | None] = shutil.which,
+) -> list[str]:
     """The GPUs this process may use: ``CUDA_VISIBLE_DEVICES`` if set, else ``nvidia-smi -L``, else none."""
     if VISIBLE_DEVICES in environ:
         return parse_visible(environ[VISIBLE_DEVICES])
@@ -58,4 +61,4 @@ def slices(devices: Sequence[str], nodes: int, per_node: int) -> list[str] | Non
         return [""] * nodes if devices else []
     if len(devices) < nodes * per_node:
         return None
-    return [",".join(devices[i * per_node:(i + 1) * per_node]) for i in range(nodes)]
+    return [",".join(devices[i * per_node : (i + 1) * per_node]) for i in range(nodes)]

@@ -20,7 +20,11 @@ from trainspec.dsl.models import Framework
 from trainspec.dsl.sources import LoadedSpec
 from trainspec.dsl.wellknown import STORAGE_URI_ENV
 from trainspec.k8s.wellknown import (
-    ANCESTOR_DATASET, ANCESTOR_LABEL, ANCESTOR_TRAINER, DATASET_INITIALIZER, NODE,
+    ANCESTOR_DATASET,
+    ANCESTOR_LABEL,
+    ANCESTOR_TRAINER,
+    DATASET_INITIALIZER,
+    NODE,
 )
 
 #: The engines run --local can play the controller of (issue 12: Trainer TrainJobs first).
@@ -86,8 +90,11 @@ def pick_plan(result: CompileResult, job: str | None) -> tuple[JobPlan | None, l
     elif job is not None:
         message = f"no job named {job!r} among the inputs (jobs: {names})"
     else:
-        message = f"the inputs hold {len(plans)} jobs ({names}); run --local runs one" if plans else \
-            "the inputs hold no TrainingJob to run"
+        message = (
+            f"the inputs hold {len(plans)} jobs ({names}); run --local runs one"
+            if plans
+            else "the inputs hold no TrainingJob to run"
+        )
     hint = "pick one with --job NAME" if plans else "give a spec file with a TrainingJob"
     return None, [Diagnostic(code="TS703", message=message, file="<command line>", path="--job", hint=hint)]
 
@@ -96,11 +103,15 @@ def check_engine(plan: JobPlan) -> list[Diagnostic]:
     """TS700 when the job runs on an engine or framework run --local cannot play yet."""
     loaded = plan.resolved.loaded
     if plan.engine not in SUPPORTED_ENGINES:
-        return [loaded.diagnostic(
-            "TS700", ("spec", "runtime"),
-            f"job {plan.resolved.name} runs on engine {plan.engine}; run --local runs Kubeflow Trainer TrainJobs "
-            "only so far (the Ray and Training Operator engines are not supported locally yet)",
-            hint="run it with --target trainer=2.3 (a trainer runtime), or on a cluster with trainspec compile")]
+        return [
+            loaded.diagnostic(
+                "TS700",
+                ("spec", "runtime"),
+                f"job {plan.resolved.name} runs on engine {plan.engine}; run --local runs Kubeflow Trainer TrainJobs "
+                "only so far (the Ray and Training Operator engines are not supported locally yet)",
+                hint="run it with --target trainer=2.3 (a trainer runtime), or on a cluster with trainspec compile",
+            )
+        ]
     return []
 
 
@@ -110,12 +121,24 @@ def local_job(result: CompileResult, plan: JobPlan) -> LocalJob:
 
     resolved = plan.resolved
     dicts = manifest_dicts(result.objects())
-    trainjob = next(d for d in dicts if d["kind"] == "TrainJob" and d["metadata"]["name"] == resolved.name
-                    and d["metadata"].get("namespace") == resolved.namespace)
+    trainjob = next(
+        d
+        for d in dicts
+        if d["kind"] == "TrainJob"
+        and d["metadata"]["name"] == resolved.name
+        and d["metadata"].get("namespace") == resolved.namespace
+    )
     ref = trainjob["spec"]["runtimeRef"]
-    runtime = next((d for d in dicts if d["kind"] == ref.get("kind", _RUNTIME_KINDS[0])
-                    and d["metadata"]["name"] == ref["name"]
-                    and d["metadata"].get("namespace") in (None, resolved.namespace)), None)
+    runtime = next(
+        (
+            d
+            for d in dicts
+            if d["kind"] == ref.get("kind", _RUNTIME_KINDS[0])
+            and d["metadata"]["name"] == ref["name"]
+            and d["metadata"].get("namespace") in (None, resolved.namespace)
+        ),
+        None,
+    )
     trainer = trainjob["spec"].get("trainer") or {}
     node = _container(runtime, ANCESTOR_TRAINER, NODE) if runtime else None
     if node is None:  # a runtime that lives in the cluster: its template is the Runtime model's
@@ -149,8 +172,9 @@ def _stage(runtime: dict[str, Any] | None, trainjob: dict[str, Any]) -> StageJob
     dataset = (trainjob["spec"].get("initializer") or {}).get("dataset") or {}
     container = (_container(runtime, ANCESTOR_DATASET, DATASET_INITIALIZER) if runtime else None) or {}
     uri = dataset.get("storageUri", "")
-    env = _upsert(container.get("env") or [], [{"name": STORAGE_URI_ENV, "value": uri}] if uri else [],
-                  dataset.get("env") or [])
+    env = _upsert(
+        container.get("env") or [], [{"name": STORAGE_URI_ENV, "value": uri}] if uri else [], dataset.get("env") or []
+    )
     return StageJob(env=tuple(env), storage_uri=uri, mounts=_mounts(container))
 
 
@@ -188,7 +212,8 @@ def _patched_mounts(trainjob: dict[str, Any], plan: JobPlan) -> dict[str, str]:
     found: dict[str, str] = {}
     for patch in trainjob["spec"].get("runtimePatches") or []:
         rjobs = (((patch.get("trainingRuntimeSpec") or {}).get("template") or {}).get("spec") or {}).get(
-            "replicatedJobs") or []
+            "replicatedJobs"
+        ) or []
         for rjob in rjobs:
             if rjob.get("name") not in plan.trainer_rjobs:
                 continue

@@ -21,13 +21,11 @@ from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.dsl.models import Framework
 from trainspec.dsl.wellknown import CHECKPOINT_DIR_ENV, DATA_DIR_ENV, NUM_SHARDS_ENV, STORAGE_URI_ENV
 from trainspec.k8s.wellknown import DATASET_INITIALIZER, LAUNCHER
-from trainspec.run import environment as E
-from trainspec.run import gpus as G
+from trainspec.run import environment as E, gpus as G
 from trainspec.run.job import EnvEntry, LocalJob, check_engine, local_job, pick_plan
 from trainspec.run.processes import Member, Outcome, StartError, Supervisor
 from trainspec.run.secrets import read_secret_file_values, resolve_secrets
-from trainspec.run.workdir import WorkDir, default_workdir
-from trainspec.run.workdir import prepare as prepare_workdir
+from trainspec.run.workdir import WorkDir, default_workdir, prepare as prepare_workdir
 
 #: The stage runs from the trainspec that runs this command (the image's, in a cluster).
 STAGE_ARGV = (sys.executable, "-m", "trainspec.stages.shard")
@@ -75,9 +73,15 @@ def prepare(result: CompileResult, options: RunOptions) -> tuple[Prepared | None
         return None, problems
     job = local_job(result, plan)
     if not job.argv:
-        return None, [job.loaded.diagnostic(
-            "TS706", ("spec", "command"), f"job {job.name} sets no command (in a cluster the image's entrypoint "
-            "would run; locally there is no image)", hint="set spec.command (and spec.args) in the job")]
+        return None, [
+            job.loaded.diagnostic(
+                "TS706",
+                ("spec", "command"),
+                f"job {job.name} sets no command (in a cluster the image's entrypoint "
+                "would run; locally there is no image)",
+                hint="set spec.command (and spec.args) in the job",
+            )
+        ]
     missing = _missing_program(job.argv[0], environ)
     if missing is not None:
         return None, [missing(job)]
@@ -86,14 +90,20 @@ def prepare(result: CompileResult, options: RunOptions) -> tuple[Prepared | None
     problems = []
     file_values, found = read_secret_file_values(options.env_file)
     problems += found
-    secret_values, found = resolve_secrets(job.env, file_values=file_values, environ=environ, loaded=job.loaded,
-                                           env_file=options.env_file)
+    secret_values, found = resolve_secrets(
+        job.env, file_values=file_values, environ=environ, loaded=job.loaded, env_file=options.env_file
+    )
     problems += found
     if job.stage is not None and options.data_source is None and job.stage.storage_uri.startswith("pvc://"):
-        problems.append(job.loaded.diagnostic(
-            "TS704", ("spec", "data", "source"),
-            f"data source {job.stage.storage_uri} is a PersistentVolumeClaim of the cluster; this machine cannot "
-            "read it", hint="pass --data-source PATH (a local copy of the data) or an s3:// / gs:// URI"))
+        problems.append(
+            job.loaded.diagnostic(
+                "TS704",
+                ("spec", "data", "source"),
+                f"data source {job.stage.storage_uri} is a PersistentVolumeClaim of the cluster; this machine cannot "
+                "read it",
+                hint="pass --data-source PATH (a local copy of the data) or an s3:// / gs:// URI",
+            )
+        )
     devices = list(options.gpu_devices) if options.gpu_devices is not None else G.detect(environ)
     visible = _gpu_slices(job, devices, nodes, problems)
     root = Path(options.workdir) if options.workdir else default_workdir(job.namespace, job.name)
@@ -120,26 +130,39 @@ def _missing_program(program: str, environ: Mapping[str, str]) -> Callable[[Loca
     if found:
         return None
     return lambda job: job.loaded.diagnostic(
-        "TS706", ("spec", "command"), f"{program!r} (the job's command) is not found on this machine's PATH: in the "
-        "cluster it comes with the image", hint=f"install {program} locally (or activate the environment that has "
-        "it) and run again")
+        "TS706",
+        ("spec", "command"),
+        f"{program!r} (the job's command) is not found on this machine's PATH: in the cluster it comes with the image",
+        hint=f"install {program} locally (or activate the environment that has it) and run again",
+    )
 
 
 def _gpu_slices(job: LocalJob, devices: list[str], nodes: int, problems: list[Diagnostic]) -> list[str]:
     per_node = job.gpus_per_node
     if per_node > 0 and not devices:
-        problems.append(job.loaded.diagnostic(
-            "TS705", ("spec", "resourcesPerNode"), f"the job asks for {per_node} GPU(s) per node and this machine "
-            "has none: the nodes run without GPUs", severity=Severity.WARNING,
-            hint="code that needs CUDA (NCCL) fails here; use gloo/CPU for local runs"))
+        problems.append(
+            job.loaded.diagnostic(
+                "TS705",
+                ("spec", "resourcesPerNode"),
+                f"the job asks for {per_node} GPU(s) per node and this machine has none: the nodes run without GPUs",
+                severity=Severity.WARNING,
+                hint="code that needs CUDA (NCCL) fails here; use gloo/CPU for local runs",
+            )
+        )
         return []
     visible = G.slices(devices, nodes, per_node)
     if visible is None:
-        problems.append(job.loaded.diagnostic(
-            "TS705", ("spec", "resourcesPerNode"),
-            f"{nodes} node(s) x {per_node} GPU(s) need {nodes * per_node} GPUs; this machine has {len(devices)} "
-            f"({','.join(devices)})", hint=f"run fewer nodes locally: --nodes {max(1, len(devices) // per_node)}"
-            if len(devices) >= per_node else "this machine has fewer GPUs than one node needs"))
+        problems.append(
+            job.loaded.diagnostic(
+                "TS705",
+                ("spec", "resourcesPerNode"),
+                f"{nodes} node(s) x {per_node} GPU(s) need {nodes * per_node} GPUs; this machine has {len(devices)} "
+                f"({','.join(devices)})",
+                hint=f"run fewer nodes locally: --nodes {max(1, len(devices) // per_node)}"
+                if len(devices) >= per_node
+                else "this machine has fewer GPUs than one node needs",
+            )
+        )
         return []
     return visible
 
@@ -160,8 +183,9 @@ def _homes(mounts: Mapping[str, str], work: WorkDir) -> dict[str, Path]:
     return {path: volumes[name] for path, name in mounts.items() if name in volumes}
 
 
-def _stage_member(job: LocalJob, work: WorkDir, base: dict[str, str], data_source: str | None,
-                  shards: int | None) -> Member | None:
+def _stage_member(
+    job: LocalJob, work: WorkDir, base: dict[str, str], data_source: str | None, shards: int | None
+) -> Member | None:
     if job.stage is None:
         return None
     env, _ = E.map_paths(_plain(job.stage.env, {}), _homes(job.stage.mounts, work))
@@ -173,8 +197,16 @@ def _stage_member(job: LocalJob, work: WorkDir, base: dict[str, str], data_sourc
     return Member(DATASET_INITIALIZER, STAGE_ARGV, {**base, **env})
 
 
-def _node_members(job: LocalJob, work: WorkDir, base: dict[str, str], secrets: Mapping[str, str], nodes: int,
-                  procs: int, shards: int | None, visible: list[str]) -> list[Member]:
+def _node_members(
+    job: LocalJob,
+    work: WorkDir,
+    base: dict[str, str],
+    secrets: Mapping[str, str],
+    nodes: int,
+    procs: int,
+    shards: int | None,
+    visible: list[str],
+) -> list[Member]:
     env, _ = E.map_paths(_plain(job.env, secrets), _homes(job.mounts, work))
     if job.checkpoint_kind == "uri":  # object storage in the cluster; a local directory here
         env[CHECKPOINT_DIR_ENV] = str(work.checkpoints)
@@ -183,8 +215,9 @@ def _node_members(job: LocalJob, work: WorkDir, base: dict[str, str], secrets: M
     port = E.free_port()
     if job.framework in _MPI:
         work.hostfile.write_text(E.hostfile_text(nodes, procs), encoding="utf-8")
-        injected = E.controller_env(job.framework, node=0, nodes=nodes, procs_per_node=procs, port=port,
-                                    hostfile=work.hostfile.resolve())
+        injected = E.controller_env(
+            job.framework, node=0, nodes=nodes, procs_per_node=procs, port=port, hostfile=work.hostfile.resolve()
+        )
         return [Member(LAUNCHER, job.argv, {**base, **env, **injected, **_visible_all(visible)})]
     members = []
     for node in range(nodes):
@@ -213,9 +246,14 @@ def _header(run: Prepared, options: RunOptions) -> list[str]:
     size = "1 launcher" if job.framework in _MPI else f"{run.nodes} node{'s' * (run.nodes != 1)}"
     procs = f" x {run.procs_per_node} process{'es' * (run.procs_per_node != 1)}"
     lines = [f"trainspec run --local: {job.namespace}/{job.name} ({job.framework.value}, {size}{procs})"]
-    scaled = [f"--{n} {v} (job: {j})" for n, v, j in (("nodes", options.nodes, job.nodes),
-                                                      ("procs-per-node", options.procs_per_node, job.procs_per_node))
-              if v is not None and v != j]
+    scaled = [
+        f"--{n} {v} (job: {j})"
+        for n, v, j in (
+            ("nodes", options.nodes, job.nodes),
+            ("procs-per-node", options.procs_per_node, job.procs_per_node),
+        )
+        if v is not None and v != j
+    ]
     if scaled:
         lines.append("  scaled down: " + ", ".join(scaled))
     lines.append(f"  work directory: {_shown(run.work.root)} (kept between runs; delete it to start over)")
@@ -225,7 +263,9 @@ def _header(run: Prepared, options: RunOptions) -> list[str]:
     if run.stage is not None:
         source = run.stage.env.get(STORAGE_URI_ENV, "")
         target = run.stage.env.get(DATA_DIR_ENV, str(run.work.workspace))
-        lines.append(f"  dataset: {_shown(source)} -> {_shown(target)} ({_count(run.stage.env.get(NUM_SHARDS_ENV), 'shard')})")
+        lines.append(
+            f"  dataset: {_shown(source)} -> {_shown(target)} ({_count(run.stage.env.get(NUM_SHARDS_ENV), 'shard')})"
+        )
     if not job.runtime_known:
         lines.append("  note: the runtime lives in the cluster; only its spec's env is known here")
     return lines

@@ -17,14 +17,21 @@ stays stderr.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+if TYPE_CHECKING:
+    from types import FrameType
+
+    #: What ``signal.signal`` returns: None for a handler that was not installed from Python.
+    _Handler = Callable[[int, FrameType | None], Any] | int | None
 
 #: Seconds between SIGTERM and SIGKILL (Kubernetes' default terminationGracePeriodSeconds).
 GRACE_SECONDS = 30.0
@@ -92,10 +99,8 @@ def _pump(stream: BinaryIO, prefix: bytes, sink: BinaryIO, lock: threading.Lock)
 
 
 def _signal_group(running: _Running, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(running.proc.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 class Supervisor:
@@ -117,7 +122,7 @@ class Supervisor:
         else:
             self._kill_now = True
 
-    def _install(self) -> dict[int, object]:
+    def _install(self) -> dict[int, _Handler]:
         if threading.current_thread() is not threading.main_thread():
             return {}  # only the main thread may set handlers (an embedding caller keeps its own)
         return {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -144,17 +149,27 @@ class Supervisor:
                 for thread in item.threads:
                     thread.join(timeout=5)
             for sig, handler in previous.items():
-                signal.signal(sig, handler)  # type: ignore[arg-type]
+                # None (installed outside Python) cannot be handed back: the default is the nearest.
+                signal.signal(sig, signal.SIG_DFL if handler is None else handler)
 
     def _start(self, member: Member) -> _Running:
         try:
-            proc = subprocess.Popen(list(member.argv), env=member.env, cwd=member.cwd, stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+            proc = subprocess.Popen(
+                list(member.argv),
+                env=member.env,
+                cwd=member.cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
         except OSError as exc:
             raise StartError(member, exc) from None
         prefix = f"[{member.label}] ".encode()
-        threads = [threading.Thread(target=_pump, args=(stream, prefix, sink, self._lock), daemon=True)
-                   for stream, sink in ((proc.stdout, self.stdout), (proc.stderr, self.stderr))]
+        threads = [
+            threading.Thread(target=_pump, args=(stream, prefix, sink, self._lock), daemon=True)
+            for stream, sink in ((proc.stdout, self.stdout), (proc.stderr, self.stderr))
+        ]
         for thread in threads:
             thread.start()
         return _Running(member, proc, threads)

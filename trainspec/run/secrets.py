@@ -42,13 +42,14 @@ def read_env_file(path: str) -> tuple[dict[str, str], list[Diagnostic]]:
         if not stripped or stripped.startswith("#"):
             continue
         if stripped.startswith("export "):
-            stripped = stripped[len("export "):].lstrip()
+            stripped = stripped[len("export ") :].lstrip()
         name, sep, value = stripped.partition("=")
         name = name.strip()
         if not sep or not _NAME.match(name):
             # The line may hold a secret: never echo it, name only where it is.
-            problems.append(_file_problem(path, number, "expected NAME=value (the line is not shown: it may hold "
-                                                        "a secret)"))
+            problems.append(
+                _file_problem(path, number, "expected NAME=value (the line is not shown: it may hold a secret)")
+            )
             continue
         value = value.strip()
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
@@ -58,12 +59,25 @@ def read_env_file(path: str) -> tuple[dict[str, str], list[Diagnostic]]:
 
 
 def _file_problem(path: str, line: int | None, message: str) -> Diagnostic:
-    return Diagnostic(code="TS702", message=message, file=path, line=line, column=1 if line else None,
-                      path="--env-file", hint="one NAME=value per line; # starts a comment")
+    return Diagnostic(
+        code="TS702",
+        message=message,
+        file=path,
+        line=line,
+        column=1 if line else None,
+        path="--env-file",
+        hint="one NAME=value per line; # starts a comment",
+    )
 
 
-def resolve_secrets(entries: Iterable[EnvEntry], *, file_values: Mapping[str, str], environ: Mapping[str, str],
-                    loaded: LoadedSpec, env_file: str | None) -> tuple[dict[str, str], list[Diagnostic]]:
+def resolve_secrets(
+    entries: Iterable[EnvEntry],
+    *,
+    file_values: Mapping[str, str],
+    environ: Mapping[str, str],
+    loaded: LoadedSpec,
+    env_file: str | None,
+) -> tuple[dict[str, str], list[Diagnostic]]:
     """The value of every secret reference among ``entries``; TS701 for each that has none."""
     values: dict[str, str] = {}
     problems: list[Diagnostic] = []
@@ -77,12 +91,16 @@ def resolve_secrets(entries: Iterable[EnvEntry], *, file_values: Mapping[str, st
         else:
             secret, key = entry.secret
             where = f"--env-file {env_file} nor the local environment" if env_file else "the local environment"
-            problems.append(loaded.diagnostic(
-                "TS701", ("spec", "secretEnv", entry.name),
-                f"{entry.name} comes from key {key!r} of Secret {secret!r} in the cluster; locally its value is in "
-                f"neither {where}",
-                hint=f"export {entry.name}=... before running, or put {entry.name}=... in a file given with "
-                     "--env-file (the value is passed to the processes only, never written to disk)"))
+            problems.append(
+                loaded.diagnostic(
+                    "TS701",
+                    ("spec", "secretEnv", entry.name),
+                    f"{entry.name} comes from key {key!r} of Secret {secret!r} in the cluster; locally its value is in "
+                    f"neither {where}",
+                    hint=f"export {entry.name}=... before running, or put {entry.name}=... in a file given with "
+                    "--env-file (the value is passed to the processes only, never written to disk)",
+                )
+            )
     return values, problems
 
 

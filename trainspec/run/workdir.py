@@ -62,7 +62,13 @@ def prepare(root: Path) -> tuple[WorkDir | None, list[Diagnostic]]:
         if not os.access(root, os.W_OK | os.X_OK):
             raise PermissionError(f"{root} is not writable")
     except OSError as exc:
-        return None, [Diagnostic(code="TS707", message=f"cannot use work directory {root}: {exc}",
-                                 file="<command line>", path="--workdir",
-                                 hint="pass --workdir DIR with a directory you can write to")]
+        return None, [
+            Diagnostic(
+                code="TS707",
+                message=f"cannot use work directory {root}: {exc}",
+                file="<command line>",
+                path="--workdir",
+                hint="pass --workdir DIR with a directory you can write to",
+            )
+        ]
     return work, []

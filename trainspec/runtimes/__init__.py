@@ -8,7 +8,7 @@ cluster, and jobs reach them as external catalog entries (:mod:`trainspec.runtim
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from trainspec.dsl.sources import LoadedSpec, load_path
@@ -22,7 +22,7 @@ def builtin_names() -> tuple[str, ...]:
     return tuple(sorted(path.stem for path in CATALOG_DIR.glob("*.yaml")))
 
 
-@lru_cache(maxsize=None)
+@cache
 def builtin_runtime(name: str) -> LoadedSpec | None:
     """One built-in runtime, read on first use (most runs need one or none of them)."""
     if name not in builtin_names():
@@ -31,7 +31,9 @@ def builtin_runtime(name: str) -> LoadedSpec | None:
     specs, problems = load_path(path)
     errors = [d for d in problems if d.is_error]
     if errors or len(specs) != 1:  # a packaging defect, not user input
-        raise RuntimeError(f"built-in runtime {path.name} is invalid: {errors[0].message if errors else 'not one spec'}")
+        raise RuntimeError(
+            f"built-in runtime {path.name} is invalid: {errors[0].message if errors else 'not one spec'}"
+        )
     (spec,) = specs
     return LoadedSpec(spec=spec.spec, file=f"<built-in>/{path.name}", doc=spec.doc, origin=spec.origin)
 

@@ -13,11 +13,11 @@ the upstream manifests, where present, and compares every fact kept here.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
-from trainspec.dsl.wellknown import MPI_SSH_AUTH_MOUNT_PATH
 from trainspec.dsl.models import Framework, Mpi, Resources, Runtime
 from trainspec.dsl.sources import LoadedSpec
+from trainspec.dsl.wellknown import MPI_SSH_AUTH_MOUNT_PATH
 from trainspec.k8s.wellknown import DATASET_INITIALIZER, MODEL_INITIALIZER
 
 #: The ``file`` of a catalog entry's LoadedSpec (there is no file: the runtime is the cluster's).
@@ -70,20 +70,38 @@ _INITIALIZERS = (DATASET_INITIALIZER, MODEL_INITIALIZER)
 _PLACEHOLDER = "upstream-runtime"
 
 CATALOG: tuple[UpstreamRuntime, ...] = (
-    UpstreamRuntime("deepspeed-distributed", "deepspeed", "mpi", "ghcr.io/kubeflow/trainer/deepspeed-runtime",
-                    procs_per_node=1, ssh_auth_mount_path=_MPI_SSH, launcher_as_node=True),
+    UpstreamRuntime(
+        "deepspeed-distributed",
+        "deepspeed",
+        "mpi",
+        "ghcr.io/kubeflow/trainer/deepspeed-runtime",
+        procs_per_node=1,
+        ssh_auth_mount_path=_MPI_SSH,
+        launcher_as_node=True,
+    ),
     UpstreamRuntime("jax-distributed", "jax", "jax", "nvcr.io/nvidia/jax:25.10-py3"),
-    UpstreamRuntime("mlx-distributed", "mlx", "mpi", "ghcr.io/kubeflow/trainer/mlx-runtime",
-                    procs_per_node=1, ssh_auth_mount_path=_MPI_SSH, launcher_as_node=True),
+    UpstreamRuntime(
+        "mlx-distributed",
+        "mlx",
+        "mpi",
+        "ghcr.io/kubeflow/trainer/mlx-runtime",
+        procs_per_node=1,
+        ssh_auth_mount_path=_MPI_SSH,
+        launcher_as_node=True,
+    ),
     UpstreamRuntime("torch-distributed", "torch", "torch", _TORCH_IMAGE),
-    UpstreamRuntime("torch-distributed-with-cache", "torch", "torch", _TORCH_IMAGE,
-                    initializers=(DATASET_INITIALIZER,)),
-    UpstreamRuntime("torchtune-llama3.2-1b", "torchtune", "torch", _TORCHTUNE_IMAGE, gpus=2,
-                    initializers=_INITIALIZERS),
-    UpstreamRuntime("torchtune-llama3.2-3b", "torchtune", "torch", _TORCHTUNE_IMAGE, gpus=2,
-                    initializers=_INITIALIZERS),
-    UpstreamRuntime("torchtune-qwen2.5-1.5b", "torchtune", "torch", _TORCHTUNE_IMAGE, gpus=2,
-                    initializers=_INITIALIZERS),
+    UpstreamRuntime(
+        "torch-distributed-with-cache", "torch", "torch", _TORCH_IMAGE, initializers=(DATASET_INITIALIZER,)
+    ),
+    UpstreamRuntime(
+        "torchtune-llama3.2-1b", "torchtune", "torch", _TORCHTUNE_IMAGE, gpus=2, initializers=_INITIALIZERS
+    ),
+    UpstreamRuntime(
+        "torchtune-llama3.2-3b", "torchtune", "torch", _TORCHTUNE_IMAGE, gpus=2, initializers=_INITIALIZERS
+    ),
+    UpstreamRuntime(
+        "torchtune-qwen2.5-1.5b", "torchtune", "torch", _TORCHTUNE_IMAGE, gpus=2, initializers=_INITIALIZERS
+    ),
     UpstreamRuntime("xgboost-distributed", "xgboost", "xgboost", "ghcr.io/kubeflow/trainer/xgboost-runtime"),
 )
 _BY_NAME: dict[str, UpstreamRuntime] = {entry.name: entry for entry in CATALOG}
@@ -105,7 +123,7 @@ def unmodeled(name: str) -> UpstreamRuntime | None:
     return entry if entry is not None and entry.modeled is None else None
 
 
-@lru_cache(maxsize=None)
+@cache
 def upstream_runtime(name: str) -> LoadedSpec | None:
     """Entry ``name`` as an external trainspec ``Runtime`` (what resolution reads); None if unknown
     or of a framework trainspec does not model."""
@@ -115,11 +133,18 @@ def upstream_runtime(name: str) -> LoadedSpec | None:
         return None
     mpi = None
     if entry.policy == "mpi":
-        mpi = Mpi(ssh_auth_mount_path=entry.ssh_auth_mount_path or MPI_SSH_AUTH_MOUNT_PATH,
-                  run_launcher_as_node=bool(entry.launcher_as_node))
+        mpi = Mpi(
+            ssh_auth_mount_path=entry.ssh_auth_mount_path or MPI_SSH_AUTH_MOUNT_PATH,
+            run_launcher_as_node=bool(entry.launcher_as_node),
+        )
     runtime = Runtime(
-        name=_PLACEHOLDER, framework=framework, image=entry.image, nodes=entry.nodes, external=True,
-        resources_per_node=Resources(gpu=entry.gpus) if entry.gpus else None, mpi=mpi,
+        name=_PLACEHOLDER,
+        framework=framework,
+        image=entry.image,
+        nodes=entry.nodes,
+        external=True,
+        resources_per_node=Resources(gpu=entry.gpus) if entry.gpus else None,
+        mpi=mpi,
     )
     # Kubeflow Trainer's names are Kubernetes object names, some with dots (torchtune-llama3.2-1b),
     # which a trainspec Runtime's RFC 1035 name is not: the entry is built valid, then renamed.
@@ -127,5 +152,12 @@ def upstream_runtime(name: str) -> LoadedSpec | None:
     return LoadedSpec(spec=runtime, file=UPSTREAM_FILE_PREFIX + entry.name)
 
 
-__all__ = ["CATALOG", "UPSTREAM_FILE_PREFIX", "UpstreamRuntime", "unmodeled", "upstream_entry",
-           "upstream_names", "upstream_runtime"]
+__all__ = [
+    "CATALOG",
+    "UPSTREAM_FILE_PREFIX",
+    "UpstreamRuntime",
+    "unmodeled",
+    "upstream_entry",
+    "upstream_names",
+    "upstream_runtime",
+]

@@ -70,7 +70,7 @@ def _type_schema(annotation: Any, defs: dict[str, Any], info: FieldInfo | None =
         described = next((m for m in annotation.__metadata__ if hasattr(m, "__json_schema__")), None)
         return described.__json_schema__() if described is not None else _type_schema(args[0], defs, info)
     if origin in (typing.Union, types.UnionType):  # Optional[X] and X | Model: validation allows no other union
-        alternatives = []
+        alternatives: list[dict[str, Any]] = []
         for arg in (a for a in args if a is not type(None)):
             inner = _type_schema(arg, defs, info)
             alternatives.extend(inner["anyOf"] if list(inner) == ["anyOf"] else [inner])
@@ -80,7 +80,7 @@ def _type_schema(annotation: Any, defs: dict[str, Any], info: FieldInfo | None =
     if origin is list:
         return {"items": _type_schema(args[0], defs), "type": "array", **_limits(info, "minItems", "maxItems")}
     if origin is dict:
-        schema = {"additionalProperties": _type_schema(args[1], defs), "type": "object"}
+        schema: dict[str, Any] = {"additionalProperties": _type_schema(args[1], defs), "type": "object"}
         names = {k: v for k, v in _type_schema(args[0], defs).items() if k != "type"}
         if names:
             schema["propertyNames"] = names
@@ -126,11 +126,19 @@ def build() -> dict[str, dict[str, Any]]:
         defs[kind] = _require_kind(defs[kind], kind)
     out: dict[str, dict[str, Any]] = {}
     for kind in ("Runtime", "TrainingJob"):
-        out[kind] = {"$schema": DRAFT, "$id": BASE_ID + FILES[kind], "title": f"trainspec {kind}",
-                     "$ref": f"#/$defs/{kind}", "$defs": defs}
+        out[kind] = {
+            "$schema": DRAFT,
+            "$id": BASE_ID + FILES[kind],
+            "title": f"trainspec {kind}",
+            "$ref": f"#/$defs/{kind}",
+            "$defs": defs,
+        }
     out["all"] = {
-        "$schema": DRAFT, "$id": BASE_ID + FILES["all"], "title": "trainspec spec (Runtime or TrainingJob)",
-        "type": "object", "required": ["apiVersion", "kind"],
+        "$schema": DRAFT,
+        "$id": BASE_ID + FILES["all"],
+        "title": "trainspec spec (Runtime or TrainingJob)",
+        "type": "object",
+        "required": ["apiVersion", "kind"],
         "properties": {"kind": {"enum": ["Runtime", "TrainingJob"]}},
         "allOf": [
             {"if": {"properties": {"kind": {"const": kind}}, "required": ["kind"]}, "then": {"$ref": f"#/$defs/{kind}"}}

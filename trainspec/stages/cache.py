@@ -1,8 +1,9 @@
 """Cache check: is the existing output already what this run would produce?
 
 A hit needs a valid trainspec manifest with the same trainspec version, settings, source
-URI and source fingerprint, and every shard file present with its recorded size
-(``--verify`` also recomputes every sha256). Including the version is deliberate: a newer
+URI and source fingerprint (mode, balance and checksum are settings), record counts when
+``--count-records`` asks for them, and in copy mode every shard file present with its
+recorded size (``--verify`` also recomputes every recorded checksum). Including the version is deliberate: a newer
 trainspec may lay shards out differently, and re-sharding is cheaper than a wrong run.
 """
 
@@ -16,7 +17,13 @@ from trainspec.stages.manifest import load_manifest, verify_shards
 
 
 def cache_status(
-    out_dir: Path, *, version: str, settings: dict[str, Any], source: dict[str, Any], full_verify: bool
+    out_dir: Path,
+    *,
+    version: str,
+    settings: dict[str, Any],
+    source: dict[str, Any],
+    full_verify: bool,
+    need_records: bool = False,
 ) -> tuple[bool, str]:
     """Return ``(hit, reason)``; ``reason`` says why it is a miss (or ``"cache hit"``)."""
     if not out_dir.exists():
@@ -32,6 +39,8 @@ def cache_status(
     old = manifest.get("source") or {}
     if old.get("uri") != source["uri"] or old.get("fingerprint") != source["fingerprint"]:
         return False, "source changed"
+    if need_records and manifest.get("records") is None:
+        return False, "record counts asked for (--count-records)"
     problem = verify_shards(out_dir, manifest, full=full_verify)
     if problem:
         return False, problem

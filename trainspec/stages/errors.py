@@ -19,6 +19,10 @@ class ManifestError(RuntimeError):
     """The shard manifest is missing, unreadable or not a trainspec manifest."""
 
 
+class SourceChangedError(ManifestError):
+    """A file the manifest refers to changed since the stage wrote it (size, mtime, ETag or checksum)."""
+
+
 class ShardAssignmentError(RuntimeError):
     """This process cannot be matched to a shard (world size and shard count disagree, etc.)."""
 

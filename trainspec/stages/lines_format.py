@@ -1,167 +1,106 @@
-"""Sharding line records (``jsonl`` and ``text``).
+"""Copy-mode sharding of line records (``jsonl`` and ``text``): shard files are written.
 
-``contiguous`` never looks at single lines: after the counting pass (lines_scan) it finds the
-byte offset of each shard boundary by reading one block per boundary, then copies byte
-ranges with large reads and writes, several shards at once in threads. ``round-robin`` and
-``hashed`` stream every file once, splitting blocks into lines with ``bytes.split`` and
-dealing them out to all shard writers.
+``contiguous`` never looks at single lines: the plan (line_plan: by record count after one
+counting pass, or by bytes with a seek per boundary) gives each shard's byte ranges, which
+are copied several shards at once in threads - in the kernel (copy_file_range/sendfile) for
+local files when no checksum is asked for, else through one 256 KiB buffer per shard.
+``round-robin`` and ``hashed`` stream every file once, splitting blocks into lines with
+``bytes.split`` and dealing them out to all shard writers.
 """
 
 from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trainspec.stages.assignment import contiguous_bounds, hash_key, hashed_shard
+from trainspec.stages.assignment import hash_key, hashed_shard
 from trainspec.stages.config import Options, Settings
 from trainspec.stages.errors import StageError
-from trainspec.stages.lines_scan import (
-    LineCounts,
-    LineValidator,
-    iter_lines,
-    scan_lines,
+from trainspec.stages.fastio import IO_BUFFER
+from trainspec.stages.line_plan import (
+    Segment,
+    check_record_count,
+    mark_unterminated,
+    plan_by_bytes,
+    plan_by_records,
 )
+from trainspec.stages.lines_scan import LineValidator, iter_lines
 from trainspec.stages.manifest import shard_relpath
 from trainspec.stages.sink import ShardWriter
-from trainspec.stages.sources import Source, SourceFile
+from trainspec.stages.sources import Source
+
+__all__ = ["check_record_count", "shard_lines"]
+#: Bytes one in-kernel copy call moves before the cancellation flag is looked at again.
+_KERNEL_STEP = 64 << 20
 
 
-def check_record_count(total: int, num_shards: int, allow_empty: bool, what: str = "records") -> None:
-    """Fail early on an empty dataset, or on fewer records than shards unless allowed."""
-    if total == 0:
-        raise StageError(f"dataset is empty: no {what} in the source")
-    if total < num_shards and not allow_empty:
-        raise StageError(
-            f"only {total} {what} for {num_shards} shards: some shards would be empty "
-            "(pass --allow-empty-shards to allow that)"
-        )
-
-
-@dataclass(frozen=True)
-class Segment:
-    """A byte range of one input file that goes, in order, into a shard."""
-
-    file: SourceFile
-    start: int
-    end: int
-    records: int
-    add_newline: bool  # the range ends with the file's last line, which has no newline
-
-
-def _nth_newline_end(block: bytes, n: int) -> int:
-    """Position just after the n-th (1-based) newline in ``block``."""
-    # Count in 64 KiB steps first so the find() loop only runs inside one small window.
-    step = 1 << 16
-    pos = 0
-    while True:
-        c = block.count(b"\n", pos, pos + step)
-        if c >= n:
-            break
-        n -= c
-        pos += step
-    p = pos - 1
-    for _ in range(n):
-        p = block.find(b"\n", p + 1)
-    return p + 1
-
-
-def line_offset(source: Source, f: SourceFile, counts: LineCounts, line: int) -> int:
-    """Byte offset where line ``line`` (0-based) of a file starts; ``records`` maps to EOF."""
-    if line <= 0:
-        return 0
-    if line >= counts.records:
-        return counts.size
-    block, nth = counts.block_of_newline(line)
-    pos = block * counts.block_size
-    end = min(pos + counts.block_size, counts.size)
-    # Read the block in 1 MiB pieces and stop at the piece holding the newline: on average
-    # half a block is read per shard boundary.
-    piece = min(counts.block_size, 1 << 20)
-    with source.open(f, counts.block_size) as fh:
-        fh.seek(pos)
-        while pos < end:
-            data = fh.read(min(piece, end - pos))
-            if not data:
-                break
-            found = data.count(b"\n")
-            if found >= nth:
-                return pos + _nth_newline_end(data, nth)
-            nth -= found
-            pos += len(data)
-    raise StageError(f"source file {f.location} changed while it was being sharded")
-
-
-def plan_contiguous(source: Source, counts: list[LineCounts], num_shards: int) -> list[list[Segment]]:
-    """Split the concatenated records of all files into per-shard lists of byte ranges."""
-    starts = [0]
-    for c in counts:
-        starts.append(starts[-1] + c.records)
-    bounds = contiguous_bounds(starts[-1], num_shards)
-    plan: list[list[Segment]] = []
-    for i in range(num_shards):
-        lo, hi = bounds[i], bounds[i + 1]
-        segments = []
-        for fi, (f, c) in enumerate(zip(source.files, counts)):
-            a, b = max(lo, starts[fi]), min(hi, starts[fi + 1])
-            if a >= b:
-                continue
-            la, lb = a - starts[fi], b - starts[fi]
-            segments.append(
-                Segment(
-                    file=f,
-                    start=line_offset(source, f, c, la),
-                    end=line_offset(source, f, c, lb),
-                    records=lb - la,
-                    add_newline=lb == c.records and not c.ends_with_newline,
-                )
-            )
-        plan.append(segments)
-    return plan
+def _copy_segment(source: Source, seg: Segment, writer: ShardWriter, options: Options, stop: threading.Event) -> None:
+    want = seg.end - seg.start
+    if source.is_local and source.on_read is None:
+        # In the kernel (or a bounded read/write loop) from the raw fd, in steps small enough
+        # that a failed shard or SIGTERM stops the other copies soon.
+        got = 0
+        with source.open(seg.file) as fh:
+            fd = fh.fileno()  # local sources are io.FileIO
+            while got < want:
+                if stop.is_set():
+                    raise StageError("cancelled")
+                step = min(want - got, _KERNEL_STEP)
+                n = writer.copy_from(fd, seg.start + got, step, kernel=options.kernel_copy)
+                got += n
+                if n < step:
+                    break
+    else:
+        buf = bytearray(min(IO_BUFFER, max(want, 1)))
+        view = memoryview(buf)
+        got = 0
+        with source.open(seg.file, IO_BUFFER) as fh:
+            fh.seek(seg.start)
+            while got < want:
+                if stop.is_set():  # another shard failed or the stage is being stopped
+                    raise StageError("cancelled")
+                n = fh.readinto(view[: min(len(buf), want - got)])
+                if not n:
+                    break
+                writer.write(view[:n])
+                got += n
+    if got != want:
+        raise StageError(f"source file {seg.file.location} shrank while it was being sharded")
 
 
 def _copy_shard(
-    source: Source, segments: list[Segment], path: Path, options: Options, stop: threading.Event
+    source: Source, segments: list[Segment], path: Path, options: Options, checksum: str, stop: threading.Event
 ) -> dict[str, Any]:
-    writer = ShardWriter(path)
+    writer = ShardWriter(path, checksum=checksum)
     try:
-        buf = bytearray(options.block_size)
-        view = memoryview(buf)
         for seg in segments:
-            with source.open(seg.file, options.block_size) as fh:
-                fh.seek(seg.start)
-                remaining = seg.end - seg.start
-                while remaining:
-                    if stop.is_set():  # another shard failed or the stage is being stopped
-                        raise StageError("cancelled")
-                    n = fh.readinto(view[: min(len(buf), remaining)])
-                    if not n:
-                        raise StageError(f"source file {seg.file.location} shrank while it was being sharded")
-                    writer.write(view[:n])
-                    remaining -= n
+            _copy_segment(source, seg, writer, options, stop)
             if seg.add_newline:
                 writer.write(b"\n")
-            writer.records += seg.records
+            if seg.records is None or writer.records is None:
+                writer.records = None
+            else:
+                writer.records += seg.records
         return writer.close()
     except BaseException:
         writer.abort()
         raise
 
 
-def _shard_contiguous(
-    source: Source, settings: Settings, options: Options, staging: Path
-) -> list[dict[str, Any]]:
-    counts = scan_lines(source, settings.format, options)
-    check_record_count(sum(c.records for c in counts), settings.num_shards, options.allow_empty_shards)
-    plan = plan_contiguous(source, counts, settings.num_shards)
-    paths = [
-        staging / shard_relpath(i, settings.num_shards, settings.format) for i in range(settings.num_shards)
-    ]
+def _shard_contiguous(source: Source, settings: Settings, options: Options, staging: Path) -> list[dict[str, Any]]:
+    if settings.balance == "bytes":
+        plan = mark_unterminated(source, plan_by_bytes(source, settings.num_shards, options, settings.format))
+    else:
+        plan = plan_by_records(source, settings.format, settings.num_shards, options)[0]
+    paths = [staging / shard_relpath(i, settings.num_shards, settings.format) for i in range(settings.num_shards)]
     stop = threading.Event()
     with ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
-        futures = [pool.submit(_copy_shard, source, segs, p, options, stop) for segs, p in zip(plan, paths)]
+        futures = [
+            pool.submit(_copy_shard, source, segs, p, options, settings.checksum, stop)
+            for segs, p in zip(plan, paths, strict=True)
+        ]
         try:
             return [fut.result() for fut in futures]
         except BaseException:
@@ -181,7 +120,7 @@ def _deal(lines: list[bytes], first: int, settings: Settings, key: bytes, writer
             picked = lines[(s - first) % n :: n]
             if picked:
                 writers[s].write(b"\n".join(picked) + b"\n")
-                writers[s].records += len(picked)
+                writers[s].records = (writers[s].records or 0) + len(picked)
         return
     buckets: list[list[bytes]] = [[] for _ in range(n)]
     for line in lines:
@@ -189,12 +128,10 @@ def _deal(lines: list[bytes], first: int, settings: Settings, key: bytes, writer
     for s, picked in enumerate(buckets):
         if picked:
             writers[s].write(b"\n".join(picked) + b"\n")
-            writers[s].records += len(picked)
+            writers[s].records = (writers[s].records or 0) + len(picked)
 
 
-def _shard_streaming(
-    source: Source, settings: Settings, options: Options, staging: Path
-) -> list[dict[str, Any]]:
+def _shard_streaming(source: Source, settings: Settings, options: Options, staging: Path) -> list[dict[str, Any]]:
     n = settings.num_shards
     key = hash_key(settings.seed)
     # Keep total buffered output bounded (~16 MiB) however many shards there are, and split
@@ -204,8 +141,11 @@ def _shard_streaming(
     writers: list[ShardWriter] = []
     validator = LineValidator(settings.format) if options.validate else None
     try:
-        for i in range(n):
-            writers.append(ShardWriter(staging / shard_relpath(i, n, settings.format), buffer_limit=limit))
+        # extend() appends as the generator yields: if one writer cannot be made, the ones made are closed.
+        writers.extend(
+            ShardWriter(staging / shard_relpath(i, n, settings.format), buffer_limit=limit, checksum=settings.checksum)
+            for i in range(n)
+        )
         total = 0
         for f in source.files:
             lineno = 0
@@ -229,7 +169,7 @@ def _shard_streaming(
 
 
 def shard_lines(source: Source, settings: Settings, options: Options, staging: Path) -> list[dict[str, Any]]:
-    """Write all line shards into ``staging/shards``; return per-shard records/bytes/sha256."""
+    """Write all line shards into ``staging/shards``; return per-shard records/bytes/checksum."""
     (staging / "shards").mkdir()
     if settings.assignment == "contiguous":
         return _shard_contiguous(source, settings, options, staging)

@@ -4,38 +4,49 @@ A record is one line. A final line without a newline is a record too (the writer
 newline), an empty file has no records, and an empty line is a record (``text``) - for
 ``jsonl`` it is reported as malformed by ``--validate``.
 
-Counting is ``bytes.count(b"\\n")`` over big blocks, with no per-line Python work. The
-per-block counts are kept (one int per 8 MiB) so that the byte offset of any line can later
-be found by reading a single block. ``bytes.count`` holds the GIL, so big local inputs are
-counted by forked worker processes.
+Counting is ``fastio.count_newlines`` (numpy for big inputs when installed, else ``bytearray.count``) over
+256 KiB reads, with no per-line Python work. The per-block counts are kept (one 4-byte int per
+1 MiB block) so that the byte offset of any line can later be found by reading a single
+block. Big local inputs are counted by forked worker processes (the machine's cores, not the
+GIL, bound it); with a checksum asked for, the same single pass also hashes each file.
 """
 
 from __future__ import annotations
 
+import array
 import bisect
 import itertools
 import json
-import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from typing import Any
 
+from trainspec.dsl.record import Record, field
 from trainspec.stages.config import Options
 from trainspec.stages.errors import StageError
+from trainspec.stages.fastio import (
+    IO_BUFFER,
+    Hasher,
+    count_newlines,
+    digest,
+    new_hasher,
+    select_counter,
+)
 from trainspec.stages.sources import Source, SourceFile
 
 _MAX_REPORTED = 5
 
 
-@dataclass
-class LineCounts:
+class LineCounts(Record, frozen=False):
     """Newline statistics of one file, enough to map line numbers to byte offsets."""
 
     size: int
     block_size: int
-    block_counts: list[int] = field(default_factory=list)  # newlines in block i
+    #: Newlines in block i; an array of 4-byte ints: one per MiB is 4 MB of memory per TB.
+    block_counts: array.array[int] = field(default_factory=lambda: array.array("I"))
     ends_with_newline: bool = True  # vacuously true for an empty file
-    _cumulative: list[int] | None = None
+    checksum: str | None = None  # "<algorithm>:<hex>" when the pass was asked to hash
+    _cumulative: array.array[int] | None = None
 
     @property
     def records(self) -> int:
@@ -45,7 +56,7 @@ class LineCounts:
     def block_of_newline(self, n: int) -> tuple[int, int]:
         """For the n-th newline (1-based): ``(block index, n-th newline within that block)``."""
         if self._cumulative is None:
-            self._cumulative = list(itertools.accumulate(self.block_counts))
+            self._cumulative = array.array("Q", itertools.accumulate(self.block_counts))
         block = bisect.bisect_left(self._cumulative, n)
         before = self._cumulative[block - 1] if block else 0
         return block, n - before
@@ -87,7 +98,7 @@ class LineValidator:
             raise StageError(f"{self.bad} malformed {self.fmt} record(s): " + "; ".join(self.examples) + more)
 
 
-def iter_lines(source: Source, f: SourceFile, block_size: int):  # type: ignore[no-untyped-def]
+def iter_lines(source: Source, f: SourceFile, block_size: int) -> Iterator[list[bytes]]:
     """Yield lists of complete lines (without newlines) of a file, block by block.
 
     The last line of a file is yielded even without a trailing newline. Memory is one block
@@ -108,37 +119,72 @@ def iter_lines(source: Source, f: SourceFile, block_size: int):  # type: ignore[
         yield [b"".join(carry)]
 
 
+def _count_blocks(
+    fh: Any, start: int, end: int | None, block_size: int, hasher: Hasher | None
+) -> tuple[list[int], bytes, int]:
+    """Newlines per ``block_size`` block of ``[start, end)`` (to EOF if ``end`` is None).
+
+    Reads go through one 256 KiB-class buffer whatever the block size (big reads are slower:
+    the buffer falls out of the CPU caches). Returns the counts, the last byte read and the
+    bytes read.
+    """
+    piece = max(1, min(IO_BUFFER, block_size))
+    buf = bytearray(piece)
+    view = memoryview(buf)
+    counts: list[int] = []
+    last = b"\n"
+    pos = start
+    in_block = block_size  # bytes still to read in the current block; start a new one at once
+    while end is None or pos < end:
+        if in_block == block_size or not counts:
+            counts.append(0)
+        want = min(piece, in_block)
+        if end is not None:
+            want = min(want, end - pos)
+        n = fh.readinto(view[:want])
+        if not n:
+            if in_block == block_size:
+                counts.pop()  # the block we opened holds nothing
+            break
+        counts[-1] += count_newlines(buf, n)
+        if hasher is not None:
+            hasher.update(view[:n])
+        last = bytes(buf[n - 1 : n])
+        pos += n
+        in_block -= n
+        if not in_block:
+            in_block = block_size
+    return counts, last, pos - start
+
+
 def _count_range(path: str, start: int, end: int, block_size: int) -> list[int]:
     """Newlines per block in ``[start, end)`` of a local file (runs in a worker process)."""
-    counts = []
-    buf = bytearray(block_size)
-    view = memoryview(buf)
     with open(path, "rb", buffering=0) as fh:
         fh.seek(start)
-        pos = start
-        while pos < end:
-            n = fh.readinto(view[: min(block_size, end - pos)])
-            if not n:
-                break
-            counts.append(buf.count(b"\n", 0, n))
-            pos += n
-    return counts
+        return _count_blocks(fh, start, end, block_size, None)[0]
 
 
-def _count_serial(source: Source, f: SourceFile, block_size: int) -> LineCounts:
+def _count_serial(source: Source, f: SourceFile, block_size: int, checksum: str = "none") -> LineCounts:
     counts = LineCounts(size=f.size, block_size=block_size)
-    buf = bytearray(block_size)
-    view = memoryview(buf)
-    last: bytes = b"\n"
-    size = 0
-    with source.open(f, block_size) as fh:
-        while n := fh.readinto(view):
-            counts.block_counts.append(buf.count(b"\n", 0, n))
-            last = bytes(buf[n - 1 : n])
-            size += n
+    hasher = new_hasher(checksum)
+    with source.open(f, min(block_size, IO_BUFFER)) as fh:
+        blocks, last, counts.size = _count_blocks(fh, 0, None, block_size, hasher)
+    counts.block_counts = array.array("I", blocks)
     counts.ends_with_newline = last == b"\n"
-    counts.size = size
+    counts.checksum = digest(checksum, hasher)
     return counts
+
+
+def count_range(source: Source, f: SourceFile, start: int, end: int) -> tuple[int, bytes]:
+    """Newlines in ``[start, end)`` of one file and its last byte (``b""`` if empty)."""
+    if start >= end:
+        return 0, b""
+    with source.open(f, IO_BUFFER) as fh:
+        fh.seek(start)
+        counts, last, read = _count_blocks(fh, start, end, end - start, None)
+    if read != end - start:
+        raise StageError(f"source file {f.location} shrank while it was being counted")
+    return sum(counts), last
 
 
 def _last_byte(path: str, size: int) -> bytes:
@@ -153,27 +199,28 @@ def _count_parallel(source: Source, workers: int, block_size: int) -> list[LineC
     total = source.total_bytes
     unit = max(block_size, (total // (workers * 4)) // block_size * block_size)
     jobs = [
-        (fi, start, min(f.size, start + unit))
-        for fi, f in enumerate(source.files)
-        for start in range(0, f.size, unit)
+        (fi, start, min(f.size, start + unit)) for fi, f in enumerate(source.files) for start in range(0, f.size, unit)
     ]
+    import multiprocessing  # lazy: only big local inputs fork counting workers
+    from concurrent.futures import ProcessPoolExecutor
+
     # fork: the workers only need the function and a path, and the stage has no threads yet.
     ctx = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        futures = [
-            pool.submit(_count_range, source.files[fi].location, s, e, block_size) for fi, s, e in jobs
-        ]
+        futures = [pool.submit(_count_range, source.files[fi].location, s, e, block_size) for fi, s, e in jobs]
         out = [LineCounts(size=f.size, block_size=block_size) for f in source.files]
-        for (fi, _s, _e), fut in zip(jobs, futures):
+        for (fi, _s, _e), fut in zip(jobs, futures, strict=True):
             out[fi].block_counts.extend(fut.result())
-    for f, counts in zip(source.files, out):
+    for f, counts in zip(source.files, out, strict=True):
         if f.size:
             counts.ends_with_newline = _last_byte(f.location, f.size) == b"\n"
     return out
 
 
-def _count_validating(source: Source, f: SourceFile, block_size: int, validator: LineValidator) -> LineCounts:
-    counts = _count_serial(source, f, block_size)
+def _count_validating(
+    source: Source, f: SourceFile, block_size: int, validator: LineValidator, checksum: str
+) -> LineCounts:
+    counts = _count_serial(source, f, block_size, checksum)
     lineno = 0
     for lines in iter_lines(source, f, block_size):
         for line in lines:
@@ -182,24 +229,29 @@ def _count_validating(source: Source, f: SourceFile, block_size: int, validator:
     return counts
 
 
-def scan_lines(source: Source, fmt: str, options: Options) -> list[LineCounts]:
-    """Count (and with ``--validate`` check) every line file; one :class:`LineCounts` per file."""
+def scan_lines(source: Source, fmt: str, options: Options, checksum: str = "none") -> list[LineCounts]:
+    """Count (and with ``--validate`` check) every line file; one :class:`LineCounts` per file.
+
+    ``checksum`` (index mode's per-file checksum) is computed in the same read pass.
+    """
     bs = options.block_size
+    select_counter(source.total_bytes)  # here, before any worker process forks
     if options.validate:
         validator = LineValidator(fmt)
-        counts = [_count_validating(source, f, bs, validator) for f in source.files]
+        counts = [_count_validating(source, f, bs, validator, checksum) for f in source.files]
         validator.raise_if_bad()
         return counts
     workers = min(options.workers, os.cpu_count() or 1)
     if (
-        source.is_local
+        checksum == "none"
+        and source.is_local
         and workers > 1
         and hasattr(os, "fork")
         and source.total_bytes >= options.parallel_count_min_bytes
     ):
         counts = _count_parallel(source, workers, bs)
-        for f, c in zip(source.files, counts):
+        for f, c in zip(source.files, counts, strict=True):
             if sum(c.block_counts) > f.size:  # pragma: no cover - defensive
                 raise StageError(f"source file {f.location} changed while it was counted")
         return counts
-    return [_count_serial(source, f, bs) for f in source.files]
+    return [_count_serial(source, f, bs, checksum) for f in source.files]

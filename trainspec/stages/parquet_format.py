@@ -1,4 +1,7 @@
-"""Sharding parquet rows through pyarrow (imported lazily; the ``data`` extra).
+"""Sharding parquet rows through pyarrow (imported lazily; the ``data`` extra), copy mode.
+
+Index mode needs only the footers (:func:`inspect_row_groups`; ``index_format`` assigns
+whole row groups).
 
 All input files must have the same schema (metadata ignored). The row count comes from the
 file footers, so ``contiguous`` needs no counting pass: batches are read in order and sliced
@@ -21,8 +24,9 @@ from typing import Any
 from trainspec.stages.assignment import contiguous_bounds, hash_key, hashed_shard
 from trainspec.stages.config import Options, Settings
 from trainspec.stages.errors import StageError
-from trainspec.stages.lines_format import check_record_count
-from trainspec.stages.manifest import sha256_file, shard_relpath
+from trainspec.stages.fastio import checksum_path
+from trainspec.stages.line_plan import check_record_count
+from trainspec.stages.manifest import shard_relpath
 from trainspec.stages.sink import output_error
 from trainspec.stages.sources import DATA_EXTRA, Source, SourceFile
 
@@ -35,8 +39,8 @@ ROW_GROUP_BYTES = 4 << 20
 
 def _pyarrow() -> tuple[Any, Any]:
     try:
-        import pyarrow  # type: ignore[import-untyped,unused-ignore]
-        import pyarrow.parquet  # type: ignore[import-untyped,unused-ignore]
+        import pyarrow
+        import pyarrow.parquet
     except ImportError:
         raise StageError(f"parquet needs pyarrow: {DATA_EXTRA}") from None
     # Arrow's default pools (mimalloc/jemalloc) keep freed blocks cached, which shows up as
@@ -49,8 +53,9 @@ def _pyarrow() -> tuple[Any, Any]:
 class _Out:
     """One output parquet shard; created on first use so empty shards still get a valid file."""
 
-    def __init__(self, pq: Any, path: Path, schema: Any, compression: str) -> None:
+    def __init__(self, pq: Any, path: Path, schema: Any, compression: str, checksum: str) -> None:
         self.pq, self.path, self.schema, self.compression = pq, path, schema, compression
+        self.checksum = checksum
         self.writer: Any = None
         self.records = 0
         self.pending: list[Any] = []
@@ -82,7 +87,7 @@ class _Out:
             self.pending, self.pending_bytes = [], 0
 
     def close(self, pa: Any) -> dict[str, Any]:
-        """Write what is buffered and the footer; return records, bytes and sha256 of the file.
+        """Write what is buffered and the footer; return records, bytes and checksum of the file.
 
         Idempotent: a writer holds page and compression buffers until closed, so contiguous
         sharding closes each shard as soon as it is complete and again (cheaply) at the end.
@@ -101,7 +106,7 @@ class _Out:
         self.result = {
             "records": self.records,
             "bytes": self.path.stat().st_size,
-            "sha256": sha256_file(self.path),
+            "checksum": checksum_path(self.path, self.checksum),
         }
         return self.result
 
@@ -114,7 +119,7 @@ def _open(pq: Any, source: Source, f: SourceFile) -> Any:
         return pq.ParquetFile(where, buffer_size=1 << 20, pre_buffer=False)
     except StageError:
         raise
-    except Exception as exc:  # noqa: BLE001 - ArrowInvalid and friends: report as bad input
+    except Exception as exc:
         raise StageError(f"{f.location} is not a readable parquet file: {str(exc).splitlines()[0]}") from None
 
 
@@ -131,9 +136,7 @@ def _inspect(pq: Any, source: Source) -> tuple[Any, list[int], str, int]:
             if meta.num_row_groups and meta.num_columns:
                 codec = str(meta.row_group(0).column(0).compression).lower()
         elif not pf.schema_arrow.equals(schema, check_metadata=False):
-            raise StageError(
-                f"{f.rel} has a different parquet schema than {first}; all input files must match"
-            )
+            raise StageError(f"{f.rel} has a different parquet schema than {first}; all input files must match")
         rows.append(meta.num_rows)
         for g in range(meta.num_row_groups):
             row_bytes += meta.row_group(g).total_byte_size  # uncompressed
@@ -141,6 +144,32 @@ def _inspect(pq: Any, source: Source) -> tuple[Any, list[int], str, int]:
         pf.close()
     batch = max(1, min(MAX_BATCH_ROWS, BATCH_BYTES * max(row_count, 1) // max(row_bytes, 1)))
     return schema, rows, ("none" if codec in ("uncompressed", "") else codec), batch
+
+
+def inspect_row_groups(source: Source) -> list[tuple[int, int, int, int]]:
+    """``(file index, row group, rows, compressed bytes)`` of every row group, from the footers.
+
+    All files must share a schema (as in copy mode). Only footers are read: a ranged read
+    near each file's end on object storage.
+    """
+    _pa, pq = _pyarrow()
+    units: list[tuple[int, int, int, int]] = []
+    schema, first = None, ""
+    for fi, f in enumerate(source.files):
+        pf = _open(pq, source, f)
+        try:
+            if schema is None:
+                schema, first = pf.schema_arrow, f.rel
+            elif not pf.schema_arrow.equals(schema, check_metadata=False):
+                raise StageError(f"{f.rel} has a different parquet schema than {first}; all input files must match")
+            meta = pf.metadata
+            for g in range(meta.num_row_groups):
+                group = meta.row_group(g)
+                size = sum(group.column(c).total_compressed_size for c in range(group.num_columns))
+                units.append((fi, g, group.num_rows, size))
+        finally:
+            pf.close()
+    return units
 
 
 def _batches(pq: Any, source: Source, batch_rows: int) -> Iterator[Any]:
@@ -155,31 +184,25 @@ def _batches(pq: Any, source: Source, batch_rows: int) -> Iterator[Any]:
 def _json_default(value: Any) -> Any:
     if isinstance(value, (bytes, bytearray)):
         return value.hex()
-    if isinstance(
-        value, (datetime.date, datetime.time, datetime.datetime, datetime.timedelta, decimal.Decimal)
-    ):
+    if isinstance(value, (datetime.date, datetime.time, datetime.datetime, datetime.timedelta, decimal.Decimal)):
         return str(value)
     return repr(value)
 
 
 def row_bytes(row: dict[str, Any]) -> bytes:
     """The canonical bytes of a parquet row that ``hashed`` assignment hashes."""
-    return json.dumps(
-        row, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_json_default
-    ).encode()
+    return json.dumps(row, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_json_default).encode()
 
 
-def shard_parquet(
-    source: Source, settings: Settings, options: Options, staging: Path
-) -> list[dict[str, Any]]:
-    """Write parquet shards into ``staging/shards``; return per-shard records/bytes/sha256."""
+def shard_parquet(source: Source, settings: Settings, options: Options, staging: Path) -> list[dict[str, Any]]:
+    """Write parquet shards into ``staging/shards``; return per-shard records/bytes/checksum."""
     pa, pq = _pyarrow()
     n = settings.num_shards
     schema, rows, codec, batch_rows = _inspect(pq, source)
     total = sum(rows)
     check_record_count(total, n, options.allow_empty_shards, what="rows")
     (staging / "shards").mkdir()
-    outs = [_Out(pq, staging / shard_relpath(i, n, "parquet"), schema, codec) for i in range(n)]
+    outs = [_Out(pq, staging / shard_relpath(i, n, "parquet"), schema, codec, settings.checksum) for i in range(n)]
     seen = 0
     try:
         if settings.assignment == "contiguous":
@@ -211,9 +234,7 @@ def shard_parquet(
                         outs[s].buffer(batch.take(pa.array(idx, type=pa.int64())), limit, pa)
                 seen += batch.num_rows
         if seen != total:
-            raise StageError(
-                f"parquet footers promised {total} rows but {seen} were read; did the source change?"
-            )
+            raise StageError(f"parquet footers promised {total} rows but {seen} were read; did the source change?")
         results = [o.close(pa) for o in outs]
     except StageError:
         raise

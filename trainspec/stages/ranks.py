@@ -21,14 +21,23 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # Names of the in-pod contract and of Trainer's torch env, shared with the compiler (stdlib only).
 from trainspec.dsl.wellknown import (
-    DATA_DIR_ENV, JAX_NUM_PROCESSES_ENV, JAX_PROCESS_ID_ENV, NUM_SHARDS_ENV, PET_NNODES_ENV, PET_NODE_RANK_ENV, PET_NPROC_PER_NODE_ENV,
+    DATA_DIR_ENV,
+    JAX_NUM_PROCESSES_ENV,
+    JAX_PROCESS_ID_ENV,
+    NUM_SHARDS_ENV,
+    PET_NNODES_ENV,
+    PET_NODE_RANK_ENV,
+    PET_NPROC_PER_NODE_ENV,
 )
-from trainspec.stages.errors import ShardAssignmentError
+from trainspec.stages.errors import ManifestError, ShardAssignmentError
 from trainspec.stages.manifest import load_manifest
+
+if TYPE_CHECKING:  # the readers load only when a manifest needs them
+    from trainspec.stages.readers import RowGroups, ShardReader
 
 
 @dataclass(frozen=True)
@@ -67,9 +76,7 @@ def process_info(env: Mapping[str, str] | None = None) -> ProcessInfo:
     nnodes = _get(env, PET_NNODES_ENV, numeric_only=True)
     local = _first(_get(env, "LOCAL_RANK"), _get(env, "OMPI_COMM_WORLD_LOCAL_RANK")) or 0
     pet_rank = node * nproc + local if node is not None and nproc is not None else None
-    rank = _first(
-        _get(env, "RANK"), pet_rank, _get(env, JAX_PROCESS_ID_ENV), _get(env, "OMPI_COMM_WORLD_RANK"), 0
-    )
+    rank = _first(_get(env, "RANK"), pet_rank, _get(env, JAX_PROCESS_ID_ENV), _get(env, "OMPI_COMM_WORLD_RANK"), 0)
     pet_world = nnodes * nproc if nnodes is not None and nproc is not None else None
     world = _first(
         _get(env, "WORLD_SIZE"),
@@ -116,21 +123,70 @@ def my_shard_index(manifest: Mapping[str, Any], env: Mapping[str, str] | None = 
     return index
 
 
-def my_shards(
-    data_dir: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None
-) -> list[Path]:
-    """This process's shard paths, from ``$TRAINSPEC_DATA_DIR/manifest.json`` and the rank variables.
+def _data_root(data_dir: str | os.PathLike[str] | None, env: Mapping[str, str]) -> Path:
+    return Path(data_dir if data_dir is not None else env.get(DATA_DIR_ENV) or "/workspace/dataset")
 
-    For ``jsonl``/``text``/``parquet`` this is one file; for ``files`` it is the files of
-    this shard (possibly none). With ``shard_by=node`` every process on a node gets the same
-    shard: split it further by ``LOCAL_RANK`` if they should not read the same records.
+
+def is_index_manifest(manifest: Mapping[str, Any]) -> bool:
+    """True for a manifest whose shards are ranges over the source (version 2, mode index)."""
+    return manifest.get("manifest_version") == 2 and manifest["settings"].get("mode") == "index"
+
+
+def my_shards(
+    data_dir: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None, *, verify: bool = False
+) -> list[Path] | list[ShardReader] | list[RowGroups]:
+    """This process's shard, from ``$TRAINSPEC_DATA_DIR/manifest.json`` and the rank variables.
+
+    Copy mode (manifest version 1, or version 2 with ``mode: copy``) is unchanged: a list of
+    paths, one file for ``jsonl``/``text``/``parquet`` and the files of this shard for ``files``
+    (possibly none). Index mode has no shard files, so it gives readers instead (decided so:
+    the call and its list shape stay, the items change with the manifest the stage wrote):
+    one :class:`~trainspec.stages.readers.ShardReader` over this shard's ranges for
+    ``jsonl``/``text``, one per file for ``files``, one
+    :class:`~trainspec.stages.readers.RowGroups` per file for ``parquet``. A reader is a binary
+    file (``with``, ``for line in reader``, ``read``, ``seek``) and checks its files against the
+    manifest when it opens (``verify``: their checksums too). Code that works in both modes
+    uses :func:`open_shard` (jsonl/text) instead.
+
+    With ``shard_by=node`` every process on a node gets the same shard: split it further by
+    ``LOCAL_RANK`` if they should not read the same records.
     Raises :class:`ShardAssignmentError` if the shard count does not match the job.
     """
     env = os.environ if env is None else env
-    root = Path(data_dir if data_dir is not None else env.get(DATA_DIR_ENV) or "/workspace/dataset")
+    root = _data_root(data_dir, env)
     manifest = load_manifest(root)
-    shard = manifest["shards"][my_shard_index(manifest, env)]
+    index = my_shard_index(manifest, env)
+    if is_index_manifest(manifest):
+        from trainspec.stages.readers import index_readers
+
+        return index_readers(manifest, index, verify=verify, env=env)
+    shard = manifest["shards"][index]
     base = root / shard["path"]
     if "files" in shard:
         return [base / entry["path"] for entry in shard["files"]]
     return [base]
+
+
+def open_shard(
+    data_dir: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None, *, verify: bool = False
+) -> ShardReader:
+    """One reader over this process's records (``jsonl``/``text``), in index and copy mode alike.
+
+    ``reader.records(start=k)`` resumes at record ``k`` of the shard. ``verify`` also compares
+    checksums the manifest holds. Raises :class:`ManifestError` for ``files``/``parquet``
+    (use :func:`my_shards`) and :class:`SourceChangedError` when the source changed.
+    """
+    from trainspec.stages.readers import ShardReader, copy_reader, index_readers
+
+    env = os.environ if env is None else env
+    root = _data_root(data_dir, env)
+    manifest = load_manifest(root)
+    index = my_shard_index(manifest, env)
+    fmt = manifest["settings"].get("format")
+    if fmt not in ("jsonl", "text"):
+        raise ManifestError(f"open_shard() reads jsonl and text shards; this one is {fmt}: use my_shards()")
+    if is_index_manifest(manifest):
+        reader = index_readers(manifest, index, verify=verify, env=env)[0]
+        assert isinstance(reader, ShardReader)
+        return reader
+    return copy_reader(root, manifest, index, verify=verify)

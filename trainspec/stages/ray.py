@@ -26,7 +26,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from trainspec.k8s.wellknown import (
-    CHECKPOINT_DIR_ENV, CPUS_PER_NODE_ENV, GPUS_PER_NODE_ENV, MAX_RESTARTS_ENV, MIN_NODES_ENV, NUM_NODES_ENV,
+    CHECKPOINT_DIR_ENV,
+    CPUS_PER_NODE_ENV,
+    GPUS_PER_NODE_ENV,
+    MAX_RESTARTS_ENV,
+    MIN_NODES_ENV,
+    NUM_NODES_ENV,
     PROCS_PER_NODE_ENV,
 )
 

@@ -1,7 +1,11 @@
-"""``python -m trainspec.stages.shard``: the dataset-initializer stage that writes data shards.
+"""``python -m trainspec.stages.shard``: the dataset-initializer stage that shards a dataset.
 
-Reads ``STORAGE_URI`` (or ``--source``), writes ``$TRAINSPEC_DATA_DIR/shards/...`` and
-``manifest.json`` atomically, and exits 0 at once when an identical output already exists.
+Reads ``STORAGE_URI`` (or ``--source``) and writes ``$TRAINSPEC_DATA_DIR/manifest.json``
+atomically, and exits 0 at once when an identical output already exists. Index mode (the
+default for contiguous assignment) writes only the manifest: each shard's byte ranges (jsonl,
+text), row groups (parquet) or whole files (files) of the source, read in place by
+``my_shards()``. Copy mode (``--mode copy``; the default for hashed and round-robin) also
+writes ``shards/...`` files. ``manifest.py`` documents the manifest.
 Exit codes: 0 done or cache hit, 1 a problem with the input or output, 2 bad usage
 (flags or environment variables), 130/143 interrupted. Every error is one line on stderr.
 """
@@ -9,6 +13,7 @@ Exit codes: 0 done or cache hit, 1 a problem with the input or output, 2 bad usa
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
@@ -18,16 +23,30 @@ from typing import Any, NoReturn
 
 # The in-pod contract's names, shared with the compiler (a standard-library module).
 from trainspec.dsl.wellknown import (
-    DATA_DIR_ENV, DATA_FORMAT_ENV, INT64_MAX, NUM_SHARDS_ENV, SEED_MAX, SHARD_ASSIGNMENT_ENV, SHARD_BY_ENV,
-    SHARD_SEED_ENV, STORAGE_URI_ENV,
+    DATA_DIR_ENV,
+    DATA_FORMAT_ENV,
+    INT64_MAX,
+    NUM_SHARDS_ENV,
+    SEED_MAX,
+    SHARD_ASSIGNMENT_ENV,
+    SHARD_BALANCE_ENV,
+    SHARD_BY_ENV,
+    SHARD_CHECKSUM_ENV,
+    SHARD_MODE_ENV,
+    SHARD_SEED_ENV,
+    STORAGE_URI_ENV,
 )
 from trainspec.stages.config import (
     ASSIGNMENTS,
+    BALANCES,
+    CHECKSUMS,
     FORMATS,
+    MODES,
     SHARD_BY,
     Config,
     Options,
     Settings,
+    default_mode,
 )
 from trainspec.stages.errors import StageError, UsageError
 from trainspec.stages.runner import PROG, run
@@ -43,7 +62,19 @@ ENV_VARS: dict[str, tuple[str, str | None]] = {
     "assignment": (SHARD_ASSIGNMENT_ENV, "contiguous"),
     "seed": (SHARD_SEED_ENV, "0"),
     "output": (DATA_DIR_ENV, DEFAULT_OUTPUT),
+    "mode": (SHARD_MODE_ENV, None),  # None: the assignment's default (index for contiguous)
+    "balance": (SHARD_BALANCE_ENV, "records"),
+    "checksum": (SHARD_CHECKSUM_ENV, "none"),
 }
+#: Settings with a fixed set of values, and those values.
+_CHOICES = (
+    ("format", FORMATS),
+    ("shard_by", SHARD_BY),
+    ("assignment", ASSIGNMENTS),
+    ("mode", MODES),
+    ("balance", BALANCES),
+    ("checksum", CHECKSUMS),
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -84,6 +115,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add("--seed", metavar="INT", help="seed of hashed assignment (default 0) [env TRAINSPEC_SHARD_SEED]")
     add(
+        "--mode",
+        metavar="MODE",
+        help="index: write only the manifest of byte ranges/row groups/files (default for contiguous); "
+        "copy: also write shard files (default, and the only mode, for hashed and round-robin) "
+        f"[env {SHARD_MODE_ENV}]",
+    )
+    add(
+        "--balance",
+        metavar="BY",
+        help="contiguous boundaries by records (counts within one; one counting pass) or by bytes "
+        f"(a seek per boundary, no full scan) (default records) [env {SHARD_BALANCE_ENV}]",
+    )
+    add(
+        "--checksum",
+        metavar="ALG",
+        help=f"{' | '.join(CHECKSUMS)}: checksum of every source file (index) or shard (copy) "
+        f"(default none; xxh3 needs the xxhash package) [env {SHARD_CHECKSUM_ENV}]",
+    )
+    add(
+        "--count-records",
+        action="store_true",
+        help="with --balance bytes: also count the records of every range (one full read)",
+    )
+    add(
         "--output",
         metavar="DIR",
         help=f"output directory (default {DEFAULT_OUTPUT}) [env TRAINSPEC_DATA_DIR]",
@@ -102,7 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
     add(
         "--verify",
         action="store_true",
-        help="on a cache check, recompute every shard's sha256 (default: sizes only)",
+        help="on a cache check, recompute every recorded checksum (default: sizes only)",
     )
     add(
         "--no-fsync",
@@ -135,17 +190,21 @@ def parse_config(argv: Sequence[str] | None, env: Mapping[str, str]) -> Config:
             raw[dest] = (env[var], var)
         else:
             raw[dest] = (default, f"{flag} / {var}")
-    for dest, allowed in (("format", FORMATS), ("shard_by", SHARD_BY), ("assignment", ASSIGNMENTS)):
+    if raw["mode"][0] is None:
+        raw["mode"] = (default_mode(str(raw["assignment"][0])), raw["mode"][1])
+    for dest, allowed in _CHOICES:
         value, origin = raw[dest]
         if value is None:
-            raise UsageError(
-                f"no {dest.replace('_', ' ')}: pass --{dest.replace('_', '-')} or set {ENV_VARS[dest][0]}"
-            )
+            raise UsageError(f"no {dest.replace('_', ' ')}: pass --{dest.replace('_', '-')} or set {ENV_VARS[dest][0]}")
         if value not in allowed:
             raise UsageError(
-                f"unknown {dest.replace('_', ' ')} {value!r} (from {origin}); "
-                f"expected one of: {', '.join(allowed)}"
+                f"unknown {dest.replace('_', ' ')} {value!r} (from {origin}); expected one of: {', '.join(allowed)}"
             )
+    if raw["mode"][0] == "index" and raw["assignment"][0] != "contiguous":
+        raise UsageError(
+            f"index mode needs contiguous assignment, not {raw['assignment'][0]} "
+            f"(from {raw['mode'][1]}); use --mode copy"
+        )
     if raw["num_shards"][0] is None:
         raise UsageError("no shard count: pass --num-shards or set TRAINSPEC_NUM_SHARDS")
     if raw["source"][0] is None:
@@ -156,6 +215,9 @@ def parse_config(argv: Sequence[str] | None, env: Mapping[str, str]) -> Config:
         shard_by=str(raw["shard_by"][0]),
         assignment=str(raw["assignment"][0]),
         seed=_int("seed", raw["seed"][1], str(raw["seed"][0])),
+        mode=str(raw["mode"][0]),
+        balance=str(raw["balance"][0]),
+        checksum=str(raw["checksum"][0]),
     )
     if not -INT64_MAX - 1 <= settings.seed <= SEED_MAX:
         raise UsageError(f"seed must fit in 64 bits, got {settings.seed}")
@@ -164,7 +226,10 @@ def parse_config(argv: Sequence[str] | None, env: Mapping[str, str]) -> Config:
         output=Path(os.path.abspath(str(raw["output"][0]))),
         settings=settings,
         options=Options(
-            validate=args.validate, allow_empty_shards=args.allow_empty_shards, durable=args.durable
+            validate=args.validate,
+            allow_empty_shards=args.allow_empty_shards,
+            durable=args.durable,
+            count_records=args.count_records,
         ),
         force=args.force,
         verify=args.verify,
@@ -179,10 +244,8 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     """Console entry point (``trainspec-shard``); returns the exit code, never raises."""
     env = os.environ if env is None else env
     previous = None
-    try:
+    with contextlib.suppress(ValueError):  # not the main thread (embedded use): no handler, the rest works
         previous = signal.signal(signal.SIGTERM, _on_sigterm)
-    except ValueError:  # not the main thread (embedded use): no handler, the rest still works
-        pass
     try:
         return run(parse_config(argv, env), env)
     except SystemExit as exc:  # --help
@@ -200,7 +263,7 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
         where = f" ({exc.filename})" if exc.filename else ""
         print(f"{PROG}: error: {exc.strerror or exc}{where}", file=sys.stderr)
         return 1
-    except Exception as exc:  # noqa: BLE001 - never a traceback in the pod log; one line that can be reported
+    except Exception as exc:
         print(
             f"{PROG}: internal error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
             file=sys.stderr,

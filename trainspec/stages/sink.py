@@ -1,4 +1,4 @@
-"""Writing shard files: byte counting, sha256 while writing, and fsync helpers.
+"""Writing shard files: byte counting, the optional checksum while writing, and fsync helpers.
 
 Output errors (disk full, permission denied, file too large) become one-line
 :class:`StageError`s naming the file, so the CLI can clean up and exit 1.
@@ -6,12 +6,12 @@ Output errors (disk full, permission denied, file too large) become one-line
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 from typing import Any
 
 from trainspec.stages.errors import StageError
+from trainspec.stages.fastio import IO_BUFFER, copy_range, digest, new_hasher
 
 
 def output_error(path: Path | str, exc: OSError) -> StageError:
@@ -22,15 +22,18 @@ def output_error(path: Path | str, exc: OSError) -> StageError:
 class ShardWriter:
     """One shard file being written. Small writes are buffered; big blocks go straight through.
 
-    Hashing happens in the thread that writes, and both ``os.write`` and ``sha256.update``
-    release the GIL for large buffers, so several writers in threads run in parallel.
+    Hashing (only with a ``checksum``) happens in the thread that writes, and ``os.write``,
+    ``sha256.update`` and ``xxh3.update`` release the GIL for large buffers, so several
+    writers in threads run in parallel. Without a checksum, :meth:`copy_from` lets the
+    kernel copy a range of a local source file.
     """
 
-    def __init__(self, path: Path, buffer_limit: int = 1 << 20) -> None:
+    def __init__(self, path: Path, buffer_limit: int = IO_BUFFER, checksum: str = "none") -> None:
         self.path = path
-        self.records = 0
+        self.records: int | None = 0
         self.bytes = 0
-        self._hash = hashlib.sha256()
+        self._algorithm = checksum
+        self._hash = new_hasher(checksum)
         self._pending: list[bytes] = []
         self._pending_size = 0
         self._limit = buffer_limit
@@ -48,8 +51,35 @@ class ShardWriter:
                 view = view[n:]
         except OSError as exc:
             raise output_error(self.path, exc) from None
-        self._hash.update(data)
+        if self._hash is not None:
+            self._hash.update(data)
         self.bytes += len(data)
+
+    def copy_from(self, fd: int, offset: int, count: int, kernel: bool = True) -> int:
+        """Append ``count`` bytes of the open file ``fd`` from ``offset``; return the bytes copied.
+
+        In-kernel (copy_file_range/sendfile) unless a checksum needs to see the bytes.
+        """
+        self._flush()
+        assert self._fd is not None
+        if self._hash is not None:
+            kernel = False
+            buf = bytearray(min(IO_BUFFER, max(count, 1)))
+            view = memoryview(buf)
+            done = 0
+            while done < count:
+                n = os.preadv(fd, [view[: min(len(buf), count - done)]], offset + done)
+                if not n:
+                    break
+                self._write_all(view[:n])
+                done += n
+            return done
+        try:
+            done = copy_range(fd, self._fd, offset, count, kernel=kernel)
+        except OSError as exc:
+            raise output_error(self.path, exc) from None
+        self.bytes += done
+        return done
 
     def _flush(self) -> None:
         if self._pending:
@@ -70,7 +100,7 @@ class ShardWriter:
             self._flush()
 
     def close(self) -> dict[str, Any]:
-        """Flush and close; return ``{"records", "bytes", "sha256"}``.
+        """Flush and close; return ``{"records", "bytes", "checksum"}``.
 
         No fsync here: the runner fsyncs the whole staging tree at the end, by which time
         background writeback has already done most of the work (an fsync right after each
@@ -83,7 +113,7 @@ class ShardWriter:
                 os.close(fd)
             except OSError as exc:  # NFS and friends report write errors at close
                 raise output_error(self.path, exc) from None
-        return {"records": self.records, "bytes": self.bytes, "sha256": self._hash.hexdigest()}
+        return {"records": self.records, "bytes": self.bytes, "checksum": digest(self._algorithm, self._hash)}
 
     def abort(self) -> None:
         """Close without flushing (the staging directory is deleted anyway)."""

@@ -18,12 +18,14 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol
 
-from trainspec.dsl.wellknown import PVC_ROOT_ENV  # the in-pod contract, shared with the compiler
+from trainspec.dsl.record import Record  # start-up: see stages/config.py
+from trainspec.dsl.wellknown import (
+    PVC_ROOT_ENV,  # the in-pod contract, shared with the compiler
+)
 from trainspec.stages.errors import StageError, UsageError
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://(.*)$")
@@ -41,13 +43,10 @@ class Readable(Protocol):
     def seek(self, offset: int, whence: int = 0, /) -> int: ...
     def close(self) -> None: ...
     def __enter__(self) -> Any: ...
-    def __exit__(
-        self, t: type[BaseException] | None, v: BaseException | None, tb: TracebackType | None, /
-    ) -> Any: ...
+    def __exit__(self, t: type[BaseException] | None, v: BaseException | None, tb: TracebackType | None, /) -> Any: ...
 
 
-@dataclass(frozen=True)
-class SourceFile:
+class SourceFile(Record):
     """One input file: ``rel`` orders it and names it inside ``files`` shards."""
 
     rel: str
@@ -56,8 +55,7 @@ class SourceFile:
     location: str  # local path, or the path fsspec understands
 
 
-@dataclass
-class Source:
+class Source(Record, frozen=False):
     """The resolved input: the files, where they live, and how to open them."""
 
     uri: str
@@ -80,12 +78,27 @@ class Source:
         """Open an input file for binary reading (seekable, supports ``readinto``)."""
         try:
             if self.fs is None:
-                handle: Readable = open(f.location, "rb", buffering=0)
+                handle: Readable = open(f.location, "rb", buffering=0)  # noqa: SIM115 (returned: the caller closes it)
             else:
                 handle = self.fs.open(f.location, "rb", block_size=block_size)
         except OSError as exc:
             raise StageError(f"cannot read source file {f.location}: {exc.strerror or exc}") from None
         return _Counted(handle, self.on_read) if self.on_read is not None else handle
+
+    def read_range(self, f: SourceFile, start: int, end: int) -> bytes:
+        """Bytes ``[start, end)`` of a file (fewer at its end): ``pread`` locally, one ranged GET
+        (``fs.cat_file``) on object storage - no read-ahead, so a boundary search downloads
+        exactly what it reads."""
+        try:
+            if self.fs is None:
+                fd = os.open(f.location, os.O_RDONLY | os.O_CLOEXEC)
+                try:
+                    return os.pread(fd, end - start, start)
+                finally:
+                    os.close(fd)
+            return bytes(self.fs.cat_file(f.location, start=start, end=end))
+        except OSError as exc:
+            raise StageError(f"cannot read source file {f.location}: {exc.strerror or exc}") from None
 
     def changed_files(self) -> list[str]:
         """Local files whose size or mtime differ from when they were listed (empty if none).
@@ -164,9 +177,7 @@ def _resolve_local(uri: str, path: str, exclude: Path | None) -> list[SourceFile
         base = _glob_base(path)
         matches = [m for m in glob.glob(path, recursive=True) if os.path.isfile(m)]
         files = [_local_file(m, os.path.relpath(m, base).replace(os.sep, "/")) for m in matches]
-        files = [
-            f for f in files if excl is None or not os.path.realpath(f.location).startswith(excl + os.sep)
-        ]
+        files = [f for f in files if excl is None or not os.path.realpath(f.location).startswith(excl + os.sep)]
         return sorted(files, key=lambda f: f.rel)
     if not os.path.exists(path):
         raise StageError(f"source not found: {uri}" + (f" (looked at {path})" if path != uri else ""))
@@ -191,7 +202,7 @@ def _pvc_path(rest: str, env: Mapping[str, str]) -> str:
 
 def _fsspec_fs(uri: str, scheme: str, env: Mapping[str, str]) -> tuple[Any, str]:
     try:
-        import fsspec  # type: ignore[import-untyped,unused-ignore]  # lazy: only object storage needs it
+        import fsspec  # lazy: only object storage needs it
     except ImportError:
         raise StageError(f"{scheme}:// sources need fsspec: {DATA_EXTRA}") from None
     kwargs: dict[str, Any] = {}
@@ -203,9 +214,7 @@ def _fsspec_fs(uri: str, scheme: str, env: Mapping[str, str]) -> tuple[Any, str]
         return fsspec.core.url_to_fs(uri, **kwargs)
     except ImportError as exc:
         # s3/gs backends come with the data extra; others (hf://, az://) are the image's business.
-        hint = (
-            DATA_EXTRA if scheme in ("s3", "s3a", "gs", "gcs") else "install that fsspec backend in the image"
-        )
+        hint = DATA_EXTRA if scheme in ("s3", "s3a", "gs", "gcs") else "install that fsspec backend in the image"
         raise StageError(f"{scheme}:// sources need an fsspec backend ({exc}): {hint}") from None
     except ValueError as exc:
         raise UsageError(f"unsupported source {uri}: {exc}") from None
@@ -237,7 +246,7 @@ def _resolve_fsspec(uri: str, scheme: str, env: Mapping[str, str]) -> Source:
         raise StageError(f"source not found: {uri}") from None
     except PermissionError as exc:
         raise StageError(f"cannot read source {uri}: permission denied ({exc})") from None
-    except Exception as exc:  # noqa: BLE001 - backends raise their own types (botocore, aiohttp ...)
+    except Exception as exc:
         raise StageError(
             f"cannot list source {uri}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
         ) from None
@@ -302,5 +311,5 @@ class _Counted:
     def __enter__(self) -> _Counted:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._inner.close()

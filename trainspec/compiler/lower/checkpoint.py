@@ -6,12 +6,16 @@ from the last checkpoint.
 
 from __future__ import annotations
 
-from trainspec.compiler.lower import env as envs
-from trainspec.compiler.lower import labels as L
+from trainspec.compiler.lower import env as envs, labels as L
 from trainspec.compiler.plan import CheckpointKind, CheckpointPlan
 from trainspec.k8s import (
-    ObjectMeta, PersistentVolumeClaim, PersistentVolumeClaimSpec, PersistentVolumeClaimVolumeSource, Volume,
-    VolumeMount, VolumeResourceRequirements,
+    ObjectMeta,
+    PersistentVolumeClaim,
+    PersistentVolumeClaimSpec,
+    PersistentVolumeClaimVolumeSource,
+    Volume,
+    VolumeMount,
+    VolumeResourceRequirements,
 )
 from trainspec.k8s.wellknown import CHECKPOINT_VOLUME as VOLUME
 
@@ -19,9 +23,11 @@ from trainspec.k8s.wellknown import CHECKPOINT_VOLUME as VOLUME
 def claim(plan: CheckpointPlan, job_name: str, namespace: str) -> PersistentVolumeClaim | None:
     if plan.kind is not CheckpointKind.VOLUME:
         return None
+    assert plan.access_mode is not None and plan.size is not None, "a new volume's plan has both (plan._checkpoint)"
     return PersistentVolumeClaim(
-        metadata=ObjectMeta(name=plan.claim_name, namespace=namespace,
-                            labels={L.MANAGED_BY: L.MANAGER, L.JOB_LABEL: job_name}),
+        metadata=ObjectMeta(
+            name=plan.claim_name, namespace=namespace, labels={L.MANAGED_BY: L.MANAGER, L.JOB_LABEL: job_name}
+        ),
         spec=PersistentVolumeClaimSpec(
             access_modes=[plan.access_mode.value],
             storage_class_name=plan.storage_class,
@@ -33,6 +39,7 @@ def claim(plan: CheckpointPlan, job_name: str, namespace: str) -> PersistentVolu
 def volume(plan: CheckpointPlan) -> Volume | None:
     if plan.kind is CheckpointKind.URI:
         return None
+    assert plan.claim_name is not None, "a claim's or a new volume's plan names the claim (plan._checkpoint)"
     return Volume(name=VOLUME, persistent_volume_claim=PersistentVolumeClaimVolumeSource(claim_name=plan.claim_name))
 
 

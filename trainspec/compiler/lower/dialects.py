@@ -15,9 +15,10 @@ Every lowered object carries its :class:`~trainspec.compiler.provenance.FieldSou
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from trainspec.compiler.provenance import FieldSources, SpecRef
+from trainspec.dsl.record import TupleRecord
 
 if TYPE_CHECKING:
     from trainspec.compiler.plan import JobPlan
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from trainspec.dsl.sources import LoadedSpec
 
 
-class Lowered(NamedTuple):
+class Lowered(TupleRecord):
     """One emitted object and where each of its fields came from."""
 
     obj: Any  # a trainspec.k8s resource
@@ -101,9 +102,11 @@ class TrainerV21Dialect(TrainerDialect):
                 try:
                     lowered = Lowered(trainjob_v21(lowered.obj), lowered.sources)
                 except ValueError as exc:  # a patch 2.1 has no field for: refuse rather than drop it
-                    raise LoweringError(plan.resolved.loaded.diagnostic(
-                        "TS521", (), f"cannot emit for Trainer 2.1: {exc}",
-                        hint="target trainer=2.2 or later")) from None
+                    raise LoweringError(
+                        plan.resolved.loaded.diagnostic(
+                            "TS521", (), f"cannot emit for Trainer 2.1: {exc}", hint="target trainer=2.2 or later"
+                        )
+                    ) from None
             out.append(lowered)
         return out
 
@@ -122,7 +125,7 @@ def dialect_for(target: Target, engine: str | None = None) -> TrainerDialect:
         import importlib
 
         module, _, name = OTHER_ENGINES[engine].partition(":")
-        return getattr(importlib.import_module(module), name)(target)  # type: ignore[no-any-return]
+        return getattr(importlib.import_module(module), name)(target)
     return TrainerV21Dialect(target) if target.trainer < (2, 2) else TrainerDialect(target)
 
 

@@ -3,19 +3,44 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from trainspec.dsl.models import SecretRef
 from trainspec.k8s import EnvVar, EnvVarSource, SecretKeySelector
-
 from trainspec.k8s.wellknown import (
-    CHECKPOINT_DIR_ENV as CHECKPOINT_DIR, CHECKPOINT_KEEP_ENV as CHECKPOINT_KEEP, DATA_DIR_ENV as DATA_DIR,
-    DATA_FORMAT_ENV as DATA_FORMAT, NUM_SHARDS_ENV as NUM_SHARDS, PVC_ROOT_ENV as PVC_ROOT,
-    SHARD_ASSIGNMENT_ENV as SHARD_ASSIGNMENT, SHARD_BY_ENV as SHARD_BY, SHARD_SEED_ENV as SHARD_SEED,
+    CHECKPOINT_DIR_ENV as CHECKPOINT_DIR,
+    CHECKPOINT_KEEP_ENV as CHECKPOINT_KEEP,
+    DATA_DIR_ENV as DATA_DIR,
+    DATA_FORMAT_ENV as DATA_FORMAT,
+    NUM_SHARDS_ENV as NUM_SHARDS,
+    PVC_ROOT_ENV as PVC_ROOT,
+    SHARD_ASSIGNMENT_ENV as SHARD_ASSIGNMENT,
+    SHARD_BALANCE_ENV as SHARD_BALANCE,
+    SHARD_BY_ENV as SHARD_BY,
+    SHARD_CHECKSUM_ENV as SHARD_CHECKSUM,
+    SHARD_MODE_ENV as SHARD_MODE,
+    SHARD_SEED_ENV as SHARD_SEED,
 )
 
+if TYPE_CHECKING:
+    from trainspec.compiler.plan import JobPlan
+
 __all__ = [
-    "CHECKPOINT_DIR", "CHECKPOINT_KEEP", "DATA_DIR", "DATA_FORMAT", "NUM_SHARDS", "PVC_ROOT", "SHARD_ASSIGNMENT",
-    "SHARD_BY", "SHARD_SEED", "from_secrets", "plain",
+    "CHECKPOINT_DIR",
+    "CHECKPOINT_KEEP",
+    "DATA_DIR",
+    "DATA_FORMAT",
+    "NUM_SHARDS",
+    "PVC_ROOT",
+    "SHARD_ASSIGNMENT",
+    "SHARD_BALANCE",
+    "SHARD_BY",
+    "SHARD_CHECKSUM",
+    "SHARD_MODE",
+    "SHARD_SEED",
+    "from_secrets",
+    "layout",
+    "plain",
 ]
 
 
@@ -29,3 +54,13 @@ def from_secrets(refs: Mapping[str, SecretRef]) -> list[EnvVar]:
         EnvVar(name=name, value_from=EnvVarSource(secret_key_ref=SecretKeySelector(name=ref.secret, key=ref.key)))
         for name, ref in sorted(refs.items())
     ]
+
+
+def layout(plan: JobPlan) -> dict[str, str]:
+    """The parallel layout's TRAINSPEC_* variables (the planner's choice or the spec's pin), if the job has one."""
+    spec = plan.resolved.job.spec
+    if spec.model is None and spec.parallelism is None:
+        return {}  # most jobs: the planner is not even imported
+    from trainspec.explain.planner.contract import layout_env
+
+    return layout_env(plan)

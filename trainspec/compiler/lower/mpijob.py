@@ -37,15 +37,20 @@ def mpijob(plan: JobPlan) -> MPIJob:
     command, args = pods.command_of(plan)
     restart = pods.restart_policy(plan)
     launcher = pods.container(plan, LAUNCHER, command=command, args=args, resources=mpi.run_launcher_as_node)
-    replicas = {REPLICA_LAUNCHER: ReplicaSpec(replicas=1, template=pods.pod_template(plan, launcher),
-                                              restart_policy="OnFailure")}
+    replicas = {
+        REPLICA_LAUNCHER: ReplicaSpec(
+            replicas=1, template=pods.pod_template(plan, launcher), restart_policy="OnFailure"
+        )
+    }
     workers = worker_count(plan)
     if workers > 0:
         probe = Probe(tcp_socket=TCPSocketAction(port=mpi.ssh_port), initial_delay_seconds=5) if mpi.ssh_port else None
-        worker = pods.container(plan, MPI_WORKER_CONTAINER, command=list(mpi.worker_command), args=None,
-                                readiness_probe=probe)
-        replicas[REPLICA_WORKER] = ReplicaSpec(replicas=workers, template=pods.pod_template(plan, worker),
-                                               restart_policy=restart)
+        worker = pods.container(
+            plan, MPI_WORKER_CONTAINER, command=list(mpi.worker_command), args=None, readiness_probe=probe
+        )
+        replicas[REPLICA_WORKER] = ReplicaSpec(
+            replicas=workers, template=pods.pod_template(plan, worker), restart_policy=restart
+        )
     restarts = plan.resolved.runtime.spec.spec.restarts
     return MPIJob(
         metadata=pods.job_metadata(plan),

@@ -11,16 +11,23 @@ from __future__ import annotations
 
 from typing import Literal
 
-from trainspec.compiler.lower import checkpoint, kueue
-from trainspec.compiler.lower import env as envs
+from trainspec.compiler.lower import checkpoint, env as envs, kueue, labels as L
 from trainspec.compiler.lower.runtime import _pod_security, _scheduling, _security, _volumes
 from trainspec.compiler.plan import JobPlan
 from trainspec.dsl.models import Gang
 from trainspec.k8s import (
-    Container, ObjectMeta, PodSpec, PodTemplateSpec, Probe, ResourceRequirements, RunPolicy, SchedulingPolicy,
+    Container,
+    ObjectMeta,
+    PodSpec,
+    PodTemplateSpec,
+    Probe,
+    ResourceRequirements,
+    RunPolicy,
+    SchedulingPolicy,
     VolumeMount,
 )
-from trainspec.k8s.wellknown import SHM_VOLUME
+from trainspec.k8s.wellknown import SHM_MOUNT_PATH, SHM_VOLUME
+from trainspec.observability.pods import metrics_env, metrics_ports
 
 #: Running pods are deleted when the job finishes: MPI workers (sshd) and torch workers left
 #: behind by a finished master would otherwise keep their GPUs.
@@ -87,9 +94,10 @@ def container_env(plan: JobPlan) -> list:
     resolved = plan.resolved
     runtime = resolved.runtime.spec.spec
     job = resolved.job
-    values = {**(runtime.network.env if runtime.network else {}), **runtime.env, **job.spec.env}
+    values = {**(runtime.network.env if runtime.network else {}), **runtime.env, **job.spec.env, **metrics_env(runtime)}
     if plan.checkpoint is not None:
         values.update(checkpoint.env(plan.checkpoint))
+    values.update(envs.layout(plan))
     return sorted(envs.plain(values) + envs.from_secrets(job.spec.secret_env), key=lambda e: e.name)
 
 
@@ -101,15 +109,22 @@ def node_resources(plan: JobPlan) -> ResourceRequirements | None:
 
 def mounts(plan: JobPlan) -> list[VolumeMount] | None:
     runtime = plan.resolved.runtime.spec.spec
-    out = [VolumeMount(name=SHM_VOLUME, mount_path="/dev/shm")] if runtime.shared_memory else []
+    out = [VolumeMount(name=SHM_VOLUME, mount_path=SHM_MOUNT_PATH)] if runtime.shared_memory else []
     mount = checkpoint.mount(plan.checkpoint) if plan.checkpoint else None
     if mount is not None:
         out.append(mount)
     return out or None
 
 
-def container(plan: JobPlan, name: str, *, command: list[str] | None, args: list[str] | None,
-              resources: bool = True, readiness_probe: Probe | None = None) -> Container:
+def container(
+    plan: JobPlan,
+    name: str,
+    *,
+    command: list[str] | None,
+    args: list[str] | None,
+    resources: bool = True,
+    readiness_probe: Probe | None = None,
+) -> Container:
     """A container of the job: ``resources=False`` for one that only launches (an MPI launcher)."""
     return Container(
         name=name,
@@ -117,6 +132,7 @@ def container(plan: JobPlan, name: str, *, command: list[str] | None, args: list
         command=command,
         args=args,
         env=container_env(plan) or None,
+        ports=metrics_ports(plan.resolved.runtime.spec.spec),
         resources=node_resources(plan) if resources else None,
         volume_mounts=mounts(plan),
         readiness_probe=readiness_probe,
@@ -133,11 +149,12 @@ def pod_template(plan: JobPlan, main: Container) -> PodTemplateSpec:
     volume = checkpoint.volume(plan.checkpoint) if plan.checkpoint else None
     if volume is not None:
         volumes.append(volume)
-    labels = dict(job.spec.pod_labels)
+    labels = {**job.spec.pod_labels, **L.pod_labels(plan)}
     annotations = {**job.spec.pod_annotations, **kueue.topology_annotations(job)}
     metadata = ObjectMeta(labels=labels or None, annotations=annotations or None) if labels or annotations else None
-    spec = PodSpec(containers=[main], volumes=volumes or None, security_context=_pod_security(runtime),
-                   **_scheduling(runtime))
+    spec = PodSpec(
+        containers=[main], volumes=volumes or None, security_context=_pod_security(runtime), **_scheduling(runtime)
+    )
     return PodTemplateSpec(metadata=metadata, spec=spec)
 
 

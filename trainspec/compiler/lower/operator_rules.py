@@ -28,7 +28,12 @@ from trainspec.compiler.targets import Target
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.dsl.models import Framework
 from trainspec.k8s.wellknown import (
-    KUEUE_V1_FRAMEWORKS, KUEUE_V1_OFF_BY_DEFAULT, KUEUE_V1_REMOVAL, NAME_MAX, REPLICA_LAUNCHER, REPLICA_MASTER,
+    KUEUE_V1_FRAMEWORKS,
+    KUEUE_V1_OFF_BY_DEFAULT,
+    KUEUE_V1_REMOVAL,
+    NAME_MAX,
+    REPLICA_LAUNCHER,
+    REPLICA_MASTER,
     REPLICA_WORKER,
 )
 
@@ -52,14 +57,16 @@ def _cannot_express(plan: JobPlan) -> Iterator[Diagnostic]:
     kind = kind_of(resolved.framework)
     if resolved.job.spec.data is not None:
         yield resolved.loaded.diagnostic(
-            "TS521", ("spec", "data"),
+            "TS521",
+            ("spec", "data"),
             f"target {TARGET} ({kind}) cannot run the data-sharding stage: it is Kubeflow Trainer's dataset "
             "initializer, and the Training Operator has no step that runs before the trainers",
             hint="read and split the data in the training script, or target trainer",
         )
     if plan.elastic is not None and kind != "PyTorchJob":
         yield resolved.loaded.diagnostic(
-            "TS521", ("spec", "nodes"),
+            "TS521",
+            ("spec", "nodes"),
             f"target {TARGET} runs {resolved.framework.value} jobs as a {kind}, which has no elastic policy: "
             "only PyTorchJob (torchrun) trains on a node range",
             hint=f"ask for a fixed count (nodes: {plan.elastic.max_nodes}), or use a torch runtime",
@@ -85,8 +92,10 @@ def longest_pod_name(plan: JobPlan) -> str:
     """The longest pod (and Service) name the operator creates: ``<job>-<type>-<index>``; an MPI
     launcher is ``<job>-launcher``."""
     name = plan.resolved.name
-    names = [f"{name}-{rtype.lower()}" if rtype == REPLICA_LAUNCHER else f"{name}-{rtype.lower()}-{count - 1}"
-             for rtype, count in replica_counts(plan).items()]
+    names = [
+        f"{name}-{rtype.lower()}" if rtype == REPLICA_LAUNCHER else f"{name}-{rtype.lower()}-{count - 1}"
+        for rtype, count in replica_counts(plan).items()
+    ]
     return max(names, key=len)
 
 
@@ -96,7 +105,8 @@ def _names(plan: JobPlan) -> Iterator[Diagnostic]:
     if len(longest) > NAME_MAX:
         room = NAME_MAX - (len(longest) - len(resolved.name))
         yield resolved.loaded.diagnostic(
-            "TS401", ("metadata", "name"),
+            "TS401",
+            ("metadata", "name"),
             f"name {resolved.name!r} makes the {kind_of(resolved.framework)} pod and Service {longest!r} "
             f"({len(longest)} characters); the operator names them <job>-<replica type>-<index>, which must fit "
             f"{NAME_MAX}",
@@ -120,11 +130,12 @@ def _kueue(plan: JobPlan, target: Target) -> Iterator[Diagnostic]:
     framework = KUEUE_V1_FRAMEWORKS[kind]
     off, removal = (f"{v[0]}.{v[1]}" for v in (KUEUE_V1_OFF_BY_DEFAULT, KUEUE_V1_REMOVAL))
     yield resolved.loaded.diagnostic(
-        "TS520", ("spec", "queue"),
+        "TS520",
+        ("spec", "queue"),
         f"a {kind} queued in Kueue {version} needs Kueue's {framework} integration, deprecated and off by default "
         f"since Kueue {off} and planned to be removed in {removal}: without it the job stays suspended and is "
         "never admitted",
         severity=Severity.WARNING,
         hint=f"check that your Kueue still has {framework} (integrations.frameworks of its Configuration), or "
-             "target trainer (TrainJob is a supported Kueue integration)",
+        "target trainer (TrainJob is a supported Kueue integration)",
     )

@@ -17,7 +17,11 @@ from trainspec.compiler.lower import operator_pod as pods
 from trainspec.compiler.plan import JobPlan
 from trainspec.k8s import ElasticPolicy, JAXJob, JAXJobSpec, PyTorchJob, PyTorchJobSpec, ReplicaSpec
 from trainspec.k8s.wellknown import (
-    ELASTIC_RDZV_BACKEND, JAX_CONTAINER, PYTORCH_CONTAINER, REPLICA_MASTER, REPLICA_WORKER,
+    ELASTIC_RDZV_BACKEND,
+    JAX_CONTAINER,
+    PYTORCH_CONTAINER,
+    REPLICA_MASTER,
+    REPLICA_WORKER,
 )
 
 
@@ -30,10 +34,15 @@ def pytorchjob(plan: JobPlan) -> PyTorchJob:
     nodes = resolved.nodes.value
     elastic = None
     if plan.elastic is not None:
-        replicas = {REPLICA_WORKER: ReplicaSpec(replicas=plan.elastic.max_nodes, template=template,
-                                                restart_policy=restart)}
-        elastic = ElasticPolicy(min_replicas=plan.elastic.min_nodes, max_replicas=plan.elastic.max_nodes,
-                                rdzv_backend=ELASTIC_RDZV_BACKEND, max_restarts=plan.elastic.max_restarts)
+        replicas = {
+            REPLICA_WORKER: ReplicaSpec(replicas=plan.elastic.max_nodes, template=template, restart_policy=restart)
+        }
+        elastic = ElasticPolicy(
+            min_replicas=plan.elastic.min_nodes,
+            max_replicas=plan.elastic.max_nodes,
+            rdzv_backend=ELASTIC_RDZV_BACKEND,
+            max_restarts=plan.elastic.max_restarts,
+        )
     else:
         replicas = {REPLICA_MASTER: ReplicaSpec(replicas=1, template=template, restart_policy=restart)}
         if nodes > 1:
@@ -58,7 +67,8 @@ def jaxjob(plan: JobPlan) -> JAXJob:
         metadata=pods.job_metadata(plan),
         spec=JAXJobSpec(
             run_policy=pods.run_policy(plan, nodes, backoff=pods.backoff_limit(plan)),
-            jax_replica_specs={REPLICA_WORKER: ReplicaSpec(replicas=nodes, template=template,
-                                                           restart_policy=pods.restart_policy(plan))},
+            jax_replica_specs={
+                REPLICA_WORKER: ReplicaSpec(replicas=nodes, template=template, restart_policy=pods.restart_policy(plan))
+            },
         ),
     )

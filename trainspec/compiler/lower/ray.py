@@ -44,8 +44,10 @@ class RayDialect(TrainerDialect):
         from trainspec.compiler.lower.trainjob import job_sources
         from trainspec.k8s.ray import RayJob
 
-        return [Lowered(obj, rayjob_sources(plan, obj) if isinstance(obj, RayJob) else job_sources(plan, obj))
-                for obj in lower_job(plan)]
+        return [
+            Lowered(obj, rayjob_sources(plan, obj) if isinstance(obj, RayJob) else job_sources(plan, obj))
+            for obj in lower_job(plan)
+        ]
 
 
 __all__ = ["RayDialect"]

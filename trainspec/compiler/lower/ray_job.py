@@ -21,26 +21,44 @@ every node, the driver's included.
 from __future__ import annotations
 
 import shlex
-from dataclasses import replace
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
-from trainspec.compiler.lower.trainjob import metadata_sources
-from trainspec.compiler.lower import checkpoint, kueue
-from trainspec.compiler.lower import env as envs
+from trainspec.compiler.lower import checkpoint, env as envs, kueue, labels as L
 from trainspec.compiler.lower.runtime import _scheduling, _security, _volumes
+from trainspec.compiler.lower.trainjob import metadata_sources
 from trainspec.compiler.plan import CheckpointKind, CheckpointPlan, JobPlan
 from trainspec.compiler.provenance import FieldSources, Origin, SpecRef
 from trainspec.dsl.models import AccessMode
+from trainspec.dsl.record import replace
 from trainspec.k8s import (
-    Container, ContainerPort, EnvVar, ObjectMeta, PersistentVolumeClaim, PodSpec, PodTemplateSpec,
-    ResourceRequirements, VolumeMount,
+    Container,
+    ContainerPort,
+    EnvVar,
+    ObjectMeta,
+    PersistentVolumeClaim,
+    PodSpec,
+    PodTemplateSpec,
+    ResourceRequirements,
+    VolumeMount,
 )
 from trainspec.k8s.ray import HeadGroupSpec, RayClusterSpec, RayJob, RayJobSpec, WorkerGroupSpec
 from trainspec.k8s.wellknown import (
-    CPUS_PER_NODE_ENV, GPUS_PER_NODE_ENV, MAX_RESTARTS_ENV, MIN_NODES_ENV, NUM_NODES_ENV, PROCS_PER_NODE_ENV,
-    RAY_DEFAULT_SUBMISSION_MODE, RAY_HEAD_CONTAINER, RAY_HEAD_PORTS, RAY_WORKER_CONTAINER, SHM_VOLUME,
+    CPUS_PER_NODE_ENV,
+    GPUS_PER_NODE_ENV,
+    MAX_RESTARTS_ENV,
+    MIN_NODES_ENV,
+    NUM_NODES_ENV,
+    PROCS_PER_NODE_ENV,
+    RAY_DEFAULT_SUBMISSION_MODE,
+    RAY_HEAD_CONTAINER,
+    RAY_HEAD_PORTS,
+    RAY_WORKER_CONTAINER,
+    SHM_MOUNT_PATH,
+    SHM_VOLUME,
 )
+from trainspec.observability.pods import metrics_env, metrics_ports
 
 #: The worker group's name (Kueue's PodSet name for the training pods).
 WORKER_GROUP = "workers"
@@ -157,6 +175,9 @@ def _env(plan: JobPlan, *, worker: bool) -> list[EnvVar] | None:
     if ckpt is not None:
         values.update(checkpoint.env(ckpt))
     values.update(contract_env(plan))
+    values.update(envs.layout(plan))
+    if worker:  # Ray Train's workers run the training code; the head only schedules it
+        values.update(metrics_env(runtime))
     found = envs.plain(values) + envs.from_secrets(resolved.job.spec.secret_env)
     return sorted(found, key=lambda e: e.name) or None
 
@@ -164,7 +185,7 @@ def _env(plan: JobPlan, *, worker: bool) -> list[EnvVar] | None:
 def _mounts(plan: JobPlan) -> list[VolumeMount] | None:
     mounts = []
     if plan.resolved.runtime.spec.spec.shared_memory:
-        mounts.append(VolumeMount(name=SHM_VOLUME, mount_path="/dev/shm"))
+        mounts.append(VolumeMount(name=SHM_VOLUME, mount_path=SHM_MOUNT_PATH))
     ckpt = checkpoint_plan(plan)
     mount = checkpoint.mount(ckpt) if ckpt is not None else None
     if mount is not None:
@@ -185,7 +206,7 @@ def _pod_metadata(plan: JobPlan, *, worker: bool) -> ObjectMeta | None:
     job = plan.resolved.job
     # Topology placement is for the training pods; the head goes wherever Kueue puts it.
     annotations = {**job.spec.pod_annotations, **(kueue.topology_annotations(job) if worker else {})}
-    labels = dict(job.spec.pod_labels)
+    labels = {**job.spec.pod_labels, **L.pod_labels(plan)}
     if not (labels or annotations):
         return None
     return ObjectMeta(labels=labels or None, annotations=annotations or None)
@@ -203,8 +224,10 @@ def _head(plan: JobPlan) -> HeadGroupSpec:
         volume_mounts=_mounts(plan),
     )
     pod = PodSpec(containers=[container], volumes=_pod_volumes(plan), **_scheduling(runtime))
-    return HeadGroupSpec(ray_start_params=dict(HEAD_START_PARAMS),
-                         template=PodTemplateSpec(metadata=_pod_metadata(plan, worker=False), spec=pod))
+    return HeadGroupSpec(
+        ray_start_params=dict(HEAD_START_PARAMS),
+        template=PodTemplateSpec(metadata=_pod_metadata(plan, worker=False), spec=pod),
+    )
 
 
 def _workers(plan: JobPlan) -> WorkerGroupSpec:
@@ -215,6 +238,7 @@ def _workers(plan: JobPlan) -> WorkerGroupSpec:
         name=RAY_WORKER_CONTAINER,
         image=resolved.image.value,
         env=_env(plan, worker=True),
+        ports=metrics_ports(runtime),
         # Requests equal limits: GPUs and RDMA devices must, and equal values give Guaranteed QoS.
         resources=ResourceRequirements(requests=values, limits=dict(values)) if values else None,
         volume_mounts=_mounts(plan),
@@ -227,8 +251,12 @@ def _workers(plan: JobPlan) -> WorkerGroupSpec:
     if gpus and not runtime.gpu_resource.endswith(KUBERAY_GPU_SUFFIX):
         start["num-gpus"] = str(gpus)  # KubeRay would not count this resource as GPUs
     return WorkerGroupSpec(
-        group_name=WORKER_GROUP, replicas=high, min_replicas=low, max_replicas=high,
-        ray_start_params=start, template=PodTemplateSpec(metadata=_pod_metadata(plan, worker=True), spec=pod),
+        group_name=WORKER_GROUP,
+        replicas=high,
+        min_replicas=low,
+        max_replicas=high,
+        ray_start_params=start,
+        template=PodTemplateSpec(metadata=_pod_metadata(plan, worker=True), spec=pod),
     )
 
 
@@ -268,8 +296,9 @@ def rayjob_sources(plan: JobPlan, obj: RayJob) -> FieldSources:
         sources.set((*_WORKER, field), resolved.nodes)
     job_resources = [v for v in resolved.resources.values() if v.origin is Origin.JOB]
     runtime_resources = runtime_at("spec", "resourcesPerNode")
-    sources.set((*_WORKER_POD, "spec", "containers", 0, "resources"),
-                job_resources[0] if job_resources else runtime_resources)
+    sources.set(
+        (*_WORKER_POD, "spec", "containers", 0, "resources"), job_resources[0] if job_resources else runtime_resources
+    )
     if resolved.gpus_per_node.value:
         sources.set((*_WORKER, "rayStartParams"), runtime_at("spec", "gpuResource"))
     for pod in (_HEAD_POD, _WORKER_POD):
@@ -277,7 +306,14 @@ def rayjob_sources(plan: JobPlan, obj: RayJob) -> FieldSources:
     return sources
 
 
-def _pod_sources(plan: JobPlan, obj: RayJob, pod: tuple, sources: FieldSources, at, runtime_at) -> None:
+def _pod_sources(
+    plan: JobPlan,
+    obj: RayJob,
+    pod: tuple,
+    sources: FieldSources,
+    at: Callable[..., SpecRef],
+    runtime_at: Callable[..., SpecRef],
+) -> None:
     resolved = plan.resolved
     spec = resolved.job.spec
     container = (*pod, "spec", "containers", 0)
@@ -292,7 +328,9 @@ def _pod_sources(plan: JobPlan, obj: RayJob, pod: tuple, sources: FieldSources, 
         sources.set((*pod, "spec", field), runtime_at("spec", "scheduling"))
     sources.set((*container, "securityContext"), runtime_at("spec", "network"))
     head = pod == _HEAD_POD
-    group = obj.spec.ray_cluster_spec.head_group_spec if head else obj.spec.ray_cluster_spec.worker_group_specs[0]
+    cluster = obj.spec.ray_cluster_spec
+    assert cluster is not None and cluster.worker_group_specs, "lowering always builds the cluster and its workers"
+    group = cluster.head_group_spec if head else cluster.worker_group_specs[0]
     contract = set(contract_env(plan))
     network = resolved.runtime.spec.spec.network
     for index, var in enumerate(group.template.spec.containers[0].env or []):

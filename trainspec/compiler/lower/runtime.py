@@ -8,30 +8,70 @@ interconnect profile (NCCL env, RDMA devices and IPC_LOCK), a restart budget, ex
 
 from __future__ import annotations
 
-from trainspec.dsl.wellknown import MPI_SSH_AUTH_MOUNT_PATH
-from trainspec.compiler.lower import env as envs
-from trainspec.compiler.lower import labels as L
+from trainspec.compiler.lower import env as envs, labels as L
 from trainspec.compiler.plan import (
-    DATA_DIR, PVC_ROOT, RJOB_DATASET, RJOB_LAUNCHER, RJOB_NODE, WORKSPACE, runtime_variants,
+    DATA_DIR,
+    PVC_ROOT,
+    RJOB_DATASET,
+    RJOB_LAUNCHER,
+    RJOB_NODE,
+    WORKSPACE,
+    runtime_variants,
 )
 from trainspec.compiler.provenance import FieldSources, SpecRef
 from trainspec.compiler.resolve import resource_items
-from trainspec.dsl.models import Framework, Gang, Mpi, Runtime, RuntimeSpec, Scope
-from trainspec.k8s import (
-    Capabilities, ClusterTrainingRuntime, Container, CoschedulingPodGroupPolicySource, DependsOn,
-    EmptyDirVolumeSource, FailurePolicy, JAXMLPolicySource, JobSetSpec, JobSetTemplateSpec, JobSpec,
-    JobTemplateSpec, MLPolicy, MPIMLPolicySource, ObjectMeta, PersistentVolumeClaimSpec,
-    PersistentVolumeClaimTemplate, PodGroupPolicy, PodSecurityContext, PodSpec, PodTemplateSpec, Probe,
-    ReplicatedJob, ResourceRequirements, SecurityContext, SuccessPolicy, TCPSocketAction, Toleration,
-    TorchMLPolicySource,
-    TrainingRuntime, TrainingRuntimeSpec, Volume, VolumeClaimPolicy, VolumeMount,
-    VolumeResourceRequirements, VolcanoPodGroupPolicySource,
-)
+from trainspec.dsl.models import Framework, Gang, Mpi, Runtime, RuntimeSpec, Scope, Toleration as SpecToleration
 from trainspec.dsl.sources import LoadedSpec
+from trainspec.dsl.wellknown import MPI_SSH_AUTH_MOUNT_PATH
+from trainspec.k8s import (
+    Capabilities,
+    ClusterTrainingRuntime,
+    Container,
+    CoschedulingPodGroupPolicySource,
+    DependsOn,
+    EmptyDirVolumeSource,
+    FailurePolicy,
+    JAXMLPolicySource,
+    JobSetSpec,
+    JobSetTemplateSpec,
+    JobSpec,
+    JobTemplateSpec,
+    MLPolicy,
+    MPIMLPolicySource,
+    ObjectMeta,
+    PersistentVolumeClaimSpec,
+    PersistentVolumeClaimTemplate,
+    PodGroupPolicy,
+    PodSecurityContext,
+    PodSpec,
+    PodTemplateSpec,
+    Probe,
+    ReplicatedJob,
+    ResourceRequirements,
+    SecurityContext,
+    SuccessPolicy,
+    TCPSocketAction,
+    Toleration,
+    TorchMLPolicySource,
+    TrainingRuntime,
+    TrainingRuntimeSpec,
+    VolcanoPodGroupPolicySource,
+    Volume,
+    VolumeClaimPolicy,
+    VolumeMount,
+    VolumeResourceRequirements,
+)
 from trainspec.k8s.jobset import VolumeRetentionPolicy
 from trainspec.k8s.wellknown import (
-    COSCHEDULING_SCHEDULER, NODE, SHARD_VOLUME, SHM_VOLUME, STAGE_UID, VOLCANO_SCHEDULER,
+    COSCHEDULING_SCHEDULER,
+    NODE,
+    SHARD_VOLUME,
+    SHM_MOUNT_PATH,
+    SHM_VOLUME,
+    STAGE_UID,
+    VOLCANO_SCHEDULER,
 )
+from trainspec.observability.pods import metrics_env, metrics_ports
 
 SHARD_COMMAND = ["python", "-m", "trainspec.stages.shard"]
 
@@ -80,8 +120,9 @@ def _pod_group_policy(spec: RuntimeSpec) -> PodGroupPolicy | None:
     # Kueue's quota admission is already all-or-nothing: no pod group for gang: kueue.
     if spec.gang is Gang.COSCHEDULING:
         timeout = spec.scheduling.gang_timeout if spec.scheduling else None
-        return PodGroupPolicy(coscheduling=CoschedulingPodGroupPolicySource(
-            schedule_timeout_seconds=timeout.seconds if timeout else None))
+        return PodGroupPolicy(
+            coscheduling=CoschedulingPodGroupPolicySource(schedule_timeout_seconds=timeout.seconds if timeout else None)
+        )
     if spec.gang is Gang.VOLCANO:
         return PodGroupPolicy(volcano=VolcanoPodGroupPolicySource())
     return None
@@ -107,15 +148,18 @@ def _jobset_spec(spec: RuntimeSpec, sharded: bool) -> JobSetSpec:
 
 def _shard_claim_policy(spec: RuntimeSpec) -> VolumeClaimPolicy:
     sharding = spec.data_sharding
+    assert sharding is not None, "only a runtime with dataSharding has a sharded variant (runtime_variants)"
     return VolumeClaimPolicy(
-        templates=[PersistentVolumeClaimTemplate(
-            metadata=ObjectMeta(name=SHARD_VOLUME),
-            spec=PersistentVolumeClaimSpec(
-                access_modes=[sharding.access_mode.value],
-                storage_class_name=sharding.storage_class,
-                resources=VolumeResourceRequirements(requests={"storage": sharding.size.to_k8s()}),
-            ),
-        )],
+        templates=[
+            PersistentVolumeClaimTemplate(
+                metadata=ObjectMeta(name=SHARD_VOLUME),
+                spec=PersistentVolumeClaimSpec(
+                    access_modes=[sharding.access_mode.value],
+                    storage_class_name=sharding.storage_class,
+                    resources=VolumeResourceRequirements(requests={"storage": sharding.size.to_k8s()}),
+                ),
+            )
+        ],
         retention_policy=VolumeRetentionPolicy(when_deleted="Delete"),
     )
 
@@ -125,11 +169,18 @@ def _replicated_jobs(spec: RuntimeSpec, sharded: bool) -> list[ReplicatedJob]:
     rjobs = [_dataset_rjob(spec)] if sharded else []
     if spec.framework in (Framework.DEEPSPEED, Framework.MPI):
         rjobs.append(_rjob(RJOB_NODE, _worker_pod(spec, sharded), ancestor=None, depends_on=after_shards))
-        rjobs.append(_rjob(RJOB_LAUNCHER, _trainer_pod(spec, sharded), ancestor=L.ANCESTOR_TRAINER,
-                           depends_on=[DependsOn(name=RJOB_NODE, status="Ready")]))
+        rjobs.append(
+            _rjob(
+                RJOB_LAUNCHER,
+                _trainer_pod(spec, sharded),
+                ancestor=L.ANCESTOR_TRAINER,
+                depends_on=[DependsOn(name=RJOB_NODE, status="Ready")],
+            )
+        )
     else:
-        rjobs.append(_rjob(RJOB_NODE, _trainer_pod(spec, sharded), ancestor=L.ANCESTOR_TRAINER,
-                           depends_on=after_shards))
+        rjobs.append(
+            _rjob(RJOB_NODE, _trainer_pod(spec, sharded), ancestor=L.ANCESTOR_TRAINER, depends_on=after_shards)
+        )
     return rjobs
 
 
@@ -147,6 +198,7 @@ def _rjob(name: str, pod: PodSpec, *, ancestor: str | None, depends_on: list[Dep
 
 
 def _dataset_rjob(spec: RuntimeSpec) -> ReplicatedJob:
+    assert spec.data_sharding is not None, "only a runtime with dataSharding has a sharded variant (runtime_variants)"
     container = Container(
         name=RJOB_DATASET,
         image=spec.data_sharding.image,
@@ -155,26 +207,27 @@ def _dataset_rjob(spec: RuntimeSpec) -> ReplicatedJob:
         volume_mounts=[VolumeMount(name=SHARD_VOLUME, mount_path=WORKSPACE)],
     )
     # The stage image runs as a non-root user; fsGroup makes the new shard volume writable for it.
-    pod = PodSpec(containers=[container], security_context=PodSecurityContext(fs_group=STAGE_UID),
-                  **_scheduling(spec))
+    pod = PodSpec(containers=[container], security_context=PodSecurityContext(fs_group=STAGE_UID), **_scheduling(spec))
     return _rjob(RJOB_DATASET, pod, ancestor=L.ANCESTOR_DATASET, depends_on=[])
 
 
 def _trainer_pod(spec: RuntimeSpec, sharded: bool) -> PodSpec:
-    mounts = [VolumeMount(name=SHM_VOLUME, mount_path="/dev/shm")] if spec.shared_memory else []
+    mounts = [VolumeMount(name=SHM_VOLUME, mount_path=SHM_MOUNT_PATH)] if spec.shared_memory else []
     if sharded:
         mounts.append(VolumeMount(name=SHARD_VOLUME, mount_path=WORKSPACE))
     container = Container(
         name=NODE,
         image=spec.image,
         command=list(spec.command) if spec.command else None,
-        env=envs.plain({**(spec.network.env if spec.network else {}), **spec.env}) or None,
+        env=envs.plain({**(spec.network.env if spec.network else {}), **spec.env, **metrics_env(spec)}) or None,
+        ports=metrics_ports(spec),
         resources=_resources(spec),
         volume_mounts=mounts or None,
         security_context=_security(spec),
     )
-    return PodSpec(containers=[container], volumes=_volumes(spec), security_context=_pod_security(spec),
-                   **_scheduling(spec))
+    return PodSpec(
+        containers=[container], volumes=_volumes(spec), security_context=_pod_security(spec), **_scheduling(spec)
+    )
 
 
 def _worker_pod(spec: RuntimeSpec, sharded: bool) -> PodSpec:
@@ -186,12 +239,19 @@ def _worker_pod(spec: RuntimeSpec, sharded: bool) -> PodSpec:
     if mpi.ssh_port is not None:
         probe = Probe(tcp_socket=TCPSocketAction(port=mpi.ssh_port), initial_delay_seconds=5)
     container = Container(
-        name=worker.name, image=worker.image, command=list(mpi.worker_command),
-        env=worker.env, resources=worker.resources, volume_mounts=worker.volume_mounts,
-        security_context=worker.security_context, readiness_probe=probe,
+        name=worker.name,
+        image=worker.image,
+        command=list(mpi.worker_command),
+        env=worker.env,
+        ports=worker.ports,
+        resources=worker.resources,
+        volume_mounts=worker.volume_mounts,
+        security_context=worker.security_context,
+        readiness_probe=probe,
     )
-    return PodSpec(containers=[container], volumes=pod.volumes, security_context=pod.security_context,
-                   **_scheduling(spec))
+    return PodSpec(
+        containers=[container], volumes=pod.volumes, security_context=pod.security_context, **_scheduling(spec)
+    )
 
 
 def _resources(spec: RuntimeSpec) -> ResourceRequirements | None:
@@ -222,8 +282,9 @@ def _pod_security(spec: RuntimeSpec) -> PodSecurityContext | None:
 def _volumes(spec: RuntimeSpec) -> list[Volume] | None:
     if not spec.shared_memory:
         return None
-    return [Volume(name=SHM_VOLUME, empty_dir=EmptyDirVolumeSource(medium="Memory",
-                                                                   size_limit=spec.shared_memory.to_k8s()))]
+    return [
+        Volume(name=SHM_VOLUME, empty_dir=EmptyDirVolumeSource(medium="Memory", size_limit=spec.shared_memory.to_k8s()))
+    ]
 
 
 def _scheduling(spec: RuntimeSpec) -> dict:
@@ -242,9 +303,14 @@ def _scheduling(spec: RuntimeSpec) -> dict:
     }
 
 
-def _toleration(t) -> Toleration:
-    return Toleration(key=t.key, operator=t.operator.value, value=t.value,
-                      effect=t.effect.value if t.effect else None, toleration_seconds=t.toleration_seconds)
+def _toleration(t: SpecToleration) -> Toleration:
+    return Toleration(
+        key=t.key,
+        operator=t.operator.value,
+        value=t.value,
+        effect=t.effect.value if t.effect else None,
+        toleration_seconds=t.toleration_seconds,
+    )
 
 
 def runtime_sources(loaded: LoadedSpec, used_by: SpecRef | None = None) -> FieldSources:

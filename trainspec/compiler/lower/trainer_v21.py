@@ -30,11 +30,22 @@ def runtime_problems(loaded: LoadedSpec) -> list[Diagnostic]:
 
     out: list[Diagnostic] = []
     if loaded.spec.spec.framework is Framework.JAX:
-        out.append(loaded.diagnostic("TS521", ("spec", "framework"), "framework jax needs Trainer 2.2+ "
-                                     "(mlPolicy.jax); Trainer 2.1 has no JAX runtime support"))
+        out.append(
+            loaded.diagnostic(
+                "TS521",
+                ("spec", "framework"),
+                "framework jax needs Trainer 2.2+ (mlPolicy.jax); Trainer 2.1 has no JAX runtime support",
+            )
+        )
     if loaded.spec.spec.data_sharding is not None:
-        out.append(loaded.diagnostic("TS521", ("spec", "dataSharding"), "dataSharding needs Trainer 2.2+: the "
-                                     "shard volume is a JobSet volumeClaimPolicy (JobSet 0.11, Trainer 2.2)"))
+        out.append(
+            loaded.diagnostic(
+                "TS521",
+                ("spec", "dataSharding"),
+                "dataSharding needs Trainer 2.2+: the "
+                "shard volume is a JobSet volumeClaimPolicy (JobSet 0.11, Trainer 2.2)",
+            )
+        )
     return out
 
 
@@ -46,18 +57,37 @@ def job_problems(plan: JobPlan, target: Target) -> list[Diagnostic]:
     job = plan.resolved.loaded
     # An input runtime says so itself (runtime_problems); a built-in or a cluster's runtime cannot.
     if (plan.resolved.runtime.builtin or plan.resolved.runtime.external) and plan.resolved.framework is Framework.JAX:
-        out.append(job.diagnostic("TS521", ("spec", "runtime"), f"runtime {plan.runtime_name} is a JAX runtime "
-                                  "(mlPolicy.jax), which needs Trainer 2.2+"))
+        out.append(
+            job.diagnostic(
+                "TS521",
+                ("spec", "runtime"),
+                f"runtime {plan.runtime_name} is a JAX runtime (mlPolicy.jax), which needs Trainer 2.2+",
+            )
+        )
     if plan.data is not None:
-        out.append(job.diagnostic("TS521", ("spec", "data"), "data sharding needs Trainer 2.2+: the shard "
-                                  "volume is a JobSet volumeClaimPolicy (JobSet 0.11, Trainer 2.2)"))
+        out.append(
+            job.diagnostic(
+                "TS521",
+                ("spec", "data"),
+                "data sharding needs Trainer 2.2+: the shard "
+                "volume is a JobSet volumeClaimPolicy (JobSet 0.11, Trainer 2.2)",
+            )
+        )
     max_run_time = plan.resolved.job.spec.max_run_time
     if max_run_time is not None:
-        by_kueue = ("; Kueue still deactivates the Workload after it (kueue.x-k8s.io/max-exec-time-seconds)"
-                    if target.kueue is not None else "; without Kueue nothing enforces it")
-        out.append(job.diagnostic("TS522", ("spec", "maxRunTime"), "maxRunTime cannot be enforced by Trainer "
-                                  "2.1 (no activeDeadlineSeconds before 2.2)" + by_kueue,
-                                  severity=Severity.WARNING))
+        by_kueue = (
+            "; Kueue still deactivates the Workload after it (kueue.x-k8s.io/max-exec-time-seconds)"
+            if target.kueue is not None
+            else "; without Kueue nothing enforces it"
+        )
+        out.append(
+            job.diagnostic(
+                "TS522",
+                ("spec", "maxRunTime"),
+                "maxRunTime cannot be enforced by Trainer 2.1 (no activeDeadlineSeconds before 2.2)" + by_kueue,
+                severity=Severity.WARNING,
+            )
+        )
     return out
 
 
@@ -78,22 +108,40 @@ def trainjob_v21(job: TrainJob) -> TrainJobV21:
         if template.metadata is not None:  # JobSet-level metadata: v2.1 spec.labels/annotations
             labels.update(template.metadata.labels or {})
             annotations.update(template.metadata.annotations or {})
-        for rjob in (template.spec.replicated_jobs if template.spec else None) or []:
-            overrides.append(_override(rjob))
+        overrides.extend(_override(rjob) for rjob in (template.spec.replicated_jobs if template.spec else None) or [])
     trainer = spec.trainer
-    return TrainJobV21(metadata=job.metadata, spec=TrainJobSpecV21(
-        runtime_ref=spec.runtime_ref, initializer=spec.initializer,
-        trainer=TrainerV21(image=trainer.image, command=trainer.command, args=trainer.args, env=trainer.env,
-                           num_nodes=trainer.num_nodes, resources_per_node=trainer.resources_per_node,
-                           num_proc_per_node=trainer.num_proc_per_node) if trainer else None,
-        labels=labels or None, annotations=annotations or None,
-        pod_template_overrides=_merge_targets(overrides) or None, suspend=spec.suspend, managed_by=spec.managed_by,
-    ))
+    return TrainJobV21(
+        metadata=job.metadata,
+        spec=TrainJobSpecV21(
+            runtime_ref=spec.runtime_ref,
+            initializer=spec.initializer,
+            trainer=TrainerV21(
+                image=trainer.image,
+                command=trainer.command,
+                args=trainer.args,
+                env=trainer.env,
+                num_nodes=trainer.num_nodes,
+                resources_per_node=trainer.resources_per_node,
+                num_proc_per_node=trainer.num_proc_per_node,
+            )
+            if trainer
+            else None,
+            labels=labels or None,
+            annotations=annotations or None,
+            pod_template_overrides=_merge_targets(overrides) or None,
+            suspend=spec.suspend,
+            managed_by=spec.managed_by,
+        ),
+    )
 
 
 def _override(rjob: Any) -> Any:
-    from trainspec.k8s.legacy import ContainerOverride, PodTemplateOverride, PodTemplateOverrideSpec
-    from trainspec.k8s.legacy import PodTemplateOverrideTargetJob as TargetJob
+    from trainspec.k8s.legacy import (
+        ContainerOverride,
+        PodTemplateOverride,
+        PodTemplateOverrideSpec,
+        PodTemplateOverrideTargetJob as TargetJob,
+    )
 
     template = rjob.template
     if template is not None and template.metadata is not None:
@@ -113,12 +161,19 @@ def _override(rjob: Any) -> Any:
     override_spec = None
     if patch is not None:
         override_spec = PodTemplateOverrideSpec(
-            service_account_name=patch.service_account_name, node_selector=patch.node_selector,
-            affinity=patch.affinity, tolerations=patch.tolerations, volumes=patch.volumes,
-            init_containers=containers(patch.init_containers), containers=containers(patch.containers),
-            scheduling_gates=patch.scheduling_gates, image_pull_secrets=patch.image_pull_secrets)
-    return PodTemplateOverride(target_jobs=[TargetJob(name=rjob.name)],
-                               metadata=pod.metadata if pod is not None else None, spec=override_spec)
+            service_account_name=patch.service_account_name,
+            node_selector=patch.node_selector,
+            affinity=patch.affinity,
+            tolerations=patch.tolerations,
+            volumes=patch.volumes,
+            init_containers=containers(patch.init_containers),
+            containers=containers(patch.containers),
+            scheduling_gates=patch.scheduling_gates,
+            image_pull_secrets=patch.image_pull_secrets,
+        )
+    return PodTemplateOverride(
+        target_jobs=[TargetJob(name=rjob.name)], metadata=pod.metadata if pod is not None else None, spec=override_spec
+    )
 
 
 def _merge_targets(overrides: list[Any]) -> list[Any]:

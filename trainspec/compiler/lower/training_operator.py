@@ -13,10 +13,11 @@ False). A job's output file holds its checkpoint PVC (if trainspec creates one),
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from trainspec.compiler.lower.trainjob import metadata_sources
 from trainspec.compiler.lower.dialects import Lowered, TrainerDialect
+from trainspec.compiler.lower.trainjob import metadata_sources
 from trainspec.compiler.provenance import FieldSources, Origin, SpecRef
 from trainspec.dsl.models import Framework
 
@@ -95,11 +96,12 @@ def object_sources(plan: JobPlan, obj: Any) -> FieldSources:
     ):
         sources.set(path, ref)
     sources.set(("spec", "nprocPerNode"), resolved.procs_per_node)
-    field, replicas = {
+    by_kind: dict[str, Callable[[], tuple[str, Any]]] = {
         "PyTorchJob": lambda: ("pytorchReplicaSpecs", obj.spec.pytorch_replica_specs),
         "JAXJob": lambda: ("jaxReplicaSpecs", obj.spec.jax_replica_specs),
         "MPIJob": lambda: ("mpiReplicaSpecs", obj.spec.mpi_replica_specs),
-    }[obj.kind]()
+    }
+    field, replicas = by_kind[obj.kind]()
     for rtype in replicas:
         _record_replica(sources, ("spec", field, rtype), plan, at)
     return sources
@@ -120,5 +122,7 @@ def _record_replica(sources: FieldSources, base: tuple, plan: JobPlan, at: Any) 
     sources.set((*container, "env"), at("spec", "env"))
     sources.set((*container, "volumeMounts"), at("spec", "checkpoint"))
     job_resources = [v for v in resolved.resources.values() if v.origin is Origin.JOB]
-    sources.set((*container, "resources"), job_resources[0] if job_resources else
-                SpecRef(resolved.runtime.loaded, ("spec", "resourcesPerNode")))
+    sources.set(
+        (*container, "resources"),
+        job_resources[0] if job_resources else SpecRef(resolved.runtime.loaded, ("spec", "resourcesPerNode")),
+    )

@@ -2,21 +2,36 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
-from trainspec.compiler.lower import checkpoint, kueue, sharding
-from trainspec.compiler.lower import env as envs
-from trainspec.compiler.lower import labels as L
+from trainspec.compiler.lower import checkpoint, env as envs, kueue, labels as L, sharding
 from trainspec.compiler.plan import RJOB_DATASET, JobPlan
 from trainspec.compiler.provenance import FieldSources, Origin, SpecRef
 from trainspec.dsl.models import Framework, Scope
 from trainspec.dsl.sources import LoadedSpec
-from trainspec.k8s.wellknown import DATA_DIR_ENV, NODE, NUM_SHARDS_ENV
 from trainspec.k8s import (
-    ContainerPatch, JobSetSpecPatch, JobSetTemplatePatch, JobSpecPatch, JobTemplatePatch, MetadataPatch,
-    ObjectMeta, PersistentVolumeClaim, PodSpecPatch, PodTemplatePatch, ReplicatedJobPatch, ResourceRequirements,
-    RuntimePatch, RuntimeRef, Trainer, TrainingRuntimeSpecPatch, TrainJob, TrainJobSpec, Volume,
+    ContainerPatch,
+    JobSetSpecPatch,
+    JobSetTemplatePatch,
+    JobSpecPatch,
+    JobTemplatePatch,
+    MetadataPatch,
+    ObjectMeta,
+    PersistentVolumeClaim,
+    PodSpecPatch,
+    PodTemplatePatch,
+    ReplicatedJobPatch,
+    ResourceRequirements,
+    RuntimePatch,
+    RuntimeRef,
+    Trainer,
+    TrainingRuntimeSpecPatch,
+    TrainJob,
+    TrainJobSpec,
+    Volume,
 )
+from trainspec.k8s.wellknown import DATA_DIR_ENV, NODE, NUM_SHARDS_ENV, SHARD_SOURCE_VOLUME
 
 
 def lower_job(plan: JobPlan) -> list[PersistentVolumeClaim | TrainJob]:
@@ -48,7 +63,7 @@ def _trainjob(plan: JobPlan) -> TrainJob:
         ),
         spec=TrainJobSpec(
             runtime_ref=RuntimeRef(name=plan.runtime_name, api_group=L.API_GROUP, kind=kind),
-            initializer=sharding.initializer(job.spec.data, plan.data) if plan.data else None,
+            initializer=sharding.initializer(job.spec.data, plan.data) if plan.data and job.spec.data else None,
             trainer=_trainer(plan),
             runtime_patches=_patches(plan) or None,
             suspend=kueue.suspended(job),
@@ -65,6 +80,7 @@ def _trainer(plan: JobPlan) -> Trainer:
         env.update(checkpoint.env(plan.checkpoint))
     if plan.data is not None:
         env.update(sharding.trainer_env(plan.data))
+    env.update(envs.layout(plan))
     env_vars = envs.plain(env) + envs.from_secrets(job.spec.secret_env)
     per_process = resolved.framework in (Framework.TORCH, Framework.DEEPSPEED, Framework.MPI)
     return Trainer(
@@ -99,26 +115,38 @@ def _patches(plan: JobPlan) -> list[RuntimePatch]:
         rjobs.insert(0, stage)
     if not rjobs:
         return []
-    return [RuntimePatch(
-        manager=L.PATCH_MANAGER,
-        training_runtime_spec=TrainingRuntimeSpecPatch(
-            template=JobSetTemplatePatch(spec=JobSetSpecPatch(replicated_jobs=rjobs))),
-    )]
+    return [
+        RuntimePatch(
+            manager=L.PATCH_MANAGER,
+            training_runtime_spec=TrainingRuntimeSpecPatch(
+                template=JobSetTemplatePatch(spec=JobSetSpecPatch(replicated_jobs=rjobs))
+            ),
+        )
+    ]
 
 
 def _trainer_patch(plan: JobPlan, rjob: str) -> ReplicatedJobPatch | None:
     job = plan.resolved.job
     annotations = {**job.spec.pod_annotations, **kueue.topology_annotations(job)}
-    labels = dict(job.spec.pod_labels)
-    volume = checkpoint.volume(plan.checkpoint) if plan.checkpoint else None
-    mount = checkpoint.mount(plan.checkpoint) if plan.checkpoint else None
-    if not (annotations or labels or volume):
+    labels = {**job.spec.pod_labels, **L.pod_labels(plan)}
+    volumes, mounts = [], []
+    if plan.checkpoint is not None:
+        volume, mount = checkpoint.volume(plan.checkpoint), checkpoint.mount(plan.checkpoint)
+        if volume is not None and mount is not None:
+            volumes.append(volume)
+            mounts.append(mount)
+    # Index mode: trainers read the source's own files, so they mount a pvc:// source as the stage does.
+    source = sharding.trainer_source_volume(plan.data) if plan.data else None
+    if source is not None:
+        volumes.append(source[0])
+        mounts.append(source[1])
+    if not (annotations or labels or volumes):
         return None
     return _pod_patch(
         rjob,
         MetadataPatch(labels=labels or None, annotations=annotations or None) if (labels or annotations) else None,
-        [volume] if volume else None,
-        [ContainerPatch(name=NODE, volume_mounts=[mount])] if mount else None,
+        volumes or None,
+        [ContainerPatch(name=NODE, volume_mounts=mounts)] if mounts else None,
     )
 
 
@@ -130,14 +158,14 @@ def _stage_patch(plan: JobPlan) -> ReplicatedJobPatch | None:
     return _pod_patch(RJOB_DATASET, None, [volume], [ContainerPatch(name=RJOB_DATASET, volume_mounts=[mount])])
 
 
-def _pod_patch(rjob: str, metadata: MetadataPatch | None, volumes: list[Volume] | None,
-               containers: list[ContainerPatch] | None) -> ReplicatedJobPatch:
+def _pod_patch(
+    rjob: str, metadata: MetadataPatch | None, volumes: list[Volume] | None, containers: list[ContainerPatch] | None
+) -> ReplicatedJobPatch:
     spec = PodSpecPatch(volumes=volumes, containers=containers) if (volumes or containers) else None
     return ReplicatedJobPatch(
         name=rjob,
         template=JobTemplatePatch(spec=JobSpecPatch(template=PodTemplatePatch(metadata=metadata, spec=spec))),
     )
-
 
 
 # -- provenance: which spec field decided each manifest field ---------------------------------------
@@ -213,7 +241,7 @@ def job_sources(plan: JobPlan, obj: PersistentVolumeClaim | TrainJob) -> FieldSo
     return sources
 
 
-def _record_patches(plan: JobPlan, obj: TrainJob, sources: FieldSources, at) -> None:
+def _record_patches(plan: JobPlan, obj: TrainJob, sources: FieldSources, at: Callable[..., SpecRef]) -> None:
     topology_keys = set(kueue.topology_annotations(plan.resolved.job))
     for p, patch in enumerate(obj.spec.runtime_patches or []):
         template = patch.training_runtime_spec.template if patch.training_runtime_spec else None
@@ -227,6 +255,14 @@ def _record_patches(plan: JobPlan, obj: TrainJob, sources: FieldSources, at) -> 
             sources.set((*base, "metadata", "annotations"), at("spec", "podAnnotations"))
             for key in topology_keys:
                 sources.set((*base, "metadata", "annotations", key), at("spec", "topology", "level"))
+            pod = (
+                rjob.template.spec.template.spec
+                if rjob.template and rjob.template.spec and rjob.template.spec.template
+                else None
+            )
+            for v, volume in enumerate((pod.volumes if pod else None) or []):
+                if volume.name == SHARD_SOURCE_VOLUME:  # the data source, in the stage and in index-mode trainers
+                    sources.set((*base, "spec", "volumes", v), at("spec", "data", "source"))
     # Trainer 2.1 spells the same patches podTemplateOverrides and spec.labels/annotations.
     sources.set(("spec", "podTemplateOverrides"), at("spec", "checkpoint"))
     sources.set(("spec", "labels"), at("spec", "podLabels"))

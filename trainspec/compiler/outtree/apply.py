@@ -48,12 +48,22 @@ class _Where:
         from trainspec.dsl.sources import display_name
 
         base = os.path.abspath(self.output)
-        return ", ".join(s if s.startswith("<") else display_name(Path(os.path.normpath(os.path.join(base, s))))
-                         for s in sources.split(", "))
+        return ", ".join(
+            s if s.startswith("<") else display_name(Path(os.path.normpath(os.path.join(base, s))))
+            for s in sources.split(", ")
+        )
 
 
-def emit_directory(output: str, files: Mapping[str, str], *, inputs: Iterable[str] = (), check: bool = False,
-                   force: bool = False, allow_volume_removal: bool = False, rerun: str = "") -> OutputReport:
+def emit_directory(
+    output: str,
+    files: Mapping[str, str],
+    *,
+    inputs: Iterable[str] = (),
+    check: bool = False,
+    force: bool = False,
+    allow_volume_removal: bool = False,
+    rerun: str = "",
+) -> OutputReport:
     """Write ``files`` (relative path -> text, from ``render_tree``) as the tree at ``output``, or check it.
 
     ``inputs`` are the compile's input paths (``-o`` must not hold them). ``force`` discards hand
@@ -74,21 +84,32 @@ def emit_directory(output: str, files: Mapping[str, str], *, inputs: Iterable[st
     except TreeTooLarge:
         return _cannot(where, f"holds more than {MAX_ENTRIES} entries: it is not an output directory")
     except swap.Busy:
-        return _cannot(where, f"is being written by another trainspec compile (its parent directory stayed locked "
-                              f"for {swap.LOCK_WAIT_SECONDS:g} s)", hint="run the compiles one after the other")
+        return _cannot(
+            where,
+            f"is being written by another trainspec compile (its parent directory stayed locked "
+            f"for {swap.LOCK_WAIT_SECONDS:g} s)",
+            hint="run the compiles one after the other",
+        )
     except swap.Unrecoverable as exc:
-        return _cannot(where, f"is missing and several earlier generations are left beside it ({exc})",
-                       hint="rename the one to keep to the output directory's name, then compile again")
+        return _cannot(
+            where,
+            f"is missing and several earlier generations are left beside it ({exc})",
+            hint="rename the one to keep to the output directory's name, then compile again",
+        )
     except OSError as exc:
-        return _cannot(where, f"cannot be written: {exc.filename or root}: {exc.strerror or exc}",
-                       hint="trainspec builds the new tree beside the directory and swaps it in, so it needs "
-                            "write access to the directory's parent; the previous tree was left as it was")
+        return _cannot(
+            where,
+            f"cannot be written: {exc.filename or root}: {exc.strerror or exc}",
+            hint="trainspec builds the new tree beside the directory and swaps it in, so it needs "
+            "write access to the directory's parent; the previous tree was left as it was",
+        )
 
 
-def _check(root: Path, files: Mapping[str, str], where: _Where, allow_volume_removal: bool,
-           rerun: str) -> OutputReport:
-    notes = [f"{path.name} was left by an interrupted compile; the next trainspec compile recovers it"
-             for path, _ in swap.leftovers(root)]
+def _check(root: Path, files: Mapping[str, str], where: _Where, allow_volume_removal: bool, rerun: str) -> OutputReport:
+    notes = [
+        f"{path.name} was left by an interrupted compile; the next trainspec compile recovers it"
+        for path, _ in swap.leftovers(root)
+    ]
     report = OutputReport(diagnostics=[_leftover(where, note) for note in notes])
     marker, problems = read_marker(root, where.file(MARKER))
     report.diagnostics.extend(problems)
@@ -107,15 +128,19 @@ def _check(root: Path, files: Mapping[str, str], where: _Where, allow_volume_rem
     return report
 
 
-def _write(root: Path, files: Mapping[str, str], where: _Where, force: bool,
-           allow_volume_removal: bool) -> OutputReport:
+def _write(
+    root: Path, files: Mapping[str, str], where: _Where, force: bool, allow_volume_removal: bool
+) -> OutputReport:
     report = OutputReport()
     root.parent.mkdir(parents=True, exist_ok=True)
     with swap.locked(root.parent) as parent_fd:
         report.diagnostics.extend(_leftover(where, note) for note in swap.recover(root))
         if os.path.lexists(root) and os.lstat(root).st_dev != os.lstat(root.parent).st_dev:
-            return _cannot(where, "is a mount point: trainspec replaces the directory as a whole by renaming it",
-                           hint="compile into a subdirectory of the mount point")
+            return _cannot(
+                where,
+                "is a mount point: trainspec replaces the directory as a whole by renaming it",
+                hint="compile into a subdirectory of the mount point",
+            )
         marker, problems = read_marker(root, where.file(MARKER))
         if problems:
             report.diagnostics.extend(problems)
@@ -127,8 +152,10 @@ def _write(root: Path, files: Mapping[str, str], where: _Where, force: bool,
         if has_errors(report.diagnostics):
             report.exit_code = EXIT_INVALID
             return report
-        counts = (f"{len(plan.added)} added, {len(plan.changed)} changed, {len(plan.removed)} removed, "
-                  f"{len(plan.unchanged)} unchanged")
+        counts = (
+            f"{len(plan.added)} added, {len(plan.changed)} changed, {len(plan.removed)} removed, "
+            f"{len(plan.unchanged)} unchanged"
+        )
         if plan.noop:
             report.messages.append(f"{where.output} is up to date: {counts} (nothing written)")
             return report
@@ -140,41 +167,70 @@ def _write(root: Path, files: Mapping[str, str], where: _Where, force: bool,
 
 def _problems(plan: TreePlan, where: _Where, *, force: bool, allow_volume_removal: bool) -> list[Diagnostic]:
     """The plan's refusals: files in the way (TS407), hand edits (TS411), vanishing claims (TS410)."""
-    found = [Diagnostic(code="TS407", file=where.file(rel), line=1, column=1,
-                        message=f"{why}; refusing to overwrite it",
-                        hint="move it away, or compile into another directory")
-             for rel, why in plan.conflicts]
+    found = [
+        Diagnostic(
+            code="TS407",
+            file=where.file(rel),
+            line=1,
+            column=1,
+            message=f"{why}; refusing to overwrite it",
+            hint="move it away, or compile into another directory",
+        )
+        for rel, why in plan.conflicts
+    ]
     if not force:
-        found.extend(Diagnostic(
-            code="TS411", file=where.file(rel), line=1, column=1,
-            message=(f"edited by hand since trainspec wrote it (its sha256 is not the one in {MARKER}): "
-                     f"compiling would {'overwrite' if produced else 'delete'} the edit"),
-            hint="move the change into the spec and compile again, or pass --force to discard the edit",
-        ) for rel, produced in plan.hand_edited)
+        found.extend(
+            Diagnostic(
+                code="TS411",
+                file=where.file(rel),
+                line=1,
+                column=1,
+                message=(
+                    f"edited by hand since trainspec wrote it (its sha256 is not the one in {MARKER}): "
+                    f"compiling would {'overwrite' if produced else 'delete'} the edit"
+                ),
+                hint="move the change into the spec and compile again, or pass --force to discard the edit",
+            )
+            for rel, produced in plan.hand_edited
+        )
     if not allow_volume_removal:
         for lost in plan.lost_claims:
             claim = f"PersistentVolumeClaim {lost.claim.namespace}/{lost.claim.name}"
             source = where.source(lost.sources)
-            what = (f"the new {lost.file} no longer has {claim} (from {source})" if lost.still_produced
-                    else f"removing {lost.file} would delete {claim}, produced from {source}")
-            found.append(Diagnostic(
-                code="TS410", file=where.file(lost.file), line=lost.claim.line, column=lost.claim.column,
-                path="metadata.name",
-                message=f"{what}: a GitOps sync that prunes deletes the claim and the checkpoints on it",
-                hint="keep the job and its checkpoint volume in the specs, or pass --allow-volume-removal once "
-                     "the checkpoints are saved elsewhere",
-            ))
+            what = (
+                f"the new {lost.file} no longer has {claim} (from {source})"
+                if lost.still_produced
+                else f"removing {lost.file} would delete {claim}, produced from {source}"
+            )
+            found.append(
+                Diagnostic(
+                    code="TS410",
+                    file=where.file(lost.file),
+                    line=lost.claim.line,
+                    column=lost.claim.column,
+                    path="metadata.name",
+                    message=f"{what}: a GitOps sync that prunes deletes the claim and the checkpoints on it",
+                    hint="keep the job and its checkpoint volume in the specs, or pass --allow-volume-removal once "
+                    "the checkpoints are saved elsewhere",
+                )
+            )
     return found
 
 
 def _leftover(where: _Where, note: str) -> Diagnostic:
-    return Diagnostic(code="TS413", severity=Severity.WARNING, file=where.output, message=note,
-                      hint="trainspec cleans these up itself; nothing else was touched")
+    return Diagnostic(
+        code="TS413",
+        severity=Severity.WARNING,
+        file=where.output,
+        message=note,
+        hint="trainspec cleans these up itself; nothing else was touched",
+    )
 
 
 def _cannot(where: _Where, why: str, *, hint: str | None = None) -> OutputReport:
-    return OutputReport(EXIT_INVALID, [Diagnostic(code="TS407", file=where.output, message=f"{where.output} {why}",
-                                                  hint=hint)])
+    return OutputReport(
+        EXIT_INVALID, [Diagnostic(code="TS407", file=where.output, message=f"{where.output} {why}", hint=hint)]
+    )
 
 
 def file_mode() -> int | None:

@@ -61,8 +61,12 @@ def _claim(node: Any) -> Claim | None:
     metadata = _get(node, "metadata")
     name_node, namespace = _get(metadata, "name"), _get(metadata, "namespace")
     where = name_node if name_node is not None else node
-    return Claim(_scalar(namespace) or "default", _scalar(name_node) or "?",
-                 where.start_mark.line + 1, where.start_mark.column + 1)
+    return Claim(
+        _scalar(namespace) or "default",
+        _scalar(name_node) or "?",
+        where.start_mark.line + 1,
+        where.start_mark.column + 1,
+    )
 
 
 def _get(node: Any, key: str) -> Any:

@@ -50,8 +50,11 @@ def sha256(data: bytes) -> str:
 
 def render_marker(files: Mapping[str, bytes]) -> bytes:
     """The marker for a tree of ``files`` (relative path -> bytes), deterministic."""
-    marker = {"generator": GENERATOR, "files": sorted(files),
-              "sha256": {rel: sha256(data) for rel, data in sorted(files.items())}}
+    marker = {
+        "generator": GENERATOR,
+        "files": sorted(files),
+        "sha256": {rel: sha256(data) for rel, data in sorted(files.items())},
+    }
     return (json.dumps(marker, indent=2, sort_keys=True) + "\n").encode("utf-8")
 
 
@@ -71,8 +74,10 @@ def entry_problem(rel: object) -> str | None:
     if posixpath.normpath(rel) != rel or "." in parts:
         return f"entry {rel!r} is not a normalised path"
     if not _WRITABLE.fullmatch(rel):
-        return (f"entry {rel!r} is not a file trainspec writes "
-                "(kustomization.yaml, runtimes/<name>.yaml, <namespace>/<job>.yaml)")
+        return (
+            f"entry {rel!r} is not a file trainspec writes "
+            "(kustomization.yaml, runtimes/<name>.yaml, <namespace>/<job>.yaml)"
+        )
     return None
 
 
@@ -111,19 +116,23 @@ def _validate(data: object, text: str, display: str) -> tuple[Marker | None, lis
     problems: list[Diagnostic] = []
     unknown = sorted(set(data) - {"generator", "files", "sha256"})
     if unknown:
-        problems.append(_problem(display, f"has unknown keys {', '.join(map(repr, unknown))}", text=text,
-                                 needle=json.dumps(unknown[0])))
+        problems.append(
+            _problem(
+                display, f"has unknown keys {', '.join(map(repr, unknown))}", text=text, needle=json.dumps(unknown[0])
+            )
+        )
     if data.get("generator") != GENERATOR:
-        problems.append(_problem(display, f"generator must be {GENERATOR!r}", path="generator", text=text,
-                                 needle='"generator"'))
+        problems.append(
+            _problem(display, f"generator must be {GENERATOR!r}", path="generator", text=text, needle='"generator"')
+        )
     files, hashes = data.get("files"), data.get("sha256")
     if not isinstance(files, list):
-        problems.append(_problem(display, "files must be a list of paths", path="files", text=text,
-                                 needle='"files"'))
+        problems.append(_problem(display, "files must be a list of paths", path="files", text=text, needle='"files"'))
         files = []
     if not isinstance(hashes, dict):
-        problems.append(_problem(display, "sha256 must map each file to its digest", path="sha256", text=text,
-                                 needle='"sha256"'))
+        problems.append(
+            _problem(display, "sha256 must map each file to its digest", path="sha256", text=text, needle='"sha256"')
+        )
         hashes = {}
     seen: set[str] = set()
     for index, rel in enumerate(files):
@@ -135,23 +144,38 @@ def _validate(data: object, text: str, display: str) -> tuple[Marker | None, lis
         if why is not None:
             problems.append(_problem(display, why, path=f"files[{index}]", text=text, needle=json.dumps(rel)))
         seen.add(str(rel))
-    for rel in sorted(set(map(str, hashes)) - seen):
-        problems.append(_problem(display, f"sha256 names {rel!r}, which is not in files", path="sha256",
-                                 text=text, needle=json.dumps(rel)))
+    problems.extend(
+        _problem(
+            display, f"sha256 names {rel!r}, which is not in files", path="sha256", text=text, needle=json.dumps(rel)
+        )
+        for rel in sorted(set(map(str, hashes)) - seen)
+    )
     if problems:
         return None, problems
     return Marker({rel: hashes[rel] for rel in files}), []
 
 
-def _problem(display: str, why: str, *, path: str = "", line: int | None = None, column: int | None = None,
-             text: str | None = None, needle: str | None = None) -> Diagnostic:
+def _problem(
+    display: str,
+    why: str,
+    *,
+    path: str = "",
+    line: int | None = None,
+    column: int | None = None,
+    text: str | None = None,
+    needle: str | None = None,
+) -> Diagnostic:
     if text is not None and needle is not None and line is None:
         line, column = _position(text, needle)
     return Diagnostic(
-        code="TS409", file=display, line=line or 1, column=column or 1, path=path,
+        code="TS409",
+        file=display,
+        line=line or 1,
+        column=column or 1,
+        path=path,
         message=f"the marker {MARKER} {why}; nothing was written or deleted",
         hint=f"restore {MARKER} from version control (git checkout -- {display}), or delete it: trainspec then "
-             "adopts files identical to what it would write and refuses to overwrite the others",
+        "adopts files identical to what it would write and refuses to overwrite the others",
     )
 
 

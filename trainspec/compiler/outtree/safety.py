@@ -17,8 +17,9 @@ from trainspec.dsl.diagnostics import Diagnostic
 _HINT = "compile into a directory of its own, for example -o deploy/"
 
 
-def unsafe_output(output: str, inputs: Iterable[str] = (), *, cwd: str | None = None,
-                  home: str | None = None) -> Diagnostic | None:
+def unsafe_output(
+    output: str, inputs: Iterable[str] = (), *, cwd: str | None = None, home: str | None = None
+) -> Diagnostic | None:
     """TS412 (a usage error) when ``output`` must not be written, else None.
 
     ``inputs`` are the files and directories the compile read (specs, values, project file).
@@ -67,5 +68,12 @@ def _overlap(real: str, other: str, label: str) -> str | None:
 
 
 def _refuse(output: str, why: str) -> Diagnostic:
-    return Diagnostic(code="TS412", file="<command line>", line=None, column=None, path="-o",
-                      message=f"output directory {output!r} {why}; refusing to write there", hint=_HINT)
+    return Diagnostic(
+        code="TS412",
+        file="<command line>",
+        line=None,
+        column=None,
+        path="-o",
+        message=f"output directory {output!r} {why}; refusing to write there",
+        hint=_HINT,
+    )

@@ -93,8 +93,8 @@ def locked(parent: Path) -> Iterator[int | None]:
         try:
             import fcntl
         except ImportError:  # no flock on this platform: run unlocked
-            fcntl = None  # type: ignore[assignment]
-        if fcntl is not None:
+            pass
+        else:
             _flock(fcntl, fd, parent)
         yield fd
     finally:
@@ -153,7 +153,7 @@ def replace_tree(root: Path, plan: TreePlan, parent_fd: int | None = None) -> li
         return []
     try:
         shutil.rmtree(previous)
-    except Exception as exc:  # noqa: BLE001 - whatever it was, the next run's recover() finishes the job
+    except Exception as exc:
         return [f"could not remove the previous generation {previous.name} ({exc}); the next compile removes it"]
     return []
 
@@ -172,9 +172,8 @@ def _populate(root: Path, gen: Path, plan: TreePlan, root_entry: Entry | None) -
     for rel in plan.dirs:
         os.mkdir(gen / rel, 0o777)
         written.append(gen / rel)
-    for rel in plan.carry:
-        if _carry(root / rel, gen / rel, plan.old[rel]):
-            written.append(gen / rel)
+    # extend() appends as the generator yields: a failing _carry() still leaves `written` exact.
+    written.extend(gen / rel for rel in plan.carry if _carry(root / rel, gen / rel, plan.old[rel]))
     for rel, data in plan.files.items():
         _write(gen / rel, data)
         written.append(gen / rel)
@@ -227,7 +226,7 @@ def _write(path: Path, data: bytes) -> None:
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def _restore_owner_and_mode(path: Path, entry: Entry) -> None:

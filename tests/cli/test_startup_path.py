@@ -1,0 +1,181 @@
+"""What a command's start-up does not pay for, and the collector work a large run is spared.
+
+Timing belongs in bench/ (bench/startup.py, bench/validate_many.py); these tests bound what the
+figures rest on: the modules validate imports, the parser it builds, the exit, and how often the
+cyclic collector walks the heap during a run.
+"""
+
+from __future__ import annotations
+
+import gc
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from trainspec.cli import main as cli
+from trainspec.compiler import pipeline
+from trainspec.compiler.pipeline import Options, Stop, run
+
+ROOT = Path(__file__).resolve().parents[2]
+#: Standard-library modules validate's path used to import and does not need.
+NOT_ON_VALIDATES_PATH = ("dataclasses", "inspect", "ast", "dis", "tokenize", "shutil", "json", "difflib", "lzma", "bz2")
+
+
+def test_validate_imports_none_of_what_it_does_not_need() -> None:
+    code = (
+        "import sys; from trainspec.cli.main import main; code = main(['validate', '-q', 'examples/ddp-cpu.yaml']); "
+        f"print(code, sorted(m for m in {NOT_ON_VALIDATES_PATH!r} if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "0 []"
+
+
+def test_validate_never_calls_compile() -> None:
+    """typing.ForwardRef calls compile(); the first compile() of a process builds CPython's AST
+    classes (0.7 ms), which nothing on validate's path needs. (The import system compiles a module
+    whose bytecode is stale; installed packages ship theirs, so those calls are not counted.)"""
+    code = (
+        "import builtins, sys\ncalls = []\nreal = builtins.compile\n"
+        "def spy(*a, **k):\n"
+        "    if not sys._getframe(1).f_globals.get('__name__', '').startswith('importlib'):\n"
+        "        calls.append(str(a[0])[:40])\n"
+        "    return real(*a, **k)\n"
+        "builtins.compile = spy\n"
+        "from trainspec.cli.main import main\ncode = main(['validate', '-q', 'examples/ddp-cpu.yaml'])\n"
+        "print(code, calls)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "0 []"
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["validate", "examples/ddp-cpu.yaml", "-q", "--no-project"],
+        ["compile", "examples/", "-o", "-", "--target", "trainer=2.2,kueue=none"],
+    ],
+)
+def test_a_parser_with_the_chosen_command_alone_parses_as_the_whole_one(words: list[str]) -> None:
+    whole = cli.build_parser(words[0]).parse_args(words)
+    alone = cli.build_parser(words[0], alone=True).parse_args(words)
+    assert vars(alone) == vars(whole)
+
+
+def test_top_level_help_still_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    for words in (["--help"], ["--help", "validate"]):
+        with pytest.raises(SystemExit) as exited:
+            cli.main(words)
+        assert exited.value.code == 0
+        listed = capsys.readouterr().out
+        assert all(name in listed for name in cli.COMMANDS), words
+
+
+def test_help_is_as_wide_as_the_terminal_says(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    for columns in ("60", "200"):
+        monkeypatch.setenv("COLUMNS", columns)
+        assert cli._terminal_columns() == shutil.get_terminal_size().columns == int(columns)
+        with pytest.raises(SystemExit):
+            cli.main(["validate", "--help"])
+        assert max(len(line) for line in capsys.readouterr().out.splitlines()) <= int(columns)
+
+
+def test_the_program_exits_with_the_command_code_and_a_frozen_heap(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cli, "main", lambda: 3)
+    try:
+        with pytest.raises(SystemExit) as exited:
+            cli.console()
+        assert exited.value.code == 3 and gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+
+
+def _specs(directory: Path, jobs: int) -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from _common import generate_specs
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    generate_specs(directory, jobs)
+
+
+def test_a_large_run_does_not_keep_walking_its_heap(tmp_path: Path) -> None:
+    """Full collections walk every live object; during a run of many specs (all of them alive to
+    the end, none in cycles) they made the cost per spec grow with the number of specs."""
+    _specs(tmp_path, 1000)
+    options = Options(project=None, stop=Stop.CHECK)
+    run([str(tmp_path / "job-0000.yaml"), str(tmp_path / "runtime-0.yaml")], options)  # warm
+    full: list[int] = []
+    young: list[int] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            (full if info["generation"] == 2 else young).append(1)
+
+    gc.collect()
+    gc.callbacks.append(count)
+    try:
+        result = run([str(tmp_path)], options)
+    finally:
+        gc.callbacks.remove(count)
+    assert result.ok and len(result.specs) == 1010
+    # At CPython's default thresholds: 2 full and about 380 young collections (measured).
+    assert not full and len(young) <= 20, f"{len(full)} full and {len(young)} young collections during one run"
+
+
+def test_a_run_puts_the_collector_thresholds_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = gc.get_threshold()
+    seen: list[tuple[int, int, int]] = []
+    options = Options(project=None, stop=Stop.CHECK, progress=lambda *_: seen.append(gc.get_threshold()))
+    run([str(ROOT / "examples" / "ddp-cpu.yaml")], options)
+    assert gc.get_threshold() == before and seen and all(t[0] >= pipeline._GC_THRESHOLD for t in seen)
+
+    def boom(_: object) -> None:
+        raise RuntimeError("a pass failed")
+
+    monkeypatch.setattr(pipeline, "PASSES", (pipeline.PASSES[0]._replace(run=boom),))
+    with pytest.raises(RuntimeError):
+        run([], Options(project=None))
+    assert gc.get_threshold() == before
+
+
+def test_a_run_leaves_collection_off_when_it_was_off() -> None:
+    before = gc.get_threshold()
+    gc.set_threshold(0)
+    try:
+        seen: list[int] = []
+        run(
+            [str(ROOT / "examples" / "ddp-cpu.yaml")],
+            Options(project=None, stop=Stop.CHECK, progress=lambda *_: seen.append(gc.get_threshold()[0])),
+        )
+        assert set(seen) == {0}
+    finally:
+        gc.set_threshold(*before)
+
+
+def test_compiling_into_a_new_directory_parses_no_output_for_lost_volumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TS410 looks for claims the previous tree had and the new one lacks; with no previous tree
+    there is nothing to lose, and re-reading every new file's YAML for it was 45% of a compile
+    of 1,000 specs into a new directory (bench/compile_to_dir.py)."""
+    from trainspec.compiler.outtree import plan
+
+    calls: list[int] = []
+    real = plan.claims_in
+
+    def counted(text: str) -> list[object]:
+        calls.append(1)
+        return list(real(text))
+
+    monkeypatch.setattr(plan, "claims_in", counted)
+    import trainspec
+
+    done = trainspec.compile(str(ROOT / "examples" / "ddp-cpu.yaml"), project=None)
+    done.write(tmp_path / "deploy")
+    assert (tmp_path / "deploy").is_dir() and calls == []  # over a tree: tests/cli/test_output_tree*.py (TS410)

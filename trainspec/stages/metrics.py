@@ -1,0 +1,155 @@
+"""Step and data-wait timers for a training loop (in-pod helper; standard library only).
+
+Is the job starved by its input pipeline? Time the two parts of the loop::
+
+    from trainspec.stages import StepMetrics
+
+    meter = StepMetrics()
+    for batch_index in range(total_steps):
+        with meter.step():                 # one training step
+            with meter.data_wait():        # the time spent waiting for input
+                batch = next(batches)
+            train_on(batch)
+    meter.snapshot().data_wait_fraction    # 0.31: 31% of the loop waited for data
+
+``data_wait()`` may also sit outside ``step()`` (fetch, then step): the loop time is then the
+step time plus the waits outside any step, so the fraction means the same in both layouts.
+A block that raises still counts its time (a ``StopIteration`` from the loader was waited
+for), but a step whose body raised is not counted as a step.
+
+The module-level :func:`data_wait` and :func:`train_step` use one default :class:`StepMetrics`
+created on first use (:func:`default_metrics`); the progress reporter and the Prometheus
+endpoint read that one unless given another. ``train_step`` is not called ``step`` because
+a loop variable named ``step`` would shadow it in almost every training script.
+
+Thread safety: counters are updated under a lock, and whether a wait is inside a step is
+tracked per thread, so a loader thread timing its own waits does not confuse the loop's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+__all__ = ["MetricsSnapshot", "StepMetrics", "data_wait", "default_metrics", "train_step"]
+
+Clock = Callable[[], float]
+
+#: Step-end times kept for the recent rate (steps/s and the ETA follow the last this many steps).
+RATE_WINDOW = 50
+
+
+@dataclass(frozen=True)
+class MetricsSnapshot:
+    """The timers' figures at one moment (seconds from the meter's clock)."""
+
+    #: Completed steps (``step()`` blocks that did not raise).
+    steps: int
+    #: Time inside ``step()`` blocks (their nested waits included).
+    step_seconds_total: float
+    #: Time inside ``data_wait()`` blocks, wherever they are.
+    data_wait_seconds_total: float
+    #: The loop's measured time: step time plus the waits outside any step.
+    loop_seconds_total: float
+    #: ``data_wait_seconds_total / loop_seconds_total`` (0.0 before anything was timed).
+    data_wait_fraction: float
+    #: Steps per second over the last :data:`RATE_WINDOW` steps, by the wall clock between step
+    #: ends (so evaluation and checkpoint pauses count); 0.0 (unknown) until two steps ended.
+    steps_per_second: float
+
+    def remaining_seconds(self, total_steps: int, done_steps: int | None = None) -> float | None:
+        """Seconds left for ``total_steps`` at the recent rate (None while the rate is unknown)."""
+        done = self.steps if done_steps is None else done_steps
+        if self.steps_per_second <= 0:
+            return None
+        return max(0, total_steps - done) / self.steps_per_second
+
+
+class StepMetrics:
+    """Timers for one training loop: ``with m.step():`` and ``with m.data_wait():``."""
+
+    def __init__(self, clock: Clock = time.perf_counter, *, window: int = RATE_WINDOW) -> None:
+        if window < 2:
+            raise ValueError(f"window must be >= 2 steps, got {window}")
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._local = threading.local()  # per thread: how many step() blocks are open
+        self._steps = 0
+        self._step_total = 0.0
+        self._wait_total = 0.0
+        self._wait_outside = 0.0
+        self._ends: deque[float] = deque(maxlen=window)
+
+    def _depth(self) -> int:
+        return getattr(self._local, "depth", 0)
+
+    @contextlib.contextmanager
+    def data_wait(self) -> Iterator[None]:
+        """Time a wait for input: ``with m.data_wait(): batch = next(it)``."""
+        inside = self._depth() > 0
+        start = self._clock()
+        try:
+            yield
+        finally:
+            spent = max(0.0, self._clock() - start)
+            with self._lock:
+                self._wait_total += spent
+                if not inside:
+                    self._wait_outside += spent
+
+    @contextlib.contextmanager
+    def step(self) -> Iterator[None]:
+        """Time one training step; a step whose body raises adds its time but is not counted."""
+        self._local.depth = self._depth() + 1
+        start = self._clock()
+        ok = False
+        try:
+            yield
+            ok = True
+        finally:
+            end = self._clock()
+            self._local.depth -= 1
+            with self._lock:
+                self._step_total += max(0.0, end - start)
+                if ok:
+                    self._steps += 1
+                    self._ends.append(end)
+
+    def snapshot(self) -> MetricsSnapshot:
+        """The figures now (consistent with each other: read under the lock)."""
+        with self._lock:
+            steps, step_total = self._steps, self._step_total
+            wait_total, loop = self._wait_total, self._step_total + self._wait_outside
+            ends = list(self._ends)
+        # Unknown (0.0) until two steps ended: one step's own time says nothing of the pauses between.
+        rate = (len(ends) - 1) / (ends[-1] - ends[0]) if len(ends) >= 2 and ends[-1] > ends[0] else 0.0
+        fraction = min(1.0, wait_total / loop) if loop > 0 else 0.0
+        return MetricsSnapshot(steps, step_total, wait_total, loop, fraction, rate)
+
+
+_default: StepMetrics | None = None
+_default_lock = threading.Lock()
+
+
+def default_metrics() -> StepMetrics:
+    """The process's default :class:`StepMetrics`, created on first use."""
+    global _default
+    if _default is None:
+        with _default_lock:
+            if _default is None:
+                _default = StepMetrics()
+    return _default
+
+
+def data_wait() -> contextlib.AbstractContextManager[None]:
+    """``with data_wait(): batch = next(it)`` on the default meter."""
+    return default_metrics().data_wait()
+
+
+def train_step() -> contextlib.AbstractContextManager[None]:
+    """``with train_step(): ...`` times one step on the default meter."""
+    return default_metrics().step()
