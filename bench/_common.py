@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -151,3 +152,57 @@ def interleaved(floor: Callable[[], object], measured: Callable[[], object], rep
             work()
             timings.append(time.perf_counter() - start)
     return statistics.median(floors), statistics.median(runs)
+
+
+def sizes_main(
+    doc: str | None,
+    script: str,
+    child: Callable[[int, int], dict[str, Any]],
+    header: str,
+    row: Callable[[dict[str, Any]], str],
+    floor: str,
+    goal: float,
+) -> None:
+    """The command line of a benchmark measured at several sizes, each in a fresh process.
+
+    ``--jobs 1000,10000`` runs ``script --child N`` per size (so one size's heap and collector state
+    cannot bill the next); ``child(jobs, repeat)`` is what such a process measures, returned as a
+    dict with ``specs``, ``floor`` and ``took`` (seconds); ``row`` formats one size under
+    ``header``; the summary says whether every size is within ``goal`` x ``floor`` and how the
+    per-spec cost grows.
+    """
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--jobs", default="1000,10000", help="comma-separated sizes (job specs per run)")
+    parser.add_argument("--repeat", type=int, default=5, help="runs of each side; medians are reported")
+    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child(args.child, args.repeat)))
+        return
+    print(machine())
+    print(header)
+    rows = []
+    for jobs in (int(j) for j in args.jobs.split(",")):
+        out = subprocess.run(
+            [sys.executable, script, "--child", str(jobs), "--repeat", str(args.repeat)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            env=ENV,
+            check=True,
+        ).stdout
+        result = json.loads(out.splitlines()[-1])
+        rows.append(result)
+        print(row(result))
+    worst = max(r["took"] / r["floor"] for r in rows)
+    print(
+        f"medians of {args.repeat} interleaved runs; goal <= {goal:.0f}x {floor} at every size: "
+        f"{'met' if worst <= goal else 'missed'} (worst {worst:.2f}x)"
+    )
+    if len(rows) > 1:
+        per = [r["took"] / r["specs"] for r in rows]
+        print(f"per-spec cost, largest size / smallest: {per[-1] / per[0]:.2f}x (1.00x is linear)")
+    print(f"load average at the end: {machine().rsplit('load average ', 1)[1]}")

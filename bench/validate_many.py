@@ -12,21 +12,18 @@ validation leaves (``gc.collect()`` after it: 0 when nothing waits for the cycle
 
 from __future__ import annotations
 
-import argparse
 import gc
-import json
 import resource
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
-from _common import ENV, ROOT, generate_specs, interleaved, machine
+from _common import generate_specs, interleaved, sizes_main
 
 GOAL = 3.0
 
 
-def child(jobs: int, repeat: int) -> dict[str, float]:
+def child(jobs: int, repeat: int) -> dict[str, Any]:
     """Measure one size in this process and return the figures."""
     import yaml
 
@@ -61,47 +58,26 @@ def child(jobs: int, repeat: int) -> dict[str, float]:
     }
 
 
+def _row(r: dict[str, Any]) -> str:
+    n = r["specs"]
+    return (
+        f"{n:7d} {r['floor'] * 1000:8.0f}ms {r['floor'] * 1000 / n:8.3f} {r['took'] * 1000:8.0f}ms "
+        f"{r['took'] * 1000 / n:8.3f} {r['took'] / r['floor']:5.2f}x {r['rss_after_kb'] / 1024:7.1f}MB "
+        f"{(r['rss_after_kb'] - r['rss_before_kb']) / 1024:6.1f}MB {r['cyclic']:6d}"
+    )
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--jobs", default="1000,10000", help="comma-separated sizes (job specs per run)")
-    parser.add_argument("--repeat", type=int, default=5, help="runs of each side; medians are reported")
-    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.child:
-        print(json.dumps(child(args.child, args.repeat)))
-        return
-    print(machine())
-    print(
+    sizes_main(
+        __doc__,
+        __file__,
+        child,
         f"{'specs':>7} {'C loader':>10} {'ms/spec':>8} {'validate':>10} {'ms/spec':>8} {'ratio':>6} "
-        f"{'peak RSS':>9} {'+during':>8} {'cyclic':>6}"
+        f"{'peak RSS':>9} {'+during':>8} {'cyclic':>6}",
+        _row,
+        "the C loader",
+        GOAL,
     )
-    rows = []
-    for jobs in (int(j) for j in args.jobs.split(",")):
-        out = subprocess.run(
-            [sys.executable, __file__, "--child", str(jobs), "--repeat", str(args.repeat)],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            env=ENV,
-            check=True,
-        ).stdout
-        r = json.loads(out.splitlines()[-1])
-        n = r["specs"]
-        rows.append(r)
-        print(
-            f"{n:7d} {r['floor'] * 1000:8.0f}ms {r['floor'] * 1000 / n:8.3f} {r['took'] * 1000:8.0f}ms "
-            f"{r['took'] * 1000 / n:8.3f} {r['took'] / r['floor']:5.2f}x {r['rss_after_kb'] / 1024:7.1f}MB "
-            f"{(r['rss_after_kb'] - r['rss_before_kb']) / 1024:6.1f}MB {r['cyclic']:6d}"
-        )
-    worst = max(r["took"] / r["floor"] for r in rows)
-    print(
-        f"medians of {args.repeat} interleaved runs; goal <= {GOAL:.0f}x the C loader at every size: "
-        f"{'met' if worst <= GOAL else 'missed'} (worst {worst:.2f}x)"
-    )
-    if len(rows) > 1:
-        per = [r["took"] / r["specs"] for r in rows]
-        print(f"per-spec cost, largest size / smallest: {per[-1] / per[0]:.2f}x (1.00x is linear)")
-    print(f"load average at the end: {machine().rsplit('load average ', 1)[1]}")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ on them, so a code never changes meaning. The registry :data:`CODES` documents e
 from __future__ import annotations
 
 import enum
+from typing import Any
 
 from trainspec.dsl.record import Record, field, replace
 
@@ -194,6 +195,33 @@ class Diagnostic(Record):
     @property
     def is_error(self) -> bool:
         return self.severity is Severity.ERROR
+
+    @classmethod
+    def located(
+        cls,
+        code: str,
+        message: str,
+        file: str | None,
+        mark: Any,
+        path: tuple[str | int, ...] | list[str | int],
+        *,
+        severity: Severity = Severity.ERROR,
+        hint: str | None = None,
+        related: tuple[Related, ...] = (),
+    ) -> Diagnostic:
+        """A diagnostic at ``mark`` (anything with a 1-based ``line`` and ``column``, such as the
+        loader's marks) about the field ``path`` of ``file``."""
+        return cls(
+            code=code,
+            message=message,
+            severity=severity,
+            file=file,
+            line=mark.line,
+            column=mark.column,
+            path=format_path(path),
+            hint=hint,
+            related=related,
+        )
 
     def at(self, file: str | None, line: int | None, column: int | None) -> Diagnostic:
         """The same diagnostic placed at another location."""

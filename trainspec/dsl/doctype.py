@@ -24,10 +24,11 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from trainspec.dsl.diagnostics import Diagnostic, Severity, format_path
+from trainspec.dsl.diagnostics import Diagnostic
 from trainspec.dsl.models import API_GROUP, API_VERSION
 from trainspec.dsl.record import TupleRecord
-from trainspec.dsl.yaml_loader import Mark, SourceDoc
+from trainspec.dsl.validation import error_at
+from trainspec.dsl.yaml_loader import SourceDoc
 
 #: Kinds a trainspec document may declare.
 OUR_KINDS = ("TrainingJob", "Runtime", "Project")
@@ -212,26 +213,13 @@ def _trainspec_fields(spec: Any) -> list[str]:
     return [k for k in spec if isinstance(k, str) and k in known]
 
 
-def _diag(doc: SourceDoc, code: str, mark: Mark, path: tuple, message: str, hint: str) -> Diagnostic:
-    return Diagnostic(
-        code=code,
-        message=message,
-        severity=Severity.ERROR,
-        file=doc.file,
-        line=mark.line,
-        column=mark.column,
-        path=format_path(path),
-        hint=hint,
-    )
-
-
 def _at_key(doc: SourceDoc, key: str, code: str, message: str, hint: str) -> Diagnostic:
-    return _diag(doc, code, doc.keys.get((key,), doc.start), (key,), message, hint)
+    return error_at(doc, code, (key,), doc.keys.get((key,), doc.start), message, hint=hint)
 
 
 def _at_value(doc: SourceDoc, code: str, message: str, hint: str) -> Diagnostic:
-    return _diag(doc, code, doc.mark(("apiVersion",)), ("apiVersion",), message, hint)
+    return error_at(doc, code, ("apiVersion",), doc.mark(("apiVersion",)), message, hint=hint)
 
 
 def _at_start(doc: SourceDoc, message: str, hint: str) -> Diagnostic:
-    return _diag(doc, "TS114", doc.start, (), message, hint)
+    return error_at(doc, "TS114", (), doc.start, message, hint=hint)

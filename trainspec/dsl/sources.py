@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from trainspec.dsl.diagnostics import Diagnostic, Related, Severity, format_path
+from trainspec.dsl.diagnostics import Diagnostic, Related, Severity
 from trainspec.dsl.discovery import IGNORE_FILE, PROJECT_FILE, SPEC_SUFFIXES, discover, is_spec_module
 from trainspec.dsl.models import Runtime, TrainingJob
 from trainspec.dsl.record import Record, field
@@ -115,15 +115,13 @@ class LoadedSpec(Record):
         at_key: bool = False,
     ) -> Diagnostic:
         """A diagnostic located at ``path`` of this spec."""
-        mark = self.mark(path, at_key=at_key)
-        return Diagnostic(
-            code=code,
-            message=message,
+        return Diagnostic.located(
+            code,
+            message,
+            self.file,
+            self.mark(path, at_key=at_key),
+            path,
             severity=severity,
-            file=self.file,
-            line=mark.line,
-            column=mark.column,
-            path=format_path(path),
             hint=hint,
             related=related,
         )

@@ -437,19 +437,9 @@ class _State:
         self.full = False
 
     def report(self, path: tuple, code: str, message: str, hint: str, related: tuple[Related, ...] = ()) -> None:
-        mark = self.doc.mark(path)
         self.failed.append(format_path(path))
         self.problems.append(
-            Diagnostic(
-                code=code,
-                message=message,
-                file=self.doc.file,
-                line=mark.line,
-                column=mark.column,
-                path=format_path(path),
-                hint=hint,
-                related=related,
-            )
+            Diagnostic.located(code, message, self.doc.file, self.doc.mark(path), path, hint=hint, related=related)
         )
 
 

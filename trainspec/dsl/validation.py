@@ -7,7 +7,7 @@ import types
 import typing
 from typing import Any
 
-from trainspec.dsl.diagnostics import Diagnostic, Related, Severity, format_path
+from trainspec.dsl.diagnostics import Diagnostic, Related
 from trainspec.dsl.errors import ValidationError, short_repr, suggest
 from trainspec.dsl.modeling import Model
 from trainspec.dsl.models import API_GROUP, API_VERSION, KINDS, Spec
@@ -91,7 +91,7 @@ def build_spec(doc: SourceDoc) -> tuple[Spec | Project | None, list[Diagnostic]]
     if api_version != API_VERSION:
         mark = doc.mark(("apiVersion",))
         return None, [
-            _diag(
+            error_at(
                 doc,
                 "TS111",
                 ("apiVersion",),
@@ -106,7 +106,7 @@ def build_spec(doc: SourceDoc) -> tuple[Spec | Project | None, list[Diagnostic]]
         mark = doc.mark(("kind",))
         close = suggest(str(kind), list(ALL_KINDS))
         hint = f"did you mean {close}?" if close else f"kinds are: {', '.join(ALL_KINDS)}"
-        return None, [_diag(doc, "TS110", ("kind",), mark, f"unknown kind {kind!r} for {API_VERSION}", hint=hint)]
+        return None, [error_at(doc, "TS110", ("kind",), mark, f"unknown kind {kind!r} for {API_VERSION}", hint=hint)]
     ambiguous = _ambiguous_strings(doc, model) if doc.plain else []
     try:
         spec = typing.cast("Spec | Project", model.model_validate(data))
@@ -121,7 +121,7 @@ def _ambiguous_strings(doc: SourceDoc, model: type[Model]) -> list[Diagnostic]:
     for path, raw in doc.plain.items():
         if isinstance(value_at(doc.data, path), str) and _leaf(model, path) in (str, None):
             found.append(
-                _diag(
+                error_at(
                     doc,
                     "TS109",
                     path,
@@ -133,7 +133,7 @@ def _ambiguous_strings(doc: SourceDoc, model: type[Model]) -> list[Diagnostic]:
     return found
 
 
-def _diag(
+def error_at(
     doc: SourceDoc,
     code: str,
     path: tuple[Any, ...],
@@ -143,17 +143,8 @@ def _diag(
     hint: str | None = None,
     related: tuple[Related, ...] = (),
 ) -> Diagnostic:
-    return Diagnostic(
-        code=code,
-        message=message,
-        severity=Severity.ERROR,
-        file=doc.file,
-        line=mark.line,
-        column=mark.column,
-        path=format_path(path),
-        hint=hint,
-        related=related,
-    )
+    """An error of ``doc`` at ``mark`` about the field ``path`` (the loader's and the validator's one shape)."""
+    return Diagnostic.located(code, message, doc.file, mark, path, hint=hint, related=related)
 
 
 def _from_error(doc: SourceDoc, model: type[Model], err: dict[str, Any]) -> Diagnostic:
@@ -169,16 +160,16 @@ def _from_error(doc: SourceDoc, model: type[Model], err: dict[str, Any]) -> Diag
         allowed = _field_names(model, loc[:-1])
         close = [suggested] if (suggested := suggest(name, allowed)) else []
         hint = f"did you mean {close[0]}?" if close else (f"allowed here: {', '.join(allowed)}" if allowed else None)
-        return _diag(doc, code, loc, mark, f"unknown field {name!r}", hint=hint)
+        return error_at(doc, code, loc, mark, f"unknown field {name!r}", hint=hint)
     if kind == "required":
         parent = loc[:-1]
-        return _diag(doc, code, loc, locate(doc, parent), f"{loc[-1]} is required", hint=f"add {loc[-1]}: ...")
+        return error_at(doc, code, loc, locate(doc, parent), f"{loc[-1]} is required", hint=f"add {loc[-1]}: ...")
     mark = (doc.keys.get(loc) if is_key else None) or locate(doc, loc)
     raw = doc.plain.get(loc)
     if raw is not None and kind in _TYPE_ERRORS and not isinstance(value, str):
         shown = "null" if value is None else repr(value).lower() if isinstance(value, bool) else repr(value)
         what = type(value).__name__ if value is not None else "null"
-        return _diag(
+        return error_at(
             doc,
             "TS109",
             loc,
@@ -188,7 +179,7 @@ def _from_error(doc: SourceDoc, model: type[Model], err: dict[str, Any]) -> Diag
         )
     if kind == "enum":
         hint = _choice_hint(err.get("input", value), (err.get("ctx") or {}).get("choices") or [], hint)
-    return _diag(doc, code, loc, mark, _message(kind, err, value), hint=hint)
+    return error_at(doc, code, loc, mark, _message(kind, err, value), hint=hint)
 
 
 def _choice_hint(given: Any, choices: list[str], fallback: str | None) -> str | None:

@@ -84,16 +84,8 @@ class Source:
     def diagnostic(
         self, code: str, path: Path, message: str, *, hint: str | None = None, severity: Severity = Severity.WARNING
     ) -> Diagnostic:
-        mark = self.obj.mark(tuple(path))
-        return Diagnostic(
-            code=code,
-            message=message,
-            severity=severity,
-            file=self.file,
-            line=mark.line,
-            column=mark.column,
-            path=format_path(path),
-            hint=hint,
+        return Diagnostic.located(
+            code, message, self.file, self.obj.mark(tuple(path)), path, severity=severity, hint=hint
         )
 
     def warn(self, path: Path, message: str, *, hint: str | None = None, code: str = "TS541") -> None:

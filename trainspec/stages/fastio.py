@@ -23,7 +23,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from trainspec.stages.errors import StageError
@@ -165,16 +165,25 @@ def _write_all(fd: int, data: memoryview) -> None:
         data = data[os.write(fd, data) :]
 
 
-def _copy_rw(src: int, dst: int, offset: int, count: int) -> int:
+def pread_chunks(fd: int, offset: int, count: int) -> Iterator[memoryview]:
+    """``count`` bytes of ``fd`` from ``offset`` (fewer at its end), as views of one reused
+    ``IO_BUFFER``-sized buffer: each view is valid until the next one is taken."""
     buf = bytearray(min(IO_BUFFER, max(count, 1)))
     view = memoryview(buf)
     done = 0
     while done < count:
-        n = os.preadv(src, [view[: min(len(buf), count - done)]], offset + done)
+        n = os.preadv(fd, [view[: min(len(buf), count - done)]], offset + done)
         if not n:
-            break
-        _write_all(dst, view[:n])
+            return
+        yield view[:n]
         done += n
+
+
+def _copy_rw(src: int, dst: int, offset: int, count: int) -> int:
+    done = 0
+    for chunk in pread_chunks(src, offset, count):
+        _write_all(dst, chunk)
+        done += len(chunk)
     return done
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from trainspec.stages.errors import StageError
-from trainspec.stages.fastio import IO_BUFFER, copy_range, digest, new_hasher
+from trainspec.stages.fastio import IO_BUFFER, copy_range, digest, new_hasher, pread_chunks
 
 
 def output_error(path: Path | str, exc: OSError) -> StageError:
@@ -63,16 +63,10 @@ class ShardWriter:
         self._flush()
         assert self._fd is not None
         if self._hash is not None:
-            kernel = False
-            buf = bytearray(min(IO_BUFFER, max(count, 1)))
-            view = memoryview(buf)
             done = 0
-            while done < count:
-                n = os.preadv(fd, [view[: min(len(buf), count - done)]], offset + done)
-                if not n:
-                    break
-                self._write_all(view[:n])
-                done += n
+            for chunk in pread_chunks(fd, offset, count):
+                self._write_all(chunk)
+                done += len(chunk)
             return done
         try:
             done = copy_range(fd, self._fd, offset, count, kernel=kernel)
