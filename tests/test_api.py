@@ -31,7 +31,8 @@ def test_compile_python_objects_returns_typed_kubernetes_objects() -> None:
     kinds = [type(o) for o in result.objects()]
     assert kinds == [ClusterTrainingRuntime, PersistentVolumeClaim, TrainJob]
     trainjob = result.objects()[-1]
-    assert trainjob.spec.suspend is True and trainjob.spec.trainer.num_proc_per_node == 8
+    # Queued: Kueue suspends it at creation, trainspec never writes suspend (docs/gitops.md).
+    assert trainjob.spec.suspend is None and trainjob.spec.trainer.num_proc_per_node == 8
     # 7B bf16 + AdamW = 56 GB a checkpoint; x3 x1.2 = 201.6 GB = 187.8 GiB
     assert result.objects()[1].spec.resources.requests == {"storage": "188Gi"}
 

@@ -3,6 +3,7 @@ lines, any kind with a CRD (Kueue objects too), and the Trainer-version mismatch
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -136,7 +137,9 @@ def test_compiled_findings_point_at_the_job_spec(write: Callable[[str, str], Pat
     }
     for d in found:
         if d["severity"] == "error":
-            assert "[compiled TrainJob team-a/llm-pretrain (team-a/llm-pretrain.yaml)" in d["message"]
+            assert re.search(
+                r"\[compiled TrainJob team-a/llm-pretrain-[a-z2-7]{6} \(team-a/llm-pretrain\.yaml\)", d["message"]
+            )
     assert any("field spec.trainer.numNodes]" in d["message"] for d in found)
     # The runtime has no CRD in that folder: a warning at the runtime spec.
     [warning] = [d for d in found if d["code"] == "TS504"]

@@ -26,7 +26,8 @@ def compile_stream(*args: str) -> tuple[int, list[dict], str]:
 
 
 def trainjobs(objects: list[dict]) -> dict[str, dict]:
-    return {o["metadata"]["name"]: o for o in objects if o["kind"] == "TrainJob"}
+    """TrainJobs by the job they run (``<job>-<run id>`` carries ``trainspec.dev/job: <job>``)."""
+    return {o["metadata"]["labels"]["trainspec.dev/job"]: o for o in objects if o["kind"] == "TrainJob"}
 
 
 @pytest.mark.parametrize(
@@ -110,6 +111,7 @@ def test_trainer_21_output_uses_pod_template_overrides(write) -> None:
                     "team": "nlp",
                     "trainspec.dev/job": "llm-pretrain",
                     "trainspec.dev/namespace": "team-a",
+                    "trainspec.dev/run": trainjobs(objects)["llm-pretrain"]["metadata"]["labels"]["trainspec.dev/run"],
                     "trainspec.dev/runtime": "torch-h100",
                     "trainspec.dev/team": "team-a",
                 },

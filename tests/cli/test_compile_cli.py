@@ -66,9 +66,11 @@ def test_stream_orders_runtimes_then_claims_then_jobs() -> None:
 def test_argocd_sync_waves(tmp_path: Path) -> None:
     proc = run_cli("compile", "examples/llama-sft", "-o", "-", "--gitops", "argocd")
     waves = {
-        d["kind"]: d["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"] for d in yaml.safe_load_all(proc.stdout)
+        d["kind"]: int(d["metadata"].get("annotations", {}).get("argocd.argoproj.io/sync-wave", "0"))
+        for d in yaml.safe_load_all(proc.stdout)
     }
-    assert int(waves["ClusterTrainingRuntime"]) < int(waves["PersistentVolumeClaim"]) < int(waves["TrainJob"])
+    # Runtimes first; a claim never in an earlier wave than the job that binds it (WaitForFirstConsumer).
+    assert waves["ClusterTrainingRuntime"] < waves["PersistentVolumeClaim"] == waves["TrainJob"] == 0
 
 
 def test_check_detects_a_stale_tree(tmp_path: Path) -> None:
@@ -76,13 +78,19 @@ def test_check_detects_a_stale_tree(tmp_path: Path) -> None:
     assert run_cli("compile", "examples/", "-o", str(out)).returncode == 0
     fresh = run_cli("compile", "examples/", "-o", str(out), "--check")
     assert fresh.returncode == 0, fresh.stderr
-    (out / "team-nlp" / "llama-sft.yaml").write_text("# edited by hand\n")
+    edited = out / "team-nlp" / "llama-sft.yaml"
+    edited.write_text(edited.read_text() + "# edited by hand\n")
     (out / "ml-dev" / "ddp-cpu.yaml").unlink()
     before = tree(out)
     stale = run_cli("compile", "examples/", "-o", str(out), "--check")
     assert stale.returncode == 1
     assert "llama-sft.yaml: stale" in stale.stderr and "ddp-cpu.yaml: missing" in stale.stderr
+    assert "TS411" in stale.stderr  # its seal no longer matches
     assert tree(out) == before  # --check writes nothing
+    # Without trainspec's header the file is someone else's: never overwritten (TS407).
+    edited.write_text("# edited by hand\n")
+    replaced = run_cli("compile", "examples/", "-o", str(out), "--check")
+    assert replaced.returncode == 1 and "TS407" in replaced.stderr
 
 
 def test_prunes_only_files_trainspec_wrote(tmp_path: Path) -> None:

@@ -78,7 +78,7 @@ def test_bash_completes_every_command(bash_script: Path) -> None:
 @pytestmark_bash
 def test_bash_completes_a_commands_options_and_their_values(bash_script: Path) -> None:
     assert complete(bash_script, "compile", "--ou") == ["--output"]
-    assert complete(bash_script, "compile", "--gitops", "") == ["argocd"]
+    assert complete(bash_script, "compile", "--gitops", "") == ["argocd", "flux"]
     assert complete(bash_script, "validate", "--format", "j") == ["json"]
     assert complete(bash_script, "completion", "") == ["bash", "zsh", "fish"]
     # Options come after the command's positional arguments too.
@@ -114,7 +114,7 @@ def test_zsh_script_is_a_compdef_function_with_choices() -> None:
     text = script("zsh")
     assert text.startswith("#compdef trainspec\n")
     assert "compdef _trainspec trainspec" in text
-    assert "--gitops[" in text and ":(argocd)" in text
+    assert "--gitops[" in text and ":(argocd flux)" in text
     assert "'*:file:_files'" in text and "'1:value:(bash zsh fish)'" in text
     # Quotes and brackets in help texts are escaped, so every spec stays one shell word.
     assert "program'\\''s version" in text
@@ -127,7 +127,7 @@ def test_zsh_script_is_a_compdef_function_with_choices() -> None:
 def test_fish_script_uses_subcommand_conditions() -> None:
     text = script("fish")
     assert "complete -c trainspec -n __fish_use_subcommand -a compile" in text
-    assert "complete -c trainspec -n '__fish_seen_subcommand_from compile' -l gitops -x -a 'argocd'" in text
+    assert "complete -c trainspec -n '__fish_seen_subcommand_from compile' -l gitops -x -a 'argocd flux'" in text
     assert "show program\\'s version" in text
     fish = shutil.which("fish")
     if fish:

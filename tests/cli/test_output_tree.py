@@ -51,6 +51,26 @@ def compile_(specs: Path, out: Path, *extra: str, cwd: Path | None = None):
     return run_cli("compile", str(specs), "-o", str(out), "--no-project", *extra, cwd=cwd)
 
 
+def legacy_marker(out: Path) -> dict:
+    """The marker an older trainspec kept beside the files it wrote (read once more, then dropped)."""
+    import hashlib
+
+    files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.yaml") if p.is_file() and not p.is_symlink())
+    marker = {
+        "generator": "trainspec",
+        "files": files,
+        "sha256": {rel: hashlib.sha256((out / rel).read_bytes()).hexdigest() for rel in files},
+    }
+    (out / MARKER).write_text(json.dumps(marker))
+    return marker
+
+
+def unprotected(specs: Path) -> None:
+    """llama-sft's checkpoint claim without the GitOps keep annotations (checkpoint.protect: false)."""
+    job = specs / "llama-sft" / "job.yaml"
+    job.write_text(job.read_text().replace("    keep: 3\n", "    keep: 3\n    protect: false\n"))
+
+
 def ok(proc) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
@@ -76,7 +96,7 @@ def test_a_poisoned_marker_entry_deletes_nothing(tmp_path: Path, specs: Path, en
     victim.write_text("precious\n")
     ok(compile_(specs, out))
     entry = str(victim) if entry == "ABSOLUTE" else entry
-    marker = json.loads((out / MARKER).read_text())
+    marker = legacy_marker(out)
     marker["files"].append(entry)
     marker["sha256"][entry] = "0" * 64
     (out / MARKER).write_text(json.dumps(marker))
@@ -117,6 +137,7 @@ def test_a_marker_of_the_wrong_shape_stops_the_compile(tmp_path: Path, specs: Pa
 def test_a_marker_that_is_a_symlink_is_refused(tmp_path: Path, specs: Path) -> None:
     out = tmp_path / "deploy"
     ok(compile_(specs, out))
+    legacy_marker(out)
     elsewhere = tmp_path / "elsewhere.json"
     shutil.move(str(out / MARKER), elsewhere)
     (out / MARKER).symlink_to(elsewhere)
@@ -224,6 +245,7 @@ def test_root_and_home_are_refused(tmp_path: Path) -> None:
 
 def test_removing_a_job_with_a_checkpoint_claim_is_refused(tmp_path: Path, specs: Path) -> None:
     out = tmp_path / "deploy"
+    unprotected(specs)
     ok(compile_(specs, out))
     before = snapshot(out)
     shutil.rmtree(specs / "llama-sft")
@@ -245,8 +267,24 @@ def test_removing_a_job_with_a_checkpoint_claim_is_refused(tmp_path: Path, specs
     assert "1 removed" in allowed.stderr
 
 
+def test_a_protected_claim_leaves_the_tree_and_stays_on_the_cluster_said_so(tmp_path: Path, specs: Path) -> None:
+    out = tmp_path / "deploy"
+    ok(compile_(specs, out))
+    claim = out / "team-nlp" / "llama-sft.yaml"
+    assert "Prune=false,Delete=false" in claim.read_text()
+    assert "kustomize.toolkit.fluxcd.io/prune: disabled" in claim.read_text()
+    shutil.rmtree(specs / "llama-sft")
+    shutil.copytree(EXAMPLES / "llama-sft", tmp_path / "kept-runtime")
+    (tmp_path / "kept-runtime" / "job.yaml").unlink()
+    proc = run_cli("compile", str(specs), str(tmp_path / "kept-runtime"), "-o", str(out), "--no-project")
+    ok(proc)
+    assert not claim.exists()
+    assert "PersistentVolumeClaim team-nlp/llama-sft-checkpoints left the tree and stays on the cluster" in proc.stderr
+
+
 def test_a_claim_dropped_from_a_file_that_stays_is_refused(tmp_path: Path, specs: Path) -> None:
     out = tmp_path / "deploy"
+    unprotected(specs)
     ok(compile_(specs, out))
     before = snapshot(out)
     job = specs / "llama-sft" / "job.yaml"
@@ -406,3 +444,70 @@ def test_a_second_compile_into_a_locked_directory_does_not_wait_forever(tmp_path
     assert "another trainspec compile" in report.diagnostics[0].message
     assert not out.exists()
     assert emit_directory(str(out), {"kustomization.yaml": "resources: []\n"}).exit_code == 0  # lock released
+
+
+# -- seals instead of a central list ----------------------------------------------------------
+
+
+def test_a_tree_written_with_the_old_marker_is_adopted_and_the_marker_dropped(tmp_path: Path, specs: Path) -> None:
+    out = tmp_path / "deploy"
+    ok(compile_(specs, out))
+    # What an older trainspec left: files without the seal line, and the central marker.
+    for path in out.rglob("*.yaml"):
+        lines = path.read_text().splitlines(keepends=True)
+        path.write_text("".join(line for line in lines if not line.startswith("# trainspec-sha256: ")))
+    legacy_marker(out)
+    proc = compile_(specs, out)
+    ok(proc)
+    assert not (out / MARKER).exists()
+    assert all("# trainspec-sha256: " in p.read_text() for p in out.rglob("*.yaml"))
+    assert compile_(specs, out, "--check").returncode == 0
+
+
+def test_an_old_tree_with_a_hand_edit_is_refused(tmp_path: Path, specs: Path) -> None:
+    out = tmp_path / "deploy"
+    ok(compile_(specs, out))
+    for path in out.rglob("*.yaml"):
+        path.write_text("".join(x for x in path.read_text().splitlines(True) if not x.startswith("# trainspec-sha")))
+    legacy_marker(out)
+    target = out / "team-research" / "t5x-pretrain.yaml"
+    target.write_text(target.read_text() + "# edited after the old trainspec wrote it\n")
+    proc = compile_(specs, out)
+    assert proc.returncode == 1 and "TS411" in proc.stderr, proc.stderr
+
+
+def test_an_edit_of_the_header_breaks_the_seal(tmp_path: Path, specs: Path) -> None:
+    out = tmp_path / "deploy"
+    ok(compile_(specs, out))
+    target = out / "team-research" / "t5x-pretrain.yaml"
+    target.write_text(target.read_text().replace("Do not edit", "Please edit", 1))
+    proc = compile_(specs, out, "--check")
+    assert proc.returncode == 1 and "TS411" in proc.stderr
+
+
+def test_a_sealed_file_added_by_hand_fails_the_check_and_is_pruned(tmp_path: Path, specs: Path) -> None:
+    """A pull request cannot slip an object into the tree by copying trainspec's header and seal."""
+    from trainspec.compiler.outtree.marker import seal
+
+    out = tmp_path / "deploy"
+    ok(compile_(specs, out))
+    body = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: x}\n"
+    forged = out / "team-nlp" / "extra.yaml"
+    forged.write_text(seal("# Generated by trainspec from ../specs/x.yaml. Do not edit.\n", body))
+    check = compile_(specs, out, "--check")
+    assert check.returncode == 1 and "team-nlp/extra.yaml: no longer produced" in check.stderr
+    ok(compile_(specs, out))
+    assert not forged.exists()
+
+
+def test_a_file_name_with_a_newline_cannot_add_yaml_to_a_header(tmp_path: Path) -> None:
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    name = specs / "a\napiVersion: v1\nkind: Secret\n.yaml"
+    name.write_text((EXAMPLES / "ddp-cpu.yaml").read_text())
+    out = tmp_path / "deploy"
+    ok(compile_(specs, out))
+    text = (out / "ml-dev" / "ddp-cpu.yaml").read_text()
+    header = text.splitlines()[0]
+    assert "\\u000a" in header and "kind: Secret" in header
+    assert text.count("\nkind: ") == 1  # the TrainJob's only: nothing was injected

@@ -215,8 +215,8 @@ def test_upstream_deepspeed_resolves_as_mpi_with_launcher() -> None:
 def test_upstream_torchtune_counts_its_initializers_in_the_name_budget() -> None:
     result = compile_text(job("torchtune-llama3.2-1b", name="a" * 34))
     (diag,) = [d for d in result.diagnostics if d.code == "TS401"]
-    assert "at most 33" in diag.message
-    fits = compile_text(job("torchtune-llama3.2-1b", name="a" * 33))
+    assert "at most 26" in diag.message
+    fits = compile_text(job("torchtune-llama3.2-1b", name="a" * 26))
     assert fits.ok and [r.name for r in fits.plans[0].rjobs][:2] == ["dataset-initializer", "model-initializer"]
     assert fits.plans[0].resolved.gpus_per_node.value == 2
 

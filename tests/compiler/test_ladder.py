@@ -59,7 +59,8 @@ def by_name(result) -> dict[str, Any]:
 
 
 def trainjobs(result) -> dict[str, Any]:
-    return {o.metadata.name: o for o in result.objects() if type(o).__name__ == "TrainJob"}
+    """TrainJobs by the job (rung) they run: the object is its run, ``<rung>-<run id>``."""
+    return {o.metadata.labels["trainspec.dev/job"]: o for o in result.objects() if type(o).__name__ == "TrainJob"}
 
 
 def errors(result) -> list[tuple[str, str, int]]:
@@ -134,10 +135,10 @@ def test_each_rung_has_its_own_checkpoint_volume(llama) -> None:
     names = [c.metadata.name for c in claims]
     assert len(names) == len(set(names)) == 5
     assert "llama-sft-checkpoints" not in names  # never the real job's volume
-    for job_obj in trainjobs(llama).values():
+    for rung, job_obj in trainjobs(llama).items():
         patch = job_obj.spec.runtime_patches[0].training_runtime_spec.template.spec.replicated_jobs[0]
         volumes = patch.template.spec.template.spec.volumes
-        assert [v.persistent_volume_claim.claim_name for v in volumes] == [f"{job_obj.metadata.name}-checkpoints"]
+        assert [v.persistent_volume_claim.claim_name for v in volumes] == [f"{rung}-checkpoints"]
     # The same checkpoint settings: size (auto, from the model), storage class; one-node rungs may use RWO.
     modes = {
         c.metadata.name: (c.spec.resources.requests["storage"], c.spec.storage_class_name, c.spec.access_modes)
@@ -308,7 +309,7 @@ def test_a_rung_name_beyond_the_budget_is_ts401_naming_the_room_left() -> None:
     (found,) = [d for d in result.diagnostics if d.is_error]  # one per job, not one per rung
     assert (found.code, found.path) == ("TS401", "metadata.name")
     assert f"{name}-ladder-1gpu" in found.message  # the longest rung name
-    assert "shorten the job's name to 21 characters" in (found.hint or "")
+    assert "shorten the job's name to 14 characters" in (found.hint or "")
     assert not result.plans
     assert len(name) <= 33  # the job itself fits: only its rungs do not
     specs, _ = load_string("---\n".join([RUNTIME, job("nodes: 2\ndata: {source: 's3://d/'}\n", name=name)]), "t.yaml")

@@ -95,7 +95,7 @@ def test_name_budget_depends_on_the_replicated_jobs() -> None:
     sharded = compile_text(RUNTIME, job("data: {source: s3://d/}\n", name=long_name))
     assert not [d for d in plain.diagnostics if d.code == "TS401"]
     (diag,) = [d for d in sharded.diagnostics if d.code == "TS401"]
-    assert "at most 33" in diag.message
+    assert "at most 26" in diag.message
 
 
 def test_runtime_without_sharding_is_not_emitted_as_a_sharded_variant() -> None:

@@ -155,8 +155,8 @@ def test_elastic_pytorchjob(tmp_path: Path) -> None:
     assert list(replicas) == ["Worker"]  # elastic: Workers only; Kueue admits these 8 pods
     assert replicas["Worker"]["replicas"] == 8 and replicas["Worker"]["restartPolicy"] == "OnFailure"
     assert job["spec"]["nprocPerNode"] == "8"
-    assert job["spec"]["runPolicy"] == {"cleanPodPolicy": "Running", "backoffLimit": 10, "suspend": True}
-    assert job["metadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "team"}
+    assert job["spec"]["runPolicy"] == {"cleanPodPolicy": "Running", "backoffLimit": 10}  # Kueue suspends it
+    assert kueue_labels(job) == {"kueue.x-k8s.io/queue-name": "team"}
 
 
 def test_fixed_pytorchjob_is_one_master_and_workers(tmp_path: Path) -> None:
@@ -168,7 +168,7 @@ def test_fixed_pytorchjob_is_one_master_and_workers(tmp_path: Path) -> None:
     # No restart budget: the first failure fails the job, as on Trainer without a failure policy.
     assert {r["restartPolicy"] for r in replicas.values()} == {"Never"}
     assert job["spec"]["runPolicy"] == {"cleanPodPolicy": "Running", "activeDeadlineSeconds": 7200}
-    assert job["metadata"]["labels"] == {"kueue.x-k8s.io/max-exec-time-seconds": "7200"}
+    assert kueue_labels(job) == {"kueue.x-k8s.io/max-exec-time-seconds": "7200"}
 
 
 def test_single_node_pytorchjob_has_only_a_master(tmp_path: Path) -> None:
@@ -203,6 +203,7 @@ def test_pods_carry_the_hardened_runtime_settings(tmp_path: Path) -> None:
         "NCCL_IB_HCA": "mlx5",
         "TRAINSPEC_CHECKPOINT_DIR": "/checkpoints",
         "TRAINSPEC_CHECKPOINT_KEEP": "3",
+        "TRAINSPEC_RUN_ID": the(objs, "PyTorchJob")["metadata"]["labels"]["trainspec.dev/run"],
         "HF_TOKEN": {"secretKeyRef": {"name": "hf", "key": "token"}},
     }
     assert {m["name"]: m["mountPath"] for m in container["volumeMounts"]} == {
@@ -218,6 +219,7 @@ def test_pods_carry_the_hardened_runtime_settings(tmp_path: Path) -> None:
             "team": "nlp",
             "trainspec.dev/job": "train",
             "trainspec.dev/namespace": "team",
+            "trainspec.dev/run": the(objs, "PyTorchJob")["metadata"]["labels"]["trainspec.dev/run"],
             "trainspec.dev/runtime": "torch-op",
             "trainspec.dev/team": "team",
         }
@@ -288,11 +290,11 @@ def test_data_sharding_cannot_be_expressed(tmp_path: Path) -> None:
 
 
 def test_pod_names_must_fit_63_characters(tmp_path: Path) -> None:
-    name = "a" * 55  # a-...-worker-10 is 65 characters
+    name = "a" * 48  # the PyTorchJob a...-<run id>, its pod a...-<run id>-worker-10: 65 characters
     spec = write(tmp_path, TORCH_RUNTIME + job_yaml("12", name=name))
     result = run([spec], Options(project=None, stop=Stop.CHECK))
-    found = [d for d in result.diagnostics if d.code == "TS401" and f"{name}-worker-10" in d.message]
-    assert found and found[0].path == "metadata.name" and "53 characters or fewer" in found[0].hint
+    found = [d for d in result.diagnostics if d.code == "TS401" and f"{name}-xxxxxx-worker-10" in d.message]
+    assert found and found[0].path == "metadata.name" and "46 characters or fewer" in found[0].hint
 
 
 @pytest.mark.parametrize(
@@ -454,3 +456,8 @@ def test_the_training_operator_webhook_rules_say_who_rejects() -> None:
     assert set(found) == {"spec.pytorchReplicaSpecs.Worker", "spec.pytorchReplicaSpecs.Chief"}
     assert all(m.startswith("the Training Operator webhook rejects this PyTorchJob") for m in found.values())
     assert check_operator_job({**job, "apiVersion": "kubeflow.org/v2"}) == []  # another API: not these rules
+
+
+def kueue_labels(job: dict) -> dict:
+    """The job object's labels but its run's (trainspec.dev/job and trainspec.dev/run)."""
+    return {k: v for k, v in job["metadata"]["labels"].items() if not k.startswith("trainspec.dev/")}

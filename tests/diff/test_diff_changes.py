@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -67,7 +68,27 @@ def diff(tmp_path: Path, old: dict, new: dict) -> DiffReport:
 
 
 def summary(report: DiffReport) -> list[tuple[str, str, str, str]]:
-    return [(c.scope, c.key, c.category, c.message) for c in report.changes]
+    """The changes, without the new-run lines they cause (tested on their own below)."""
+    return [(c.scope, c.key, c.category, c.message) for c in report.changes if c.category != "run"]
+
+
+def runs(report: DiffReport) -> list[tuple[str, str]]:
+    return [(c.key, c.message) for c in report.changes if c.category == "run"]
+
+
+def test_a_change_of_what_a_job_runs_says_which_run_replaces_which(tmp_path: Path) -> None:
+    report = diff(tmp_path, {"jobs": {"job": {"nodes": 2}}}, {"jobs": {"job": {"nodes": 4}}})
+    ((key, message),) = runs(report)
+    assert key == "team-a/job"
+    assert re.fullmatch(r"new run job-[a-z2-7]{6} replaces job-[a-z2-7]{6}; .*", message), message
+    assert report.summary() == "1 change in 1 job"  # a new run is what a change causes, not a change
+
+
+def test_another_priority_class_updates_the_run_in_place(tmp_path: Path) -> None:
+    """Kueue lets a running job move to another priority class: no new run for that."""
+    old, new = {"jobs": {"job": {"extra": "priority: high"}}}, {"jobs": {"job": {"extra": "priority: low"}}}
+    report = diff(tmp_path, old, new)
+    assert summary(report) and runs(report) == []
 
 
 def test_no_change(tmp_path: Path) -> None:

@@ -40,13 +40,36 @@ job team-nlp/llama-sft:
   queue team-nlp -> team-nlp-large
   maxRunTime removed (was 72h)
   checkpoint keep 3 -> 5 (1.7 TB -> 2.8 TB kept, volume 1878Gi -> 3130Gi)
+  {run}
 6 changes in 1 job and 1 runtime
 """
 
 
+def run_line() -> str:
+    """What the changes cause on the cluster: the job's new run replaces its old one."""
+    names = []
+    for side in ("old", "new"):
+        result = compile_paths([str(PAIR / side)])
+        (job,) = [
+            o
+            for o in result.objects()
+            if type(o).__name__ == "TrainJob" and o.metadata.labels["trainspec.dev/job"] == "llama-sft"
+        ]
+        names.append(job.metadata.name)
+    return f"new run {names[1]} replaces {names[0]}; resumes from claim llama-sft-checkpoints"
+
+
+def expected_text() -> str:
+    return EXPECTED_TEXT.format(run=run_line())
+
+
+def planted() -> list[tuple[str, str, str, str]]:
+    return [*PLANTED, ("job", "team-nlp/llama-sft", "run", run_line())]
+
+
 def test_the_pair_reports_exactly_the_planted_changes() -> None:
     report = diff_results(compile_paths([str(PAIR / "old")]), compile_paths([str(PAIR / "new")]))
-    assert [(c.scope, c.key, c.category, c.message) for c in report.changes] == PLANTED
+    assert [(c.scope, c.key, c.category, c.message) for c in report.changes] == planted()
     restarts = report.changes[0]
     assert restarts.affects == ("team-nlp/llama-sft",)
     assert [(f.path, f.old, f.new) for f in restarts.fields] == [("spec.restarts.max", 3, 10)]
@@ -57,8 +80,10 @@ def test_the_pair_reports_exactly_the_planted_changes() -> None:
 
 def test_text_output_and_exit_code(run_cli) -> None:
     code, out, err = run_cli("diff", str(PAIR / "old"), str(PAIR / "new"), "--no-project")
-    assert (code, err) == (1, "")
-    assert out == EXPECTED_TEXT
+    assert code == 1
+    assert out == expected_text()
+    # The updates the cluster would refuse (the runtime's failurePolicy) and warn about (the claim grows).
+    assert err.count("error[TS440]") == 2 and "warning[TS443]" in err and err.endswith("2 errors, 1 warning\n")
 
 
 def test_markdown_output(run_cli) -> None:
@@ -72,7 +97,7 @@ def test_markdown_output(run_cli) -> None:
         "(JobSet failurePolicy.maxRestarts) | `team-nlp/llama-sft` |"
     )
     assert lines[5] == "| job `team-nlp/llama-sft` | gpus | nodes 8 -> 16 (+64 GPUs) |  |"
-    assert len(lines) == 4 + len(PLANTED)
+    assert len(lines) == 4 + len(planted())
 
 
 def test_json_output(run_cli) -> None:
@@ -80,7 +105,7 @@ def test_json_output(run_cli) -> None:
     assert code == 1
     payload = json.loads(out)
     assert payload["changed"] is True
-    assert [(c["scope"], c["key"], c["category"], c["message"]) for c in payload["changes"]] == PLANTED
+    assert [(c["scope"], c["key"], c["category"], c["message"]) for c in payload["changes"]] == planted()
     nodes = payload["changes"][1]
     assert nodes["fields"] == [{"path": "spec.nodes", "old": 8, "new": 16}]
 
@@ -106,4 +131,4 @@ def test_the_docs_show_the_real_output(run_cli) -> None:
     _, markdown, _ = run_cli("diff", str(PAIR / "old"), str(PAIR / "new"), "--no-project", "--format", "markdown")
     quoted = "".join(f"> {line}\n" if line else ">\n" for line in markdown.splitlines())
     assert quoted in docs
-    assert f"```\n{EXPECTED_TEXT}```" in docs
+    assert f"```\n{expected_text()}```" in docs

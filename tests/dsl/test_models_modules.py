@@ -70,6 +70,7 @@ EXPORTED = (
     "ResourceQuantity",
     "Resources",
     "Restarts",
+    "RunPolicy",
     "Runtime",
     "RuntimeObservability",
     "RuntimeSpec",

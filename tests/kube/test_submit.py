@@ -113,6 +113,7 @@ def test_a_field_owned_by_another_manager_is_a_conflict(api: StandIn, tmp_path: 
     assert cli("submit", spec, "--no-project")[0] == 0
     from trainspec.kube.client import KubeApi
 
+    # Kueue admitting the job (suspend: false) is no conflict: trainspec never sets suspend.
     KubeApi.connect().apply(
         {
             "apiVersion": "trainer.kubeflow.org/v1alpha1",
@@ -124,8 +125,21 @@ def test_a_field_owned_by_another_manager_is_a_conflict(api: StandIn, tmp_path: 
         force=True,
     )
     code, _, err = cli("submit", spec, "--no-project")
+    assert code == 0, err
+    # Another manager taking a field trainspec sets is.
+    KubeApi.connect().apply(
+        {
+            "apiVersion": "trainer.kubeflow.org/v1alpha1",
+            "kind": "TrainJob",
+            "metadata": {"name": "ddp-ckpt", "namespace": "ml-dev"},
+            "spec": {"activeDeadlineSeconds": 60},
+        },
+        manager="someone-else",
+        force=True,
+    )
+    code, _, err = cli("submit", spec, "--no-project")
     assert code == 1 and "error[TS714]" in err
-    assert 'conflict with "kueue-admission" using trainer.kubeflow.org/v1alpha1: .spec.suspend' in err
+    assert 'conflict with "someone-else" using trainer.kubeflow.org/v1alpha1: .spec.activeDeadlineSeconds' in err
     assert "--force-conflicts" in err
     code, _out, err = cli("submit", spec, "--no-project", "--force-conflicts")
     assert code == 0, err

@@ -18,7 +18,10 @@ from typing import Any
 from trainspec.compiler.lower.labels import OBSERVABILITY_LABELS
 from trainspec.dsl.quantity import Quantity
 from trainspec.dsl.wellknown import MPI_SSH_AUTH_MOUNT_PATH
-from trainspec.k8s.wellknown import MAX_EXEC_TIME_LABEL
+from trainspec.k8s.wellknown import JOB_LABEL, MAX_EXEC_TIME_LABEL, QUEUE_NAME_LABEL, RUN_LABEL
+
+#: The labels a run object carries for its job (trainspec.compiler.runs): added, not migrated.
+RUN_LABELS = (JOB_LABEL, RUN_LABEL)
 
 Meaning = dict[str, Any]
 
@@ -64,7 +67,10 @@ def pod(template: dict, index: int = 0) -> Meaning:
         "schedulerName": spec.get("schedulerName"),
         "priorityClassName": spec.get("priorityClassName"),
         # trainspec's own pod labels (which job, team, runtime: docs/observability.md) are added, not migrated.
-        "labels": {k: v for k, v in (metadata.get("labels") or {}).items() if k not in OBSERVABILITY_LABELS} or None,
+        "labels": {
+            k: v for k, v in (metadata.get("labels") or {}).items() if k not in (*OBSERVABILITY_LABELS, RUN_LABEL)
+        }
+        or None,
         "annotations": metadata.get("annotations") or None,
         "runAsUser": (container.get("securityContext") or {}).get("runAsUser"),
         "sshPort": ((container.get("readinessProbe") or {}).get("tcpSocket") or {}).get("port"),
@@ -73,9 +79,11 @@ def pod(template: dict, index: int = 0) -> Meaning:
 
 def _metadata(obj: dict) -> Meaning:
     meta = obj.get("metadata") or {}
-    labels = {k: v for k, v in (meta.get("labels") or {}).items() if k != MAX_EXEC_TIME_LABEL}
+    labels = {k: v for k, v in (meta.get("labels") or {}).items() if k not in (MAX_EXEC_TIME_LABEL, *RUN_LABELS)}
+    # A compiled job object is the job's run, <job>-<run id> (docs/gitops.md): the job is its label.
+    job = (meta.get("labels") or {}).get(JOB_LABEL)
     return {
-        "name": meta.get("name") or (meta.get("generateName") or "").rstrip("-"),
+        "name": job or meta.get("name") or (meta.get("generateName") or "").rstrip("-"),
         "namespace": meta.get("namespace") or "default",
         "labels": labels,
         "annotations": meta.get("annotations") or {},
@@ -93,7 +101,12 @@ def _run_policy(run: dict) -> Meaning:
 
 def meaning(obj: dict) -> Meaning:
     """The meaning of a PyTorchJob, MPIJob or RayJob."""
-    return {"PyTorchJob": _pytorchjob, "MPIJob": _mpijob, "RayJob": _rayjob}[obj["kind"]](obj)
+    found = {"PyTorchJob": _pytorchjob, "MPIJob": _mpijob, "RayJob": _rayjob}[obj["kind"]](obj)
+    # A queued job is suspended until Kueue admits it: Kueue's webhook suspends it at creation, so
+    # trainspec writes no suspend of its own (docs/gitops.md). Both forms mean "held for Kueue".
+    if "suspend" in found:
+        found["suspend"] = bool(found["suspend"]) or QUEUE_NAME_LABEL in found["labels"]
+    return found
 
 
 def _pytorchjob(obj: dict) -> Meaning:

@@ -57,6 +57,9 @@ class CheckRequest:
     cluster: Sequence[PathLike] = ()
     target: Mapping[str, Any] | None = None
     options: Options | None = None
+    #: The tree the cluster has now (a directory or file of manifests, or git ``REF:PATH``):
+    #: every object on both sides is checked as an update (TS440-TS443).
+    previous: str | None = None
 
     def __post_init__(self) -> None:
         # Accept lists (and a single path) from library callers; keep the request hashable-ish.
@@ -140,6 +143,32 @@ def run_check(request: CheckRequest) -> CheckReport:
         manifests, cluster, result.plans, jobset_gates=result.target.jobset_gates if result.target is not None else ()
     )
     diagnostics += preflight_findings(manifests, cluster, target)
+    if request.previous is not None:
+        diagnostics += _update_findings(request.previous, manifests, result)
     ordered = tuple(sorted(dict.fromkeys(diagnostics), key=Diagnostic.sort_key))
     count = result.files + (len({o.file for o in cluster.objects}) if cluster else 0)
     return CheckReport(ordered, count, source, result)
+
+
+def _update_findings(previous: str, manifests: list[Any], result: CompileResult) -> list[Diagnostic]:
+    """The updates from ``previous`` to the checked manifests that the cluster would refuse."""
+    from trainspec.compiler.day2 import manifest_updates, read_previous
+    from trainspec.dsl.diagnostics import Diagnostic
+    from trainspec.dsl.models import RunPolicy
+
+    try:
+        before = read_previous(previous)
+    except ValueError as exc:
+        return [
+            Diagnostic(
+                code="TS444",
+                message=f"--previous {previous}: {exc}",
+                hint="give the directory the cluster's manifests are in, or a git REF:PATH such as origin/main:deploy",
+            )
+        ]
+    replaced = {
+        (plan.resolved.namespace, plan.resolved.name)
+        for plan in result.plans
+        if plan.resolved.job.spec.runs is RunPolicy.REPLACE
+    }
+    return manifest_updates(manifests, before, replaced)

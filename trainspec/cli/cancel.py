@@ -34,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
         kube = connect(args.context)
         ns = namespace_of(args, kube)
         job = reading.trainjob(kube, ns, args.job)
+        args.job = reading.name_of(job) or args.job  # a job's name gives its current run
         claims = sorted(set(claim_names(job.get("spec") or {})))
         answer = reading.retried(
             kube,

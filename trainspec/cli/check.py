@@ -35,6 +35,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="Kueue objects of the cluster (ClusterQueues, LocalQueues, ResourceFlavors, "
         "WorkloadPriorityClasses, Cohorts, Topologies, Namespaces) for the pre-flight",
     )
+    parser.add_argument(
+        "--previous",
+        metavar="DIR|REF:PATH",
+        help="the manifests the cluster has now (a directory, or a git ref and path such as origin/main:deploy): "
+        "objects on both sides are checked as updates (immutable fields, claims, webhook update rules)",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing when everything is valid")
 
 
@@ -45,7 +51,11 @@ def run(args: argparse.Namespace) -> int:
     from trainspec.compiler.pipeline import Stop
 
     request = CheckRequest(
-        paths=args.paths, crds=args.crds or None, cluster=args.cluster, options=pipeline_options(args, Stop.LOWER)
+        paths=args.paths,
+        crds=args.crds or None,
+        cluster=args.cluster,
+        options=pipeline_options(args, Stop.LOWER),
+        previous=args.previous,
     )
     try:
         outcome = run_check(request)

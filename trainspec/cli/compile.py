@@ -30,7 +30,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 and list the files that are stale")
     parser.add_argument(
-        "--gitops", choices=("argocd",), help="add Argo CD sync waves: runtimes, then claims, then jobs"
+        "--gitops",
+        choices=("argocd", "flux"),
+        help="the GitOps controller that applies DIR (default: the project's spec.gitops): argocd adds sync waves "
+        "(runtimes first); both write no kustomization.yaml, so pull requests adding jobs never conflict",
     )
     parser.add_argument(
         "--allow-volume-removal",
@@ -77,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         if args.check:
             print("trainspec compile: --check needs an output directory", file=sys.stderr)
             return 2
-        sys.stdout.write(result.to_yaml(gitops=args.gitops))
+        sys.stdout.write(result.to_yaml())
         return 0
     from trainspec.compiler.outtree import emit_directory
 
@@ -88,6 +91,17 @@ def run(args: argparse.Namespace) -> int:
         *(s.file for s in result.specs),
         *([project.file] if project is not None else []),
     ]
+    from trainspec.compiler.day2 import previous_tree, run_notes, update_diagnostics
+
+    # Day 2: the objects the tree holds now are what the cluster has; an update it would refuse
+    # stops the compile before anything is written (and fails --check).
+    previous = previous_tree(args.output, result.files_text)
+    refused = update_diagnostics(result, previous)
+    if refused:
+        report.write(refused, sys.stderr, args.format)
+        if any(d.is_error for d in refused):
+            print(f"trainspec compile: {args.output} was left as it was", file=sys.stderr)
+            return 1
     outcome = emit_directory(
         args.output,
         result.files_text,
@@ -98,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
         rerun=f"trainspec compile {' '.join(args.paths)}{' --ladder' * args.ladder} -o {args.output}",
     )
     for line in outcome.messages:
+        print(line, file=sys.stderr)
+    for line in run_notes(result, previous):
         print(line, file=sys.stderr)
     if outcome.diagnostics:
         report.write(outcome.diagnostics, sys.stderr, args.format)

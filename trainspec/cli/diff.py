@@ -130,4 +130,12 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     diff = diff_results(old, new)
     sys.stdout.write(render(diff, args.format))
+    # Day 2: the old side's objects are what the cluster has; say which updates it would refuse.
+    from trainspec.compiler.day2 import update_diagnostics
+    from trainspec.compiler.emit import manifest_dicts
+
+    previous = [d for output in old.outputs for d in manifest_dicts(output.objects)]
+    refused = update_diagnostics(new, previous)
+    if refused:
+        report.write(refused, sys.stderr)
     return EXIT_CHANGED if diff.changed else EXIT_SAME

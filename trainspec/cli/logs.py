@@ -43,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
         kube = connect(args.context)
         ns = namespace_of(args, kube)
         job = reading.trainjob(kube, ns, args.job)
+        args.job = reading.name_of(job) or args.job  # a job's name gives its current run
         procs = (job.get("spec") or {}).get("trainer", {}).get("numProcPerNode")
         nodes = None if args.all else frozenset({args.node or 0})
         follower = PodLogs(

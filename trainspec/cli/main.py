@@ -32,6 +32,7 @@ COMMANDS = {
     "logs": ("trainspec.cli.logs", "print or follow a TrainJob's pod logs, prefixed with node and rank"),
     "cancel": ("trainspec.cli.cancel", "delete a TrainJob (foreground) and keep its checkpoint PVC"),
     "migrate": ("trainspec.cli.migrate", "turn PyTorchJob, MPIJob, RayJob and TrainJob manifests into specs"),
+    "gitops": ("trainspec.cli.gitops", "print GitOps add-ons: Argo CD health checks for the job kinds"),
 }
 
 

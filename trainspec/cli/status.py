@@ -73,6 +73,7 @@ def _watch(kube: Any, ns: str, name: str, args: argparse.Namespace) -> int:
     from trainspec.progress import Progress
 
     job = reading.trainjob(kube, ns, name)
+    name = reading.name_of(job) or name  # a job's name gives its current run
     shown = None
     waiting: Progress | None = None  # a spinner on a terminal while Kueue has not admitted the job
     while True:

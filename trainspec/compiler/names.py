@@ -8,6 +8,7 @@ be at most 63 characters; JobSet's volumeClaimPolicies name the shard volume
 from __future__ import annotations
 
 from trainspec.compiler.plan import JobPlan
+from trainspec.compiler.runs import suffix_length
 from trainspec.dsl.record import Record
 from trainspec.k8s.wellknown import NAME_MAX, POD_RANDOM_SUFFIX, SHARD_VOLUME
 
@@ -27,14 +28,22 @@ def pod_suffix(rjob: str, replicas: int, pods: int) -> str:
 
 
 def name_budget(plan: JobPlan) -> Budget:
+    """How long the job's name may be: every name derived from its run object must fit.
+
+    The run object is ``<name>-<run id>`` (compiler.runs) unless the job says ``runs: replace``.
+    """
+    run = suffix_length(plan)
+    shown = "-<run>" if run else ""
     candidates = [
         Budget(
-            LIMIT - len(pod_suffix(r.name, r.replicas, r.pods)),
-            f"pod names like <name>{pod_suffix(r.name, r.replicas, r.pods)[:-RANDOM_SUFFIX]}-xxxxx",
+            LIMIT - run - len(pod_suffix(r.name, r.replicas, r.pods)),
+            f"pod names like <name>{shown}{pod_suffix(r.name, r.replicas, r.pods)[:-RANDOM_SUFFIX]}-xxxxx",
         )
         for r in plan.rjobs
     ]
-    candidates.append(Budget(LIMIT, "the RFC 1035 limit"))
+    candidates.append(Budget(LIMIT - run, f"the RFC 1035 limit for <name>{shown}" if run else "the RFC 1035 limit"))
     if plan.data is not None:
-        candidates.append(Budget(LIMIT - len(SHARD_CLAIM_PREFIX), f"the shard volume {SHARD_CLAIM_PREFIX}<name>"))
+        candidates.append(
+            Budget(LIMIT - run - len(SHARD_CLAIM_PREFIX), f"the shard volume {SHARD_CLAIM_PREFIX}<name>{shown}")
+        )
     return min(candidates, key=lambda b: b.max_length)

@@ -78,7 +78,7 @@ class Options(Record):
     #: What ``parse_target_option`` returns: versions, and the ``engine`` and ``jobset_gates`` chosen.
     target: Mapping[str, Any] | None = None
     stop: Stop = Stop.LOWER
-    #: ``argocd`` adds sync waves (emit).
+    #: ``argocd`` or ``flux``: the GitOps controller the tree is for (emit); None: the project's choice.
     gitops: str | None = None
     #: The output directory files are rendered for (emit names sources relative to it).
     output: str | None = None
@@ -128,6 +128,8 @@ class CompileResult(Record, frozen=False):
     files_text: dict[str, str] = field(default_factory=dict)
     #: The passes that ran, in order.
     passes: tuple[str, ...] = ()
+    #: The GitOps controller the tree is for: ``--gitops`` over the project's ``spec.gitops``.
+    gitops: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -141,7 +143,7 @@ class CompileResult(Record, frozen=False):
         """Every object as one YAML stream, in apply order (what ``compile -o -`` prints)."""
         from trainspec.compiler.emit import render_stream
 
-        return render_stream(self.outputs, gitops=gitops)
+        return render_stream(self.outputs, gitops=gitops or self.gitops)
 
 
 class Compilation:
@@ -239,6 +241,8 @@ def project_pass(c: Compilation) -> None:
     target, problems = resolve_target(c.result.project_spec, c.options.target)
     c.diagnostics.extend(problems)
     c.result.target = target
+    chosen = c.result.project.spec.gitops
+    c.result.gitops = c.options.gitops or (chosen.value if chosen is not None else None)
     defaults = c.result.project.spec.defaults
     c.result.runtimes = [apply_to_runtime(s, defaults) for s in c.result.specs if isinstance(s.spec, Runtime)]
     c.jobs = [apply_to_job(s, defaults) for s in c.result.specs if isinstance(s.spec, TrainingJob)]
@@ -306,6 +310,7 @@ def lower_pass(c: Compilation) -> None:
     """Typed Kubernetes objects, by the target's dialect, each with the provenance of its fields."""
     from trainspec.compiler.lower.dialects import LoweringError
     from trainspec.compiler.provenance import SpecRef
+    from trainspec.compiler.runs import finish as finish_runs
 
     outputs: list[Output] = []
     try:
@@ -328,6 +333,7 @@ def lower_pass(c: Compilation) -> None:
             resolved = plan.resolved
             lowered_job = c.dialect_of(resolved.runtime.loaded).lower_job(plan)
             lowered_job += _observability_objects(plan)  # PodMonitor, dashboard ConfigMap (issue 15)
+            lowered_job = finish_runs(plan, lowered_job)  # <job>-<run id>: a new run per shape (day 2)
             outputs.append(
                 _output(f"{resolved.namespace}/{resolved.name}.yaml", lowered_job, (resolved.loaded.file,), 1)
             )
@@ -347,7 +353,7 @@ def emit_pass(c: Compilation) -> None:
     """The files of an output directory (path -> text), byte-identical for the same inputs."""
     from trainspec.compiler import emit
 
-    c.result.files_text = emit.render_tree(c.result.outputs, gitops=c.options.gitops, root=c.options.output)
+    c.result.files_text = emit.render_tree(c.result.outputs, gitops=c.result.gitops, root=c.options.output)
 
 
 class Pass(TupleRecord):

@@ -38,6 +38,8 @@ class CheckpointPlan(Record):
     sized: CheckpointSize | None = None  # set for size: auto
     access_mode: AccessMode | None = None
     storage_class: str | None = None
+    #: A new volume's claim carries the GitOps controllers' keep annotations (checkpoint.protect).
+    protect: bool = True
 
 
 class DataPlan(Record):
@@ -168,6 +170,7 @@ def _checkpoint(resolved: ResolvedJob) -> CheckpointPlan | None:
         sized=sized,
         access_mode=spec.access_mode or default_mode,
         storage_class=spec.storage_class,
+        protect=spec.protect,
     )
 
 

@@ -18,5 +18,26 @@ __all__ = ["Change", "DiffReport", "Snapshot", "compare", "diff_results", "snaps
 
 
 def diff_results(old: CompileResult, new: CompileResult) -> DiffReport:
-    """Compare two :class:`~trainspec.compiler.pipeline.CompileResult` by meaning."""
-    return compare(snapshot(old), snapshot(new))
+    """Compare two :class:`~trainspec.compiler.pipeline.CompileResult` by meaning.
+
+    A job whose run object changes (a new run replaces the old one on the cluster) gets a
+    ``run`` change saying which run replaces which and where it resumes from.
+    """
+    from trainspec.compiler.day2 import new_runs
+    from trainspec.compiler.emit import manifest_dicts
+
+    report = compare(snapshot(old), snapshot(new))
+    previous = [d for output in old.outputs for d in manifest_dicts(output.objects)]
+    runs = dict(new_runs(new, previous, details=False))
+    if not runs:
+        return report
+    changes = list(report.changes)
+    # Each new run right after the last change of its job (a job's changes are contiguous).
+    for key, message in sorted(runs.items()):
+        at = max((i for i, c in enumerate(changes) if c.scope == "job" and c.key == key), default=None)
+        run = Change("job", key, "run", message)
+        if at is None:
+            changes.append(run)
+        else:
+            changes.insert(at + 1, run)
+    return DiffReport(tuple(changes))

@@ -46,6 +46,7 @@ CATEGORIES = (
     "network",
     "sharding",
     "other",
+    "run",
 )
 ABSENT = None
 
@@ -84,9 +85,11 @@ class DiffReport:
     def summary(self) -> str:
         if not self.changes:
             return "no changes"
-        jobs = len({c.key for c in self.changes if c.scope == "job"})
-        runtimes = len({c.key for c in self.changes if c.scope == "runtime"})
-        parts = [f"{len(self.changes)} change{'s' * (len(self.changes) != 1)}"]
+        # A new run is what changes cause on the cluster, not a change of its own.
+        counted = [c for c in self.changes if c.category != "run"]
+        jobs = len({c.key for c in counted if c.scope == "job"})
+        runtimes = len({c.key for c in counted if c.scope == "runtime"})
+        parts = [f"{len(counted)} change{'s' * (len(counted) != 1)}"]
         scopes = [f"{n} {what}{'s' * (n != 1)}" for n, what in ((jobs, "job"), (runtimes, "runtime")) if n]
         return parts[0] + " in " + " and ".join(scopes)
 

@@ -104,6 +104,12 @@ CODES: dict[str, str] = {
     "TS432": "scaling ladder: a rung would take the name of another job in its namespace",
     "TS435": "observability: a PodMonitor is asked for but the runtime declares no metricsPort",
     "TS436": "observability: podLabels set a label trainspec writes on every trainer pod (trainspec's value is kept)",
+    # -- day 2: the previous tree against the new one -----------------------------------
+    "TS440": "an update the API server refuses: a CRD transition rule (oldSelf) fails for an object that exists",
+    "TS441": "an update an admission webhook refuses (Kueue, Trainer, KubeRay, Training Operator update rules)",
+    "TS442": "a PersistentVolumeClaim change the API server refuses (smaller, storage class, access modes, mode)",
+    "TS443": "a PersistentVolumeClaim grows: its storage class must allow volume expansion",
+    "TS444": "the previous tree cannot be read (a directory or a git ref)",
     # -- checking emitted manifests -----------------------------------------------------
     "TS500": "manifest violates the CRD's structural schema",
     "TS501": "manifest violates a CRD validation rule (CEL)",

@@ -20,6 +20,7 @@ from trainspec.dsl.parts import (
     DType,
     Optimizer,
     Resources,
+    RunPolicy,
     ShardBalance,
     ShardBy,
     ShardChecksum,
@@ -131,6 +132,11 @@ class Checkpoint(_Model):
         default=None, description="Access mode of the existing claim, if known (checks multi-node use)."
     )
     uri: ObjectStoreUri | None = field(default=None, description="Object storage instead of a volume.")
+    protect: bool = field(
+        default=True,
+        description="Keep a new volume's claim out of GitOps pruning and deletion (Argo CD Prune=false,Delete=false; "
+        "Flux prune: disabled), so the checkpoints outlive every edit of the tree.",
+    )
 
     def _check(self) -> None:
         forms = [
@@ -211,7 +217,8 @@ class TrainingJobSpec(_Model):
         default=None, description="Resources of one node, merged over the runtime's."
     )
     queue: ObjectName | None = field(
-        default=None, description="Kueue LocalQueue (kueue.x-k8s.io/queue-name); the job is created suspended."
+        default=None,
+        description="Kueue LocalQueue (kueue.x-k8s.io/queue-name); Kueue holds the job until it admits it.",
     )
     priority: ObjectName | None = field(
         default=None, description="Kueue WorkloadPriorityClass (kueue.x-k8s.io/priority-class)."
@@ -231,6 +238,18 @@ class TrainingJobSpec(_Model):
         default=None,
         description="A pinned parallel layout (tp, pp, dp, zeroStage/fsdp, recompute), checked by the planner and "
         "passed to the training code as TRAINSPEC_TP_SIZE, TRAINSPEC_PP_SIZE, ...",
+    )
+    runs: RunPolicy = field(
+        default=RunPolicy.NEW,
+        description="What a change of the job's shape (nodes, image, command, args, env, resources, deadline, "
+        "runtime, queue) does: new (a new run <name>-<run id> replaces the old one and resumes from the newest "
+        "checkpoint) or replace (the job keeps its name; the GitOps controller deletes and recreates it).",
+    )
+    rerun: Count = field(
+        default=0,
+        ge=0,
+        le=1_000_000,
+        description="Bump to start a new run of an unchanged job (part of the run id).",
     )
     pod_labels: dict[LabelKey, LabelValue] = field(default_factory=dict, description="Labels on every trainer pod.")
     pod_annotations: dict[LabelKey, str] = field(default_factory=dict, description="Annotations on every trainer pod.")

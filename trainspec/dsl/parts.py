@@ -89,6 +89,15 @@ class ShardMode(str, enum.Enum):
     COPY = "copy"
 
 
+class RunPolicy(str, enum.Enum):
+    """What a change to a job's run-defining fields does on the cluster (docs/gitops.md)."""
+
+    #: A new run object (``<name>-<run id>``) replaces the old one and resumes from the checkpoints.
+    NEW = "new"
+    #: The job object keeps its name; the GitOps controller deletes and recreates it on a change.
+    REPLACE = "replace"
+
+
 class ShardBalance(str, enum.Enum):
     RECORDS = "records"
     BYTES = "bytes"

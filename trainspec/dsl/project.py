@@ -6,6 +6,7 @@ and lets a platform team set rules that ``validate`` and ``check`` enforce.
 
 from __future__ import annotations
 
+import enum
 from pathlib import Path
 from typing import Literal
 
@@ -15,6 +16,13 @@ from trainspec.dsl.types import Count, Image, LabelKey, NamespaceName, ObjectNam
 from trainspec.dsl.wellknown import INT32_MAX
 
 PROJECT_FILE = "trainspec.yaml"
+
+
+class GitOps(str, enum.Enum):
+    """The GitOps controller that applies the output directory (``compile --gitops``)."""
+
+    ARGOCD = "argocd"
+    FLUX = "flux"
 
 
 class Target(_Model):
@@ -86,6 +94,12 @@ class ProjectSpec(_Model):
     defaults: Defaults = field(default_factory=Defaults, description="Defaults for specs.")
     policy: Policy = field(default_factory=Policy, description="Rules for specs.")
     pricing: Pricing = field(default_factory=Pricing, description="Prices for estimates.")
+    gitops: GitOps | None = field(
+        default=None,
+        description="The GitOps controller that applies `compile -o DIR`'s tree: argocd (sync waves; no "
+        "kustomization.yaml, a directory source with recurse) or flux (no kustomization.yaml); "
+        "--gitops overrides it.",
+    )
 
 
 class Project(_Model):

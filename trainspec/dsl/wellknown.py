@@ -119,8 +119,10 @@ RECOMPUTE_ENV = "TRAINSPEC_RECOMPUTE"
 #: The layout as flags of the framework spec.parallelism.framework names, one shell-quoted line.
 PARALLEL_ARGS_ENV = "TRAINSPEC_PARALLEL_ARGS"
 LAYOUT_ENV = (TP_SIZE_ENV, PP_SIZE_ENV, DP_SIZE_ENV, ZERO_STAGE_ENV, RECOMPUTE_ENV, PARALLEL_ARGS_ENV)
+#: The run a pod belongs to (``<job>-<run id>``'s id): the checkpoint lease names it (docs/gitops.md).
+RUN_ID_ENV = "TRAINSPEC_RUN_ID"
 #: The names of the contract a spec may not set by hand (TS303).
-TRAINSPEC_ENV = (CHECKPOINT_DIR_ENV, CHECKPOINT_KEEP_ENV, DATA_DIR_ENV, NUM_SHARDS_ENV, *LAYOUT_ENV)
+TRAINSPEC_ENV = (CHECKPOINT_DIR_ENV, CHECKPOINT_KEEP_ENV, DATA_DIR_ENV, NUM_SHARDS_ENV, RUN_ID_ENV, *LAYOUT_ENV)
 
 # -- other bounds of the spec --------------------------------------------------------------------
 

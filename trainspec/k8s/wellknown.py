@@ -33,6 +33,7 @@ from trainspec.dsl.wellknown import (
     PVC_ROOT_ENV,
     QUALIFIED_NAME_PATTERN,
     RESERVED_ENV_PREFIXES,
+    RUN_ID_ENV,
     SHARD_ASSIGNMENT_ENV,
     SHARD_BALANCE_ENV,
     SHARD_BY_ENV,
@@ -46,6 +47,13 @@ from trainspec.dsl.wellknown import (
 __all__ = [
     # re-exported from trainspec.dsl.wellknown
     "CHECKPOINT_DIR_ENV",
+    "RUN_ID_ENV",
+    "COMPARE_OPTIONS_ANNOTATION",
+    "RUN_LABEL",
+    "SYNC_OPTIONS_ANNOTATION",
+    "FLUX_PRUNE_ANNOTATION",
+    "FLUX_FORCE_ANNOTATION",
+    "FLUX_SSA_ANNOTATION",
     "CHECKPOINT_KEEP_ENV",
     "DATA_DIR_ENV",
     "DATA_FORMAT_ENV",
@@ -224,6 +232,19 @@ METADATA_NAME_LABEL = "kubernetes.io/metadata.name"
 COMPLETION_INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
 #: Argo CD applies lower waves first: runtimes, then claims, then jobs.
 SYNC_WAVE_ANNOTATION = "argocd.argoproj.io/sync-wave"
+#: Argo CD's per-resource sync options (``Prune=false,Delete=false`` on checkpoint claims,
+#: ``Force=true,Replace=true`` on jobs with ``runs: replace``).
+SYNC_OPTIONS_ANNOTATION = "argocd.argoproj.io/sync-options"
+#: Argo CD's per-resource diff options (``ServerSideDiff=true`` on job objects, --gitops argocd).
+COMPARE_OPTIONS_ANNOTATION = "argocd.argoproj.io/compare-options"
+#: Flux kustomize-controller: ``disabled`` keeps an object out of garbage collection (pruning).
+FLUX_PRUNE_ANNOTATION = "kustomize.toolkit.fluxcd.io/prune"
+#: Flux kustomize-controller: ``IfNotPresent`` creates an object and never updates it (run objects).
+FLUX_SSA_ANNOTATION = "kustomize.toolkit.fluxcd.io/ssa"
+#: Flux kustomize-controller: ``enabled`` recreates an object whose update the API server refuses.
+FLUX_FORCE_ANNOTATION = "kustomize.toolkit.fluxcd.io/force"
+#: Label on a job's run object (and its pods): the run id, ``<job>-<run id>``'s suffix.
+RUN_LABEL = "trainspec.dev/run"
 #: Longest object name in a name budget: RFC 1035/1123 labels, which pod names must be.
 NAME_MAX = DNS1123_LABEL_MAX
 #: What a controller appends to a generated pod name: '-' and 5 random characters.

@@ -295,7 +295,9 @@ def run_launcher(
     meta = manifest.get("metadata") or {}
     ns = namespace or kube.default_namespace(meta.get("namespace"))
     try:
-        name = N.trainjob_name(str(meta.get("name") or "trainjob"), run_id, manifest)
+        # Named after the job (not its compiled run, <job>-<run id>): one TrainJob per KFP run.
+        base = (meta.get("labels") or {}).get(N.JOB_LABEL) or meta.get("name") or "trainjob"
+        name = N.trainjob_name(str(base), run_id, manifest)
     except ValueError as exc:
         raise LauncherError(str(exc)) from None
     clock = time.monotonic

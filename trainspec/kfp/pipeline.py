@@ -98,9 +98,9 @@ def compile_trainjob(
     dicts = manifest_dicts(result.objects())
     jobs = [d for d in dicts if d["kind"] == "TrainJob"]
     if job is not None:
-        jobs = [d for d in jobs if d["metadata"]["name"] == job]
+        jobs = [d for d in jobs if _job_name(d) == job]
     if len(jobs) != 1:
-        found = ", ".join(sorted(d["metadata"]["name"] for d in dicts if d["kind"] == "TrainJob")) or "none"
+        found = ", ".join(sorted(_job_name(d) for d in dicts if d["kind"] == "TrainJob")) or "none"
         raise KfpSpecError(
             f"expected one job{f' named {job!r}' if job else ''}; found: {found}"
             + ("" if job else " (pick one with job=/--job)")
@@ -114,7 +114,17 @@ def compile_trainjob(
         if d["kind"] in ("ClusterTrainingRuntime", "TrainingRuntime")
         and d["metadata"]["name"] == trainjob["spec"]["runtimeRef"]["name"]
     ]
-    return CompiledJob(meta["name"], meta.get("namespace", ""), trainjob, trainjob_json(trainjob), claim, runtimes)
+    return CompiledJob(
+        _job_name(trainjob), meta.get("namespace", ""), trainjob, trainjob_json(trainjob), claim, runtimes
+    )
+
+
+def _job_name(trainjob: dict[str, Any]) -> str:
+    """The job a compiled TrainJob runs (its name is the run's, ``<job>-<run id>``)."""
+    from trainspec.k8s.wellknown import JOB_LABEL
+
+    meta = trainjob["metadata"]
+    return str((meta.get("labels") or {}).get(JOB_LABEL) or meta["name"])
 
 
 def _checkpoint_claim_name(trainjob: dict[str, Any]) -> str | None:

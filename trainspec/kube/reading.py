@@ -11,7 +11,7 @@ from trainspec.kube.retry import RetryPolicy, call
 from trainspec.kube.session import CommandError, api_diagnostic, where
 from trainspec.kube.state import JobView, view
 
-__all__ = ["R", "job_view", "pods", "retried", "trainjob", "workloads"]
+__all__ = ["R", "job_view", "name_of", "newest_run", "pods", "retried", "trainjob", "workloads"]
 
 #: Status and logs retry like the launcher, but give up sooner: a person is waiting.
 POLICY = RetryPolicy(base=0.5, cap=5.0, attempts=5)
@@ -28,8 +28,14 @@ def retried(kube: Any, fn: Any, what: str, *, policy: RetryPolicy = POLICY) -> A
 
 
 def trainjob(kube: Any, namespace: str, name: str) -> dict[str, Any]:
-    """The TrainJob; TS716 when it does not exist."""
+    """The TrainJob named ``name``, else the newest run of the job ``name``; TS716 when neither exists.
+
+    A job compiled by trainspec runs as ``<job>-<run id>`` (docs/gitops.md), so users name the
+    job and get its current run. Callers use the returned object's name from then on.
+    """
     found = retried(kube, lambda: kube.get(R.TRAINJOB, namespace, name), f"read TrainJob {namespace}/{name}")
+    if found is None:
+        found = newest_run(kube, namespace, name)
     if found is None:
         raise CommandError(
             Diagnostic(
@@ -42,6 +48,26 @@ def trainjob(kube: Any, namespace: str, name: str) -> dict[str, Any]:
             )
         )
     return found
+
+
+def newest_run(kube: Any, namespace: str, job: str) -> dict[str, Any] | None:
+    """The newest TrainJob labelled ``trainspec.dev/job=<job>`` (None: none, or not a label value)."""
+    import re
+
+    if not job or len(job) > W.LABEL_VALUE_MAX or not re.fullmatch(W.LABEL_VALUE_PATTERN, job):
+        return None  # not a job name: nothing carries it as a label
+    listed = retried(
+        kube, lambda: kube.list(R.TRAINJOB, namespace, selector=f"{W.JOB_LABEL}={job}"), f"list the runs of {job}"
+    )
+    runs = [item for item in listed.get("items") or [] if isinstance(item, dict)]
+    if not runs:
+        return None
+    return max(runs, key=lambda r: ((r.get("metadata") or {}).get("creationTimestamp") or "", r["metadata"]["name"]))
+
+
+def name_of(job: dict[str, Any]) -> str:
+    """The object's own name (the run's, when a job name was given)."""
+    return str((job.get("metadata") or {}).get("name") or "")
 
 
 def workloads(kube: Any, namespace: str, job: dict[str, Any]) -> list[dict[str, Any]]:
@@ -69,4 +95,4 @@ def pods(kube: Any, namespace: str, name: str) -> list[dict[str, Any]]:
 def job_view(kube: Any, namespace: str, name: str, job: dict[str, Any] | None = None) -> JobView:
     """The :class:`JobView` of one TrainJob, read fresh."""
     job = job or trainjob(kube, namespace, name)
-    return view(job, workloads=workloads(kube, namespace, job), pods=pods(kube, namespace, name))
+    return view(job, workloads=workloads(kube, namespace, job), pods=pods(kube, namespace, name_of(job) or name))

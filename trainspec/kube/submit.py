@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trainspec.dsl.diagnostics import Diagnostic
+from trainspec.k8s import wellknown as W
 from trainspec.kube import resources as R
 from trainspec.kube.session import CommandError, api_diagnostic
 
@@ -220,3 +221,41 @@ def submit(
                 say(line)
         for obj in [*job.claims, job.trainjob]:
             say(apply_one(kube, obj, dry_run=dry_run, force=force, job=job))
+        for line in retire_old_runs(kube, job, dry_run=dry_run):
+            say(line)
+
+
+def retire_old_runs(kube: Any, job: JobObjects, *, dry_run: bool) -> list[str]:
+    """Delete the job's earlier runs, as a GitOps prune would: the new run resumes from their claim.
+
+    A run is ``<job>-<run id>`` (docs/gitops.md); the earlier ones carry the same
+    ``trainspec.dev/job`` label and another name. Their pods stop; the checkpoint claim is not
+    theirs and stays, and the in-pod lease keeps the old run from writing once the new one has
+    taken over.
+    """
+    meta = job.trainjob.get("metadata") or {}
+    label = (meta.get("labels") or {}).get(W.JOB_LABEL)
+    if not label:
+        return []
+    ns, name = meta.get("namespace") or job.namespace, meta.get("name")
+    try:
+        listed = kube.list(R.TRAINJOB, ns, selector=f"{W.JOB_LABEL}={label}")
+    except Exception as exc:
+        raise CommandError(api_diagnostic(exc, kube, what=f"list the runs of {ns}/{label}", file=job.file)) from None
+    lines = []
+    for item in listed.get("items") or []:
+        old = (item.get("metadata") or {}).get("name")
+        if not old or old == name:
+            continue
+        what = describe({**item, "apiVersion": item.get("apiVersion") or R.TRAINJOB.api_version, "kind": "TrainJob"})
+        if dry_run:
+            lines.append(f"{what} would be deleted: run {name} replaces it (server dry run)")
+            continue
+        try:
+            kube.delete(R.TRAINJOB, ns, old, propagation="Background")
+        except Exception as exc:
+            raise CommandError(
+                api_diagnostic(exc, kube, what=f"delete the earlier run {what}", file=job.file)
+            ) from None
+        lines.append(f"{what} deleted: run {name} replaces it and resumes from the same checkpoints")
+    return lines

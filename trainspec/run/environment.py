@@ -14,10 +14,15 @@ the trainer container, after the runtime template's env and ``trainer.env``:
 Locally every node is this machine: the rendezvous address is 127.0.0.1 and the port a free one
 (two local runs must not collide on 29500). Paths under a volume the work directory provides
 (the shard volume, the checkpoint volume) are rewritten to their local homes.
+
+``TRAINSPEC_RUN_ID`` is the compiled run's (``<job>-<run id>``) when the TrainJob carries one;
+otherwise every local run gets an id of its own (:func:`local_run_id`), so two local runs on one
+work directory take turns on the checkpoint lease as two runs in a cluster would.
 """
 
 from __future__ import annotations
 
+import os
 import socket
 from collections.abc import Mapping
 from pathlib import Path
@@ -75,6 +80,14 @@ INHERITED_NOT_PASSED = frozenset(
 )
 #: The in-pod contract's prefix: none of the shell's TRAINSPEC_* variables reach the job either.
 _CONTRACT_PREFIX = CHECKPOINT_DIR_ENV.split("_", 1)[0] + "_"
+
+
+def local_run_id() -> str:
+    """The run id of a local run whose job was compiled without one: ``local-<pid of trainspec>``.
+
+    Unique among the runs alive on this machine, and easy to match with the command in logs.
+    """
+    return f"local-{os.getpid()}"
 
 
 def free_port() -> int:

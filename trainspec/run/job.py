@@ -24,6 +24,7 @@ from trainspec.k8s.wellknown import (
     ANCESTOR_LABEL,
     ANCESTOR_TRAINER,
     DATASET_INITIALIZER,
+    JOB_LABEL,
     NODE,
 )
 
@@ -121,13 +122,7 @@ def local_job(result: CompileResult, plan: JobPlan) -> LocalJob:
 
     resolved = plan.resolved
     dicts = manifest_dicts(result.objects())
-    trainjob = next(
-        d
-        for d in dicts
-        if d["kind"] == "TrainJob"
-        and d["metadata"]["name"] == resolved.name
-        and d["metadata"].get("namespace") == resolved.namespace
-    )
+    trainjob = _run_object(dicts, resolved.name, resolved.namespace)
     ref = trainjob["spec"]["runtimeRef"]
     runtime = next(
         (
@@ -166,6 +161,14 @@ def local_job(result: CompileResult, plan: JobPlan) -> LocalJob:
         loaded=resolved.loaded,
         runtime_known=runtime is not None,
     )
+
+
+def _run_object(dicts: list[dict[str, Any]], name: str, namespace: str) -> dict[str, Any]:
+    """The job's TrainJob: named after the job (``runs: replace``), or ``<job>-<run id>`` labelled with the job."""
+    jobs = [d for d in dicts if d["kind"] == "TrainJob" and d["metadata"].get("namespace") == namespace]
+    named = [d for d in jobs if d["metadata"]["name"] == name]
+    labelled = [d for d in jobs if (d["metadata"].get("labels") or {}).get(JOB_LABEL) == name]
+    return (named or labelled)[0]
 
 
 def _stage(runtime: dict[str, Any] | None, trainjob: dict[str, Any]) -> StageJob:

@@ -19,7 +19,7 @@ from typing import BinaryIO, TextIO
 from trainspec.compiler.pipeline import CompileResult
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.dsl.models import Framework
-from trainspec.dsl.wellknown import CHECKPOINT_DIR_ENV, DATA_DIR_ENV, NUM_SHARDS_ENV, STORAGE_URI_ENV
+from trainspec.dsl.wellknown import CHECKPOINT_DIR_ENV, DATA_DIR_ENV, NUM_SHARDS_ENV, RUN_ID_ENV, STORAGE_URI_ENV
 from trainspec.k8s.wellknown import DATASET_INITIALIZER, LAUNCHER
 from trainspec.run import environment as E, gpus as G
 from trainspec.run.job import EnvEntry, LocalJob, check_engine, local_job, pick_plan
@@ -212,6 +212,8 @@ def _node_members(
         env[CHECKPOINT_DIR_ENV] = str(work.checkpoints)
     if shards is not None and NUM_SHARDS_ENV in env:
         env[NUM_SHARDS_ENV] = str(shards)
+    if not env.get(RUN_ID_ENV):  # a TrainJob compiled with a run id keeps it: the lease names the same run
+        env[RUN_ID_ENV] = E.local_run_id()
     port = E.free_port()
     if job.framework in _MPI:
         work.hostfile.write_text(E.hostfile_text(nodes, procs), encoding="utf-8")

@@ -13,6 +13,10 @@ any training image that has trainspec can use it::
     resume = latest_checkpoint()      # newest complete checkpoint, or None
     with save_checkpoint(step) as d:  # atomic; call on rank 0 only in data-parallel training
         (d / "state.json").write_text(...)
+
+With ``TRAINSPEC_RUN_ID`` set, both checkpoint helpers go through the run's lease on the
+directory (``trainspec.stages.lease``): an older run of the same job still writing makes them
+wait, and a newer run taking over makes ``save_checkpoint`` raise ``CheckpointFenced``.
 """
 
 from __future__ import annotations
@@ -24,15 +28,18 @@ from typing import TYPE_CHECKING, Any
 # every other helper's imports: the stage's start-up is most of a by-bytes index run.
 _EXPORTS = {
     "CheckpointError": "errors",
+    "CheckpointFenced": "errors",
     "ManifestError": "errors",
     "ShardAssignmentError": "errors",
     "SourceChangedError": "errors",
+    "acquire_lease": "checkpoints",
     "checkpoint_dir": "checkpoints",
     "checkpoint_name": "checkpoints",
     "checkpoint_step": "checkpoints",
     "latest_checkpoint": "checkpoints",
     "list_checkpoints": "checkpoints",
     "save_checkpoint": "checkpoints",
+    "CheckpointLease": "lease",
     "load_manifest": "manifest",
     "ProcessInfo": "ranks",
     "my_shard_index": "ranks",
@@ -77,6 +84,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # pragma: no cover
     # ``X as X``: an explicit re-export, which type checkers require of a py.typed package.
     from trainspec.stages.checkpoints import (
+        acquire_lease as acquire_lease,
         checkpoint_dir as checkpoint_dir,
         checkpoint_name as checkpoint_name,
         checkpoint_step as checkpoint_step,
@@ -86,9 +94,13 @@ if TYPE_CHECKING:  # pragma: no cover
     )
     from trainspec.stages.errors import (
         CheckpointError as CheckpointError,
+        CheckpointFenced as CheckpointFenced,
         ManifestError as ManifestError,
         ShardAssignmentError as ShardAssignmentError,
         SourceChangedError as SourceChangedError,
+    )
+    from trainspec.stages.lease import (
+        CheckpointLease as CheckpointLease,
     )
     from trainspec.stages.manifest import (
         load_manifest as load_manifest,

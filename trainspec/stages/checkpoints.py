@@ -16,6 +16,13 @@ any moment leaves at worst an ignored partial directory.
 The helpers write wherever they are called: in data-parallel training call
 ``save_checkpoint`` on rank 0 only (all replicas hold the same weights); every rank may call
 ``latest_checkpoint`` to resume.
+
+With ``TRAINSPEC_RUN_ID`` set (every trainer pod of a compiled run, ``run --local``), the
+directory holds a lease (``.trainspec-lease.json``, :mod:`trainspec.stages.lease`) so that two
+runs of one job never write at once: rank 0 takes it in its first ``latest_checkpoint()`` or
+``save_checkpoint()`` (waiting while an older run still holds it), the other ranks wait there
+until it names their run, and every write checks it first (:class:`CheckpointFenced` once a newer
+run took over). Without the variable nothing changes.
 """
 
 from __future__ import annotations
@@ -26,12 +33,14 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 # The in-pod contract's names, shared with the compiler (a standard-library module).
-from trainspec.dsl.wellknown import CHECKPOINT_DIR_ENV, CHECKPOINT_KEEP_ENV
-from trainspec.stages.errors import CheckpointError
+from trainspec.dsl.wellknown import CHECKPOINT_DIR_ENV, CHECKPOINT_KEEP_ENV, RUN_ID_ENV
+from trainspec.stages.errors import CheckpointError, CheckpointFenced
+from trainspec.stages.lease import CheckpointLease, run_id_from
 
 MARKER = "COMPLETE"
 _STEP_DIR = re.compile(r"^step-(\d+)$")
@@ -81,9 +90,74 @@ def list_checkpoints(directory: str | os.PathLike[str] | None = None) -> list[Pa
 
 
 def latest_checkpoint(directory: str | os.PathLike[str] | None = None) -> Path | None:
-    """The newest complete checkpoint, or None (partial and temp directories are ignored)."""
-    complete = list_checkpoints(directory)
+    """The newest complete checkpoint, or None (partial and temp directories are ignored).
+
+    With ``TRAINSPEC_RUN_ID`` set this first waits for the run's lease (rank 0 takes it, the
+    other ranks wait until it does), so the newest checkpoint is one no older run still adds to.
+    """
+    root = Path(directory) if directory is not None else checkpoint_dir()
+    lease_for(root)
+    complete = list_checkpoints(root)
     return complete[-1] if complete else None
+
+
+# One lease per checkpoint directory and process: what save_checkpoint and latest_checkpoint share.
+_LEASES: dict[str, CheckpointLease] = {}
+_REGISTRY = threading.Lock()
+
+
+def lease_for(directory: str | os.PathLike[str], env: Mapping[str, str] | None = None) -> CheckpointLease | None:
+    """This process's lease on ``directory``, taken (rank 0) or joined (other ranks) on first use.
+
+    None without ``TRAINSPEC_RUN_ID``: nothing is leased and nothing is checked.
+    """
+    env = os.environ if env is None else env
+    run_id = run_id_from(env)
+    if run_id is None:
+        return None
+    key = os.path.realpath(directory)
+    with _REGISTRY:  # held while waiting: this process's other threads would have to wait as well
+        lease = _LEASES.get(key)
+        if lease is None or lease.run_id != run_id:
+            lease = _LEASES[key] = CheckpointLease(directory, run_id, env=env)
+        if lease.fenced_by is None and not lease.holding and lease.role != "follower":
+            from trainspec.stages.ranks import process_info  # only with a run id: keeps the import light
+
+            if process_info(env).rank == 0:
+                lease.acquire()
+            else:
+                lease.join()
+    return lease
+
+
+def acquire_lease(
+    directory: str | os.PathLike[str] | None = None,
+    *,
+    run_id: str | None = None,
+    ttl: float | None = None,
+    wait: float | None = None,
+    env: Mapping[str, str] | None = None,
+) -> CheckpointLease:
+    """Take the checkpoint lease now (rank 0 only); ``with acquire_lease():`` releases it at the end.
+
+    ``directory`` defaults to ``$TRAINSPEC_CHECKPOINT_DIR``, ``run_id`` to ``$TRAINSPEC_RUN_ID``
+    (one of them is required), ``ttl``/``wait`` to ``$TRAINSPEC_LEASE_TTL``/``$TRAINSPEC_LEASE_WAIT``.
+    This process's ``save_checkpoint`` and ``latest_checkpoint`` use that lease from then on.
+    """
+    env = os.environ if env is None else env
+    root = Path(directory) if directory is not None else checkpoint_dir(env)
+    run = run_id if run_id is not None else run_id_from(env)
+    if run is None:
+        raise CheckpointError(f"{RUN_ID_ENV} is not set and no run_id was given: a lease needs the run's id")
+    lease = CheckpointLease(root, run, ttl=ttl, wait=wait, env=env)
+    with _REGISTRY:
+        _LEASES[os.path.realpath(root)] = lease
+    return lease.acquire()
+
+
+def _check(lease: CheckpointLease | None) -> None:
+    if lease is not None:
+        lease.check()
 
 
 def _fsync(path: Path) -> None:
@@ -160,12 +234,15 @@ def save_checkpoint(
     root = Path(directory) if directory is not None else checkpoint_dir()
     keep_n = _keep(keep, os.environ)
     root.mkdir(parents=True, exist_ok=True)
+    lease = lease_for(root)
+    _check(lease)  # a fenced run writes nothing at all
     name = checkpoint_name(step)
     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{name}-", dir=root))
+    final = root / name
     try:
         yield tmp
         _fsync_tree(tmp)
-        final = root / name
+        _check(lease)  # before anything becomes visible, or an existing step is replaced
         if final.exists():  # re-saving a step (e.g. after a resume): move the old one aside
             old = Path(tempfile.mkdtemp(prefix=f".old-{name}-", dir=root))
             with contextlib.suppress(FileNotFoundError):
@@ -174,8 +251,14 @@ def save_checkpoint(
             shutil.rmtree(old, ignore_errors=True)
         os.rename(tmp, final)
         _fsync(root)
-        _write_marker(final, step)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    try:
+        _check(lease)  # the marker makes it a checkpoint: only while the lease is still ours
+    except CheckpointFenced:
+        _remove(final)
+        raise
+    _write_marker(final, step)
+    _check(lease)  # pruning deletes other checkpoints
     prune_checkpoints(root, keep_n, step)

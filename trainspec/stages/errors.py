@@ -29,3 +29,16 @@ class ShardAssignmentError(RuntimeError):
 
 class CheckpointError(RuntimeError):
     """The checkpoint directory is not configured or a checkpoint cannot be written."""
+
+
+class CheckpointFenced(CheckpointError):
+    """Another run of the job holds the checkpoint lease: this run must write no more checkpoints.
+
+    ``run_id`` is this run's id, ``taken_by`` the run that holds the lease now (None when the
+    lease file is missing or unreadable).
+    """
+
+    def __init__(self, message: str, *, run_id: str = "", taken_by: str | None = None) -> None:
+        super().__init__(message)
+        self.run_id = run_id
+        self.taken_by = taken_by

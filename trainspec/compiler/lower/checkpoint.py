@@ -1,7 +1,7 @@
 """Checkpoint storage: the standalone PVC, its mount in trainer pods, and the env contract.
 
-The PVC is not owned by the TrainJob, so it survives the job's deletion and a re-run resumes
-from the last checkpoint.
+The PVC is not owned by the TrainJob, so it survives the job's deletion, and it keeps the job's
+name (not the run's), so a new run of the job resumes from the last checkpoint.
 """
 
 from __future__ import annotations
@@ -17,7 +17,16 @@ from trainspec.k8s import (
     VolumeMount,
     VolumeResourceRequirements,
 )
-from trainspec.k8s.wellknown import CHECKPOINT_VOLUME as VOLUME
+from trainspec.k8s.wellknown import (
+    CHECKPOINT_VOLUME as VOLUME,
+    FLUX_PRUNE_ANNOTATION,
+    SYNC_OPTIONS_ANNOTATION,
+)
+
+#: A checkpoint claim outlives every edit of the GitOps tree: Argo CD neither prunes it nor deletes
+#: it with the application, Flux never garbage-collects it. Both are written whatever the
+#: controller, so a repo can move from one to the other (checkpoint.protect: false opts out).
+KEEP_ANNOTATIONS = ((SYNC_OPTIONS_ANNOTATION, "Prune=false,Delete=false"), (FLUX_PRUNE_ANNOTATION, "disabled"))
 
 
 def claim(plan: CheckpointPlan, job_name: str, namespace: str) -> PersistentVolumeClaim | None:
@@ -26,7 +35,10 @@ def claim(plan: CheckpointPlan, job_name: str, namespace: str) -> PersistentVolu
     assert plan.access_mode is not None and plan.size is not None, "a new volume's plan has both (plan._checkpoint)"
     return PersistentVolumeClaim(
         metadata=ObjectMeta(
-            name=plan.claim_name, namespace=namespace, labels={L.MANAGED_BY: L.MANAGER, L.JOB_LABEL: job_name}
+            name=plan.claim_name,
+            namespace=namespace,
+            labels={L.MANAGED_BY: L.MANAGER, L.JOB_LABEL: job_name},
+            annotations=dict(KEEP_ANNOTATIONS) if plan.protect else None,
         ),
         spec=PersistentVolumeClaimSpec(
             access_modes=[plan.access_mode.value],

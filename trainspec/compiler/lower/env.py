@@ -14,6 +14,7 @@ from trainspec.k8s.wellknown import (
     DATA_FORMAT_ENV as DATA_FORMAT,
     NUM_SHARDS_ENV as NUM_SHARDS,
     PVC_ROOT_ENV as PVC_ROOT,
+    RUN_ID_ENV as RUN_ID,
     SHARD_ASSIGNMENT_ENV as SHARD_ASSIGNMENT,
     SHARD_BALANCE_ENV as SHARD_BALANCE,
     SHARD_BY_ENV as SHARD_BY,
@@ -32,6 +33,7 @@ __all__ = [
     "DATA_FORMAT",
     "NUM_SHARDS",
     "PVC_ROOT",
+    "RUN_ID",
     "SHARD_ASSIGNMENT",
     "SHARD_BALANCE",
     "SHARD_BY",
@@ -41,6 +43,7 @@ __all__ = [
     "from_secrets",
     "layout",
     "plain",
+    "run",
 ]
 
 
@@ -64,3 +67,10 @@ def layout(plan: JobPlan) -> dict[str, str]:
     from trainspec.explain.planner.contract import layout_env
 
     return layout_env(plan)
+
+
+def run(plan: JobPlan) -> dict[str, str]:
+    """``TRAINSPEC_RUN_ID``: the run id, put in place once the run object is complete (compiler.runs)."""
+    from trainspec.compiler.runs import PLACEHOLDER
+
+    return {RUN_ID: PLACEHOLDER}

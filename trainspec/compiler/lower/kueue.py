@@ -1,4 +1,9 @@
-"""Kueue metadata: queue and priority labels on the TrainJob, topology annotations on pods."""
+"""Kueue metadata: queue and priority labels on the TrainJob, topology annotations on pods.
+
+No job is emitted with ``suspend``: Kueue's job webhook suspends a job that names a queue when it
+is created, and admitting the job sets ``suspend: false``. A manifest that said ``suspend: true``
+would, on the next GitOps sync, suspend every admitted job again (docs/gitops.md).
+"""
 
 from __future__ import annotations
 
@@ -16,11 +21,6 @@ def job_labels(job: TrainingJob) -> dict[str, str]:
     if job.spec.max_run_time:
         labels[L.MAX_EXEC_TIME] = str(job.spec.max_run_time.seconds)
     return labels
-
-
-def suspended(job: TrainingJob) -> bool | None:
-    """Queued jobs are created suspended, so a job that escapes Kueue stays parked."""
-    return True if job.spec.queue else None
 
 
 def topology_annotations(job: TrainingJob) -> dict[str, str]:

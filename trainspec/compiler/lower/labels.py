@@ -32,6 +32,7 @@ from trainspec.k8s.wellknown import (
     REPLICA_TYPE_LABEL,
     REPLICA_WORKER,
     REPLICATED_JOB_LABEL,
+    RUN_LABEL,
     RUNTIME_LABEL,
     TEAM_LABEL,
     TOPOLOGY_PREFERRED,
@@ -75,11 +76,14 @@ def pod_labels(plan: JobPlan) -> dict[str, str]:
     # Every value is a valid label value: job and Runtime names are RFC 1035 labels, a namespace
     # an RFC 1123 label, the team a LabelValue, and a runtime only resolves when it is a Runtime
     # among the inputs or a catalog entry (short names such as torchtune-llama3.2-1b).
+    from trainspec.compiler.runs import PLACEHOLDER
+
     return {
         JOB_LABEL: resolved.name,
         JOB_NAMESPACE_LABEL: resolved.namespace,
         TEAM_LABEL: settings(plan).team,
         RUNTIME_LABEL: resolved.runtime.name,
+        RUN_LABEL: PLACEHOLDER,  # the run id (compiler.runs puts it in place)
     }
 
 

@@ -72,7 +72,6 @@ def run_policy(plan: JobPlan, pods: int, *, backoff: int | None) -> RunPolicy:
         active_deadline_seconds=deadline,
         backoff_limit=backoff,
         scheduling_policy=scheduling_policy(plan, pods),
-        suspend=kueue.suspended(job),
     )
 
 
@@ -98,6 +97,7 @@ def container_env(plan: JobPlan) -> list:
     if plan.checkpoint is not None:
         values.update(checkpoint.env(plan.checkpoint))
     values.update(envs.layout(plan))
+    values.update(envs.run(plan))
     return sorted(envs.plain(values) + envs.from_secrets(job.spec.secret_env), key=lambda e: e.name)
 
 

@@ -91,7 +91,10 @@ def replica_counts(plan: JobPlan) -> dict[str, int]:
 def longest_pod_name(plan: JobPlan) -> str:
     """The longest pod (and Service) name the operator creates: ``<job>-<type>-<index>``; an MPI
     launcher is ``<job>-launcher``."""
-    name = plan.resolved.name
+    from trainspec.compiler.runs import suffix_length
+
+    # The job object is <name>-<run id> (compiler.runs); the pods carry the object's name.
+    name = plan.resolved.name + "-xxxxxx"[: suffix_length(plan)]
     names = [
         f"{name}-{rtype.lower()}" if rtype == REPLICA_LAUNCHER else f"{name}-{rtype.lower()}-{count - 1}"
         for rtype, count in replica_counts(plan).items()

@@ -124,7 +124,6 @@ def rayjob(plan: JobPlan) -> RayJob:
             shutdown_after_job_finishes=True,
             active_deadline_seconds=job.spec.max_run_time.seconds if job.spec.max_run_time else None,
             backoff_limit=restarts.max if restarts else None,
-            suspend=kueue.suspended(job),
         ),
     )
 
@@ -176,6 +175,7 @@ def _env(plan: JobPlan, *, worker: bool) -> list[EnvVar] | None:
         values.update(checkpoint.env(ckpt))
     values.update(contract_env(plan))
     values.update(envs.layout(plan))
+    values.update(envs.run(plan))
     if worker:  # Ray Train's workers run the training code; the head only schedules it
         values.update(metrics_env(runtime))
     found = envs.plain(values) + envs.from_secrets(resolved.job.spec.secret_env)

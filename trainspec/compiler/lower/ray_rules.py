@@ -185,17 +185,23 @@ def _checkpoint(plan: JobPlan) -> list[Diagnostic]:
 
 
 def _name(plan: JobPlan) -> list[Diagnostic]:
+    from trainspec.compiler.runs import suffix_length
+
     resolved = plan.resolved
+    run = suffix_length(plan)  # the RayJob is <name>-<run id> (compiler.runs)
+    room = RAY_JOB_NAME_MAX - run
     # Longer than the target-independent budget is TS401 already; say it once.
-    if len(resolved.name) <= RAY_JOB_NAME_MAX or len(resolved.name) > name_budget(plan).max_length:
+    if len(resolved.name) <= room or len(resolved.name) > name_budget(plan).max_length:
         return []
+    named = "<name>-<run>" if run else "<name>"
     return [
         resolved.loaded.diagnostic(
             "TS401",
             ("metadata", "name"),
             f"name {resolved.name!r} has {len(resolved.name)} characters; KubeRay accepts RayJob names of at most "
-            f"{RAY_JOB_NAME_MAX} (its RayCluster is <name>-xxxxx, at most {RAY_JOB_NAME_MAX + 6})",
-            hint=f"shorten the name to {RAY_JOB_NAME_MAX} characters or fewer",
+            f"{RAY_JOB_NAME_MAX} (its RayCluster is <name>-xxxxx, at most {RAY_JOB_NAME_MAX + 6}), and the RayJob "
+            f"is {named}",
+            hint=f"shorten the name to {room} characters or fewer",
             at_key=True,
         )
     ]

@@ -66,7 +66,6 @@ def _trainjob(plan: JobPlan) -> TrainJob:
             initializer=sharding.initializer(job.spec.data, plan.data) if plan.data and job.spec.data else None,
             trainer=_trainer(plan),
             runtime_patches=_patches(plan) or None,
-            suspend=kueue.suspended(job),
             active_deadline_seconds=deadline,
         ),
     )
@@ -81,6 +80,7 @@ def _trainer(plan: JobPlan) -> Trainer:
     if plan.data is not None:
         env.update(sharding.trainer_env(plan.data))
     env.update(envs.layout(plan))
+    env.update(envs.run(plan))
     env_vars = envs.plain(env) + envs.from_secrets(job.spec.secret_env)
     per_process = resolved.framework in (Framework.TORCH, Framework.DEEPSPEED, Framework.MPI)
     return Trainer(

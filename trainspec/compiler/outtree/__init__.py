@@ -1,6 +1,7 @@
 """The output tree of ``trainspec compile -o DIR``: planned, checked, and replaced as a whole.
 
-* :mod:`.marker` reads ``.trainspec-managed.json`` as untrusted input (TS409).
+* :mod:`.marker`: each file's seal says trainspec wrote it; an older tree's ``.trainspec-managed.json``
+  is read once more, as untrusted input (TS409), and dropped.
 * :mod:`.plan` compares the compile's files with the directory (never following symlinks):
   added, changed, removed, files in the way (TS407), hand edits (TS411), vanishing
   PersistentVolumeClaims (TS410, :mod:`.claims`).

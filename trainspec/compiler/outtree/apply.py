@@ -162,7 +162,17 @@ def _write(
         for warning in swap.replace_tree(root, plan, parent_fd):
             report.diagnostics.append(_leftover(where, warning))
     report.messages.append(f"wrote {where.output}: {counts}")
+    report.messages.extend(_kept(plan))
     return report
+
+
+def _kept(plan: TreePlan) -> list[str]:
+    """A line per protected claim that left the tree: it stays on the cluster, with its checkpoints."""
+    return [
+        f"PersistentVolumeClaim {lost.claim.namespace}/{lost.claim.name} left the tree and stays on the cluster "
+        "(Prune=false, prune: disabled) with its checkpoints: delete it by hand once they are no longer needed"
+        for lost in plan.kept_claims
+    ]
 
 
 def _problems(plan: TreePlan, where: _Where, *, force: bool, allow_volume_removal: bool) -> list[Diagnostic]:
@@ -186,7 +196,7 @@ def _problems(plan: TreePlan, where: _Where, *, force: bool, allow_volume_remova
                 line=1,
                 column=1,
                 message=(
-                    f"edited by hand since trainspec wrote it (its sha256 is not the one in {MARKER}): "
+                    "edited by hand since trainspec wrote it (its content no longer matches its trainspec-sha256 seal): "
                     f"compiling would {'overwrite' if produced else 'delete'} the edit"
                 ),
                 hint="move the change into the spec and compile again, or pass --force to discard the edit",

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from trainspec.compiler.outtree.claims import Claim, claims_in, header_sources
-from trainspec.compiler.outtree.marker import MARKER, Marker, entry_problem, render_marker, sha256
+from trainspec.compiler.outtree.marker import MARKER, Marker, entry_problem, ownership, sha256
 
 #: An output directory holds a few hundred files; far more means ``-o`` names something else.
 MAX_ENTRIES = 100_000
@@ -64,12 +64,15 @@ class TreePlan:
     #: (path, still produced): a managed file whose bytes are not the ones trainspec wrote.
     hand_edited: list[tuple[str, bool]] = field(default_factory=list)
     lost_claims: list[LostClaim] = field(default_factory=list)
+    #: Claims that leave the tree but stay on the cluster (their keep annotations; checkpoint.protect).
+    kept_claims: list[LostClaim] = field(default_factory=list)
     #: Entries of the old tree (not directories) that the new tree keeps as they are.
     carry: list[str] = field(default_factory=list)
     #: Directories of the new tree, parents first.
     dirs: list[str] = field(default_factory=list)
-    #: Unchanged files (or the marker) whose permission bits are not ``0666 & ~umask``.
+    #: Unchanged files whose permission bits are not ``0666 & ~umask``.
     mode_fixes: list[str] = field(default_factory=list)
+    #: False while an older trainspec's central marker is still there (the new tree drops it).
     marker_current: bool = False
 
     @property
@@ -122,8 +125,10 @@ def plan_tree(
 ) -> TreePlan:
     """The plan for replacing ``root``'s trainspec files with ``files`` (relative path -> text).
 
-    ``marker`` is the validated marker (None: trainspec wrote nothing here yet). ``expected_mode``
-    is the permission bits new files get (None: unknown, modes are not compared).
+    Which files trainspec wrote is read from each file's seal (:func:`.marker.ownership`);
+    ``marker`` is an older trainspec's validated central marker, if the tree still has one (its
+    files count as trainspec's too). ``expected_mode`` is the permission bits new files get
+    (None: unknown, modes are not compared).
     """
     for rel in files:
         why = entry_problem(rel)
@@ -131,8 +136,8 @@ def plan_tree(
             raise ValueError(f"refusing to write {rel!r}: {why}")
     new = {rel: text.encode("utf-8") for rel, text in sorted(files.items())}
     old = scan(root) if root.is_dir() and not root.is_symlink() else {}
-    plan = TreePlan(files=new, marker=render_marker(new), old=old)
-    managed = dict(marker.sha256) if marker is not None else {}
+    plan = TreePlan(files=new, marker=b"", old=old)
+    legacy = dict(marker.sha256) if marker is not None else {}
     previous: dict[str, bytes] = {}
     for rel, data in new.items():
         blocker = _blocker(old, rel)
@@ -146,39 +151,49 @@ def plan_tree(
         if entry.kind != "file":
             plan.conflicts.append((rel, f"a {_KIND_NAMES[entry.kind]} is in the way"))
             continue
-        if rel not in managed and entry.size != len(data):
-            plan.conflicts.append((rel, "file exists and was not written by trainspec"))
-            continue
         current = read_file(root / rel)
         if current == data:
             plan.unchanged.append(rel)
             if expected_mode is not None and entry.mode != expected_mode:
                 plan.mode_fixes.append(rel)
-        elif rel not in managed:
+            continue
+        state = _state(rel, current, legacy)
+        if state is None:
             plan.conflicts.append((rel, "file exists and was not written by trainspec"))
-        else:
-            plan.changed.append(rel)
-            previous[rel] = current
-            if sha256(current) != managed[rel]:
-                plan.hand_edited.append((rel, True))
-    for rel in sorted(set(managed) - set(new)):
-        entry = old.get(rel)
-        if entry is None or entry.kind != "file" or _blocker(old, rel) is not None:
-            continue  # gone already, or replaced by something of the user's: kept, no longer managed
+            continue
+        plan.changed.append(rel)
+        previous[rel] = current
+        if state == "edited":
+            plan.hand_edited.append((rel, True))
+    for rel, entry in sorted(old.items()):
+        if rel in new or entry.kind != "file" or _blocker(old, rel) is not None:
+            continue  # produced, not a file, or below something of the user's
+        if rel not in legacy and (entry_problem(rel) is not None or entry.size < len(_MIN_SEALED)):
+            continue  # not a name trainspec writes: the user's
         current = read_file(root / rel)
+        state = _state(rel, current, legacy)
+        if state is None:
+            continue  # the user's file at a name trainspec could write: kept
         plan.removed.append(rel)
         previous[rel] = current
-        if sha256(current) != managed[rel]:
+        if state == "edited":
             plan.hand_edited.append((rel, False))
     _find_lost_claims(plan, previous)
     _plan_layout(plan)
-    marker_entry = old.get(MARKER)
-    plan.marker_current = (
-        marker_entry is not None and marker_entry.kind == "file" and read_file(root / MARKER) == plan.marker
-    )
-    if plan.marker_current and expected_mode is not None and marker_entry and marker_entry.mode != expected_mode:
-        plan.mode_fixes.append(MARKER)
+    # The old central marker goes with the first compile that finds it.
+    plan.marker_current = MARKER not in old
     return plan
+
+
+# The shortest file trainspec writes: its header and its seal.
+_MIN_SEALED = b"# Generated by trainspec from x. \n# trainspec-sha256: " + b"0" * 64 + b"\n"
+
+
+def _state(rel: str, current: bytes, legacy: Mapping[str, str]) -> str | None:
+    """``sealed``, ``edited`` or None (not trainspec's) for the file ``rel`` holding ``current``."""
+    if rel in legacy:  # written by an older trainspec, before files were sealed
+        return "sealed" if sha256(current) == legacy[rel] else "edited"
+    return ownership(current)
 
 
 _KIND_NAMES = {"dir": "directory", "link": "symbolic link", "other": "special file", "file": "file"}
@@ -202,8 +217,11 @@ def _find_lost_claims(plan: TreePlan, previous: Mapping[str, bytes]) -> None:
     for rel, data in sorted(previous.items()):
         text = data.decode("utf-8", errors="replace")
         for claim in claims_in(text):
-            if claim.key not in kept:
-                plan.lost_claims.append(LostClaim(rel, claim, header_sources(text), rel in plan.files))
+            if claim.key in kept:
+                continue
+            lost = LostClaim(rel, claim, header_sources(text), rel in plan.files)
+            # A protected claim stays on the cluster when it leaves the tree: reported, not refused.
+            (plan.kept_claims if claim.protected else plan.lost_claims).append(lost)
 
 
 def _plan_layout(plan: TreePlan) -> None:

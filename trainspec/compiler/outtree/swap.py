@@ -3,7 +3,7 @@
 How (one *generation* at a time, all in the directory's parent, on the same filesystem):
 
 1. Build ``.<dir>.trainspec-build-<hex>`` beside the output directory: every file the compile
-   produced (new bytes, mode ``0666 & ~umask``), the marker, and every other entry the user keeps
+   produced (new bytes, mode ``0666 & ~umask``, each with its seal), and every other entry the user keeps
    in the directory carried over (hard links, so the very same files; a copy where a link is
    refused; symlinks recreated, never followed), directories with their old modes.
 2. Make it durable once: ``syncfs`` of that filesystem (per-file ``fsync`` only where there is
@@ -33,7 +33,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from trainspec.compiler.outtree.marker import MARKER
 from trainspec.compiler.outtree.plan import Entry, TreePlan
 
 BUILD, OLD = "build", "old"
@@ -177,8 +176,6 @@ def _populate(root: Path, gen: Path, plan: TreePlan, root_entry: Entry | None) -
     for rel, data in plan.files.items():
         _write(gen / rel, data)
         written.append(gen / rel)
-    _write(gen / MARKER, plan.marker)
-    written.append(gen / MARKER)
     # Modes last, deepest first: a read-only directory of the user's must be filled before.
     for rel in reversed(plan.dirs):
         if rel in plan.old:
