@@ -91,12 +91,14 @@ def run(args: argparse.Namespace) -> int:
         *(s.file for s in result.specs),
         *([project.file] if project is not None else []),
     ]
+    from trainspec.check.manifests import compiled_manifests
     from trainspec.compiler.day2 import previous_tree, run_notes, update_diagnostics
 
     # Day 2: the objects the tree holds now are what the cluster has; an update it would refuse
     # stops the compile before anything is written (and fails --check).
     previous = previous_tree(args.output, result.files_text)
-    refused = update_diagnostics(result, previous)
+    manifests = compiled_manifests(result) if previous else []
+    refused = update_diagnostics(result, previous, manifests) if previous else []
     if refused:
         report.write(refused, sys.stderr, args.format)
         if any(d.is_error for d in refused):
@@ -113,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     )
     for line in outcome.messages:
         print(line, file=sys.stderr)
-    for line in run_notes(result, previous):
+    for line in run_notes(result, previous, manifests) if previous else ():
         print(line, file=sys.stderr)
     if outcome.diagnostics:
         report.write(outcome.diagnostics, sys.stderr, args.format)

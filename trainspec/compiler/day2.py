@@ -108,11 +108,13 @@ def _read_git(location: str, base: Any) -> list[dict[str, Any]]:
         raise ValueError(str(exc)) from None
 
 
-def previous_tree(output: str, files: Iterable[str]) -> list[dict[str, Any]]:
-    """The objects of the output directory's current files that the new tree writes again.
+def previous_tree(output: str, files: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The objects of the output directory's current files that the new tree writes differently.
 
-    Only those can be updates: a file the new tree no longer writes is pruned, a new one created.
-    Symbolic links are never followed; what cannot be read or parsed holds no object.
+    Only those can be updates: a file the new tree no longer writes is pruned, a new one created,
+    and a file that stays byte for byte the same holds the same objects (most of a tree, most of
+    the time: it is not parsed). Symbolic links are never followed; what cannot be read or parsed
+    holds no object.
     """
     import os
     from pathlib import Path
@@ -121,19 +123,27 @@ def previous_tree(output: str, files: Iterable[str]) -> list[dict[str, Any]]:
 
     root = Path(os.path.realpath(output))
     texts: list[bytes] = []
-    for rel in files:
+    for rel, text in files.items():
         try:
-            texts.append(read_file(root / rel))
+            current = read_file(root / rel)
         except OSError:
             continue  # absent (a new file), a symlink, or unreadable: the tree's own checks say so
+        if current != text.encode("utf-8"):
+            texts.append(current)
     return parse_objects(texts)
 
 
-def update_diagnostics(result: CompileResult, previous: Iterable[Mapping[str, Any]]) -> list[Diagnostic]:
-    """The updates of ``result``'s objects over ``previous`` that the cluster would refuse, located."""
+def update_diagnostics(
+    result: CompileResult, previous: Iterable[Mapping[str, Any]], manifests: list[Manifest] | None = None
+) -> list[Diagnostic]:
+    """The updates of ``result``'s objects over ``previous`` that the cluster would refuse, located.
+
+    ``manifests``: ``compiled_manifests(result)`` when the caller has them already.
+    """
     from trainspec.check.manifests import compiled_manifests
 
-    return manifest_updates(compiled_manifests(result), previous, _replaced_jobs(result))
+    found = manifests if manifests is not None else compiled_manifests(result)
+    return manifest_updates(found, previous, _replaced_jobs(result))
 
 
 def manifest_updates(
@@ -200,13 +210,19 @@ def _replaced_jobs(result: CompileResult) -> set[tuple[str, str]]:
     }
 
 
-def run_notes(result: CompileResult, previous: Iterable[Mapping[str, Any]]) -> list[str]:
+def run_notes(
+    result: CompileResult, previous: Iterable[Mapping[str, Any]], manifests: list[Manifest] | None = None
+) -> list[str]:
     """One line per job that gets a new run: ``namespace/job: new run ... replaces ...; resumes ...``."""
-    return [f"{key}: {message}" for key, message in new_runs(result, previous)]
+    return [f"{key}: {message}" for key, message in new_runs(result, previous, manifests=manifests)]
 
 
 def new_runs(
-    result: CompileResult, previous: Iterable[Mapping[str, Any]], *, details: bool = True
+    result: CompileResult,
+    previous: Iterable[Mapping[str, Any]],
+    *,
+    details: bool = True,
+    manifests: list[Manifest] | None = None,
 ) -> list[tuple[str, str]]:
     """``(namespace/job, message)`` for every job whose run object is a new one: which run replaces
     which, what changed (with ``details``; ``diff`` lists the spec's changes itself), and where it
@@ -221,7 +237,7 @@ def new_runs(
             old_runs[(str(meta.get("namespace") or ""), job)] = obj
     checkpoints = {(plan.resolved.namespace, plan.resolved.name): plan.checkpoint for plan in result.plans}
     notes: list[tuple[str, str]] = []
-    for manifest in compiled_manifests(result):
+    for manifest in manifests if manifests is not None else compiled_manifests(result):
         if manifest.kind not in RUN_KINDS:
             continue
         meta = manifest.data.get("metadata") or {}

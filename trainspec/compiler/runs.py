@@ -130,34 +130,39 @@ def substitute(value: Any, old: str, new: str) -> Any:
     """``value`` (a typed model, list, dict or scalar) with every string equal to ``old`` replaced.
 
     Only whole strings are replaced (never a part of one), and unchanged parts are returned as
-    they are, so the cost is a walk of the object.
+    they are (the same objects), so the cost is one walk of the object.
     """
     import dataclasses
 
-    return _walk(value, old, new, dataclasses)
+    return _walk(value, old, new, dataclasses.replace)
 
 
 # A module-level function, not a closure: a recursive closure is a reference cycle that keeps
 # every object it walked alive until the next full collection (tests/compiler/test_no_reference_cycles.py).
-def _walk(value: Any, old: str, new: str, dc: Any) -> Any:
+def _walk(value: Any, old: str, new: str, rebuild: Any) -> Any:
     if isinstance(value, str):
         return new if value == old else value
+    if isinstance(value, (int, float, bool)) or value is None:
+        return value
     if isinstance(value, list):
-        items = [_walk(item, old, new, dc) for item in value]
+        items = [_walk(item, old, new, rebuild) for item in value]
         return value if all(a is b for a, b in zip(items, value, strict=True)) else items
     if isinstance(value, dict):
-        pairs = {_walk(k, old, new, dc): _walk(v, old, new, dc) for k, v in value.items()}
+        pairs = {_walk(k, old, new, rebuild): _walk(v, old, new, rebuild) for k, v in value.items()}
         same = all(a is b for a, b in zip(pairs.values(), value.values(), strict=True)) and list(pairs) == list(value)
         return value if same else pairs
-    if dc.is_dataclass(value) and not isinstance(value, type):
-        changes = {}
-        for f in dc.fields(value):
-            current = getattr(value, f.name)
-            updated = _walk(current, old, new, dc)
-            if updated is not current:
-                changes[f.name] = updated
-        return dc.replace(value, **changes) if changes else value
-    return value
+    names = getattr(type(value), "__dataclass_fields__", None)  # a model (the class's own field table)
+    if names is None:
+        return value
+    changes = {}
+    for name in names:
+        current = getattr(value, name)
+        if current is None:
+            continue
+        updated = _walk(current, old, new, rebuild)
+        if updated is not current:
+            changes[name] = updated
+    return rebuild(value, **changes) if changes else value
 
 
 __all__ = [
