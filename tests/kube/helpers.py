@@ -26,11 +26,11 @@ spec:
   queue: ml-dev
   maxRunTime: 30m
   checkpoint: {path: /checkpoints, size: 10Gi, storageClass: standard}
-  runs: replace   # the TrainJob keeps the job's name; runs named <job>-<run id>: test_runs.py
+  runs: replace   # the TrainJob keeps the job's name; runs named <job>-<run id>: test_kube_runs.py
 """
 #: The same job as the compiler names it by default: each run is ``ddp-ckpt-<run id>``.
 RUNS_YAML = JOB_YAML.replace(
-    "  runs: replace   # the TrainJob keeps the job's name; runs named <job>-<run id>: test_runs.py\n", ""
+    "  runs: replace   # the TrainJob keeps the job's name; runs named <job>-<run id>: test_kube_runs.py\n", ""
 )
 TJ = "/apis/trainer.kubeflow.org/v1alpha1/namespaces/ml-dev/trainjobs/ddp-ckpt"
 PVC = "/api/v1/namespaces/ml-dev/persistentvolumeclaims/ddp-ckpt-checkpoints"
