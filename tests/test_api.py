@@ -85,3 +85,17 @@ def test_validate_and_compile_never_import_heavy_integrations(tmp_path) -> None:
         [sys.executable, "-c", code, str(tmp_path / "out")], capture_output=True, text=True, cwd=ROOT, check=True
     )
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_the_library_can_refuse_to_run_python_spec_modules(tmp_path) -> None:
+    """``python="deny"`` is ``--no-python``: a spec module among the paths is reported, never run."""
+    marker = tmp_path / "ran"
+    (tmp_path / "spec.py").write_text(
+        "from pathlib import Path\nfrom trainspec import TrainingJob\n"
+        f"Path({str(marker)!r}).write_text('ran')\n"
+        "job = TrainingJob(name='x', namespace='n', runtime='trainspec-torch', command=['x'])\n"
+    )
+    found = trainspec.validate(tmp_path / "spec.py", project=None, python="deny")
+    assert [d.code for d in found] == ["TS123"] and not marker.exists()
+    result = trainspec.compile(tmp_path / "spec.py", project=None, python="allow")
+    assert result.ok and marker.exists()

@@ -33,10 +33,56 @@ def repo(tmp_path: Path) -> Path:
     return tmp_path
 
 
+PYTHON_SPEC = (
+    "from pathlib import Path\n\n"
+    "from trainspec import Resources, TrainingJob\n\n"
+    "Path(__file__).with_name('ran.marker').write_text('ran')\n"
+    "job = TrainingJob(name='py-job', namespace='ml-dev', runtime='trainspec-torch', image='example.com/t:1',\n"
+    "                  nodes=1, resources_per_node=Resources(cpu=1, memory='1Gi'), queue='ml-dev')\n"
+)
+
+
 def test_hooks_are_declared_for_whole_folders() -> None:
-    assert set(HOOKS) == {"trainspec-validate", "trainspec-compile-check"}
+    assert set(HOOKS) == {
+        "trainspec-validate",
+        "trainspec-compile-check",
+        "trainspec-validate-python",
+        "trainspec-compile-check-python",
+    }
     for hook in HOOKS.values():
         assert hook["language"] == "python" and hook["pass_filenames"] is False
+
+
+def test_the_default_hooks_run_no_python_whatever_args_a_repository_gives() -> None:
+    for hook_id in ("trainspec-validate", "trainspec-compile-check"):
+        assert "--no-python" in shlex.split(HOOKS[hook_id]["entry"])  # in the entry: custom args keep it
+    for hook_id in ("trainspec-validate-python", "trainspec-compile-check-python"):
+        assert "--no-python" not in shlex.split(HOOKS[hook_id]["entry"]) + HOOKS[hook_id]["args"]
+        base = HOOKS[hook_id.removesuffix("-python")]
+        assert HOOKS[hook_id]["args"] == base["args"]
+        assert shlex.split(HOOKS[hook_id]["entry"]) == [w for w in shlex.split(base["entry"]) if w != "--no-python"]
+
+
+def test_a_python_spec_fails_the_default_hooks_without_running(repo: Path) -> None:
+    (repo / "specs" / "py_job.py").write_text(PYTHON_SPEC)
+    proc = run_hook("trainspec-validate", repo)
+    assert proc.returncode == 1
+    assert "specs/py_job.py:1:1: error[TS123]: Python spec module not run" in proc.stdout
+    subprocess.run([TRAINSPEC, "compile", "specs/", "-o", "deploy/"], cwd=repo, check=True, capture_output=True)
+    (repo / "specs" / "ran.marker").unlink()  # the compile above ran it: Python is allowed by default
+    proc = run_hook("trainspec-compile-check", repo)
+    assert proc.returncode == 1 and "error[TS123]" in proc.stderr
+    assert not (repo / "specs" / "ran.marker").exists()
+
+
+def test_the_python_hooks_run_python_specs(repo: Path) -> None:
+    (repo / "specs" / "py_job.py").write_text(PYTHON_SPEC)
+    proc = run_hook("trainspec-validate-python", repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (repo / "specs" / "ran.marker").exists()
+    subprocess.run([TRAINSPEC, "compile", "specs/", "-o", "deploy/"], cwd=repo, check=True, capture_output=True)
+    proc = run_hook("trainspec-compile-check-python", repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_validate_hook_passes_on_valid_specs(repo: Path) -> None:

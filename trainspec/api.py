@@ -91,13 +91,14 @@ def validate(
     values: Mapping[str, Any] | None = None,
     values_files: tuple[str, ...] = (),
     target: Mapping[str, Any] | str | None = None,
+    python: str | None = None,
 ) -> list[Diagnostic]:
     """Every problem ``compile`` would report, without building anything (``trainspec validate``).
 
     ``inputs``: spec files or directories (YAML or Python) and/or spec objects; the other
     arguments are those of :func:`compile`.
     """
-    return _run(inputs, Stop.CHECK, project, values, values_files, target).diagnostics
+    return _run(inputs, Stop.CHECK, project, values, values_files, target, python).diagnostics
 
 
 def compile(
@@ -106,12 +107,16 @@ def compile(
     values: Mapping[str, Any] | None = None,
     values_files: tuple[str, ...] = (),
     target: Mapping[str, Any] | str | None = None,
+    python: str | None = None,
 ) -> CompileResult:
     """Compile spec files and/or spec objects. ``result.objects()`` are the typed Kubernetes objects.
 
     ``project``: the project file (``trainspec.yaml``) is discovered from the working directory
     upwards, as the CLI does; pass a path, a ``Project`` object, or None for none. ``target`` is
-    ``"trainer=2.1,kueue=0.16"`` or a mapping of versions, like ``--target``.
+    ``"trainer=2.1,kueue=0.16"`` or a mapping of versions, like ``--target``. ``python``:
+    ``"deny"`` never runs a Python spec module found among the paths (``--no-python``), ``"warn"``
+    skips them with a warning, ``"allow"`` runs each in a supervised child process; None: the
+    project's ``spec.python`` decides. Spec objects given here are never run in another process.
 
     Example::
 
@@ -120,7 +125,7 @@ def compile(
         print(result.to_yaml())     # what `trainspec compile specs/ -o -` prints
         result.write("deploy/")     # what `trainspec compile specs/ -o deploy/` writes
     """
-    return _run(inputs, Stop.LOWER, project, values, values_files, target)
+    return _run(inputs, Stop.LOWER, project, values, values_files, target, python)
 
 
 def _run(
@@ -130,6 +135,7 @@ def _run(
     values: Mapping[str, Any] | None,
     values_files: tuple[str, ...],
     target: Mapping[str, Any] | str | None,
+    python: str | None = None,
 ) -> CompileResult:
     if isinstance(target, str):
         from trainspec.compiler.targets import parse_target_option
@@ -138,7 +144,10 @@ def _run(
     # `compile(jobs)` with a list of specs (or paths) means what `compile(*jobs)` means.
     inputs = tuple(item for given in inputs for item in (given if isinstance(given, (list, tuple)) else (given,)))
     done = run(
-        inputs, Options(project=project, values=values, values_files=tuple(values_files), target=target, stop=stop)
+        inputs,
+        Options(
+            project=project, values=values, values_files=tuple(values_files), target=target, stop=stop, python=python
+        ),
     )
     paths = tuple(os.fspath(i) for i in inputs if isinstance(i, (str, os.PathLike)))
     state = {f.name: getattr(done, f.name) for f in fields(done)}

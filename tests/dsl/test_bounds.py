@@ -75,8 +75,8 @@ BOUNDS = [
     (RUNTIME, "  mpi: {sshPort: 65535}", "  mpi: {sshPort: 65536}"),
     (
         RUNTIME,
-        f"  scheduling: {{tolerations: [{{key: k, operator: Exists, tolerationSeconds: {INT64_MAX}}}]}}",
-        f"  scheduling: {{tolerations: [{{key: k, operator: Exists, tolerationSeconds: {INT64_MAX + 1}}}]}}",
+        f"  scheduling: {{tolerations: [{{key: k, operator: Exists, effect: NoExecute, tolerationSeconds: {INT64_MAX}}}]}}",
+        f"  scheduling: {{tolerations: [{{key: k, operator: Exists, effect: NoExecute, tolerationSeconds: {INT64_MAX + 1}}}]}}",
     ),
     (RUNTIME, "  scheduling: {gangTimeout: 596523h}", "  scheduling: {gangTimeout: 596524h}"),
 ]

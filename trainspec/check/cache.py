@@ -10,7 +10,11 @@ CRD file of 0.5-1.4 MB, against 1-5 ms for the same data as JSON. So:
 * ``crd-<sha256 of the CRD file>.json`` in the on-disk cache: the served versions of any other
   CRD file, after its first parse;
 * ``verdicts-<fingerprint>.json``: schema and CEL findings per manifest (:class:`VerdictCache`),
-  so unchanged manifests need neither jsonschema nor a CEL engine.
+  so unchanged manifests need neither jsonschema nor a CEL engine. The fingerprint covers what
+  decides a verdict besides the manifest: the checker's code, the CEL engine that runs and its
+  version (with none installed, rules are "not evaluated": installing one must not find those
+  verdicts again), and the libraries the engines and the schema step use; each entry's key adds
+  the CRD that the manifest's kind resolved to, as its source file and the sha256 of its content.
 
 Nothing of CEL is stored any more (cel-python's parse trees were, when building its parser cost
 ~0.25 s). The on-disk cache lives under ``$XDG_CACHE_HOME/trainspec`` (default
@@ -210,34 +214,68 @@ class CachedCelEngine:
 # -- verdicts -------------------------------------------------------------------------------------
 
 
+#: Libraries whose behaviour decides verdicts, as (module, distribution): the engines, what they use
+#: (lark is cel-python's parser; protobuf carries cel-expr-python's timestamps and library types; re2
+#: is the regex library's find()) and the structural schema step.
+_LIBRARIES = (
+    ("cel_expr_python", "cel-expr-python"),
+    ("celpy", "cel-python"),
+    ("lark", "lark"),
+    ("google.protobuf", "protobuf"),
+    ("re2", "google-re2"),
+    ("jsonschema", "jsonschema"),
+)
+
+
 def _fingerprint() -> str:
     """What the checker's verdicts depend on besides the manifest and its CRD: the checker's own
-    code (hashed by content) and the libraries it runs on (their files' sizes and times)."""
-    import importlib.util
-
+    code (hashed by content), the engine that runs, and the libraries (versions, and their files'
+    sizes and times, for copies changed in place)."""
     import trainspec.check as check
 
-    # The engine decides CEL verdicts: which one runs is part of the key.
-    engine = os.environ.get("TRAINSPEC_CEL_ENGINE", "")
-    digest = hashlib.sha256(f"format {_FORMAT} engine {engine}".encode())
+    from .cel_engines import distribution_version, engine_identity, findable
+
+    # The engine decides CEL verdicts: which one runs, and which release, is part of the key.
+    digest = hashlib.sha256(f"format {_FORMAT}\nengine {engine_identity()}\n".encode())
     package = Path(check.__file__).parents[1]
     # The checker's own modules, and those outside it that decide verdicts: the one quantity
     # parser (CEL quantity(), quantity patterns) and the Kubernetes facts (bounds, names).
     shared = [package / "dsl" / "quantity.py", package / "dsl" / "wellknown.py", package / "k8s" / "wellknown.py"]
     for path in [*sorted(Path(check.__file__).parent.glob("*.py")), *shared]:
         digest.update(path.name.encode() + path.read_bytes())
-    for module in ("cel_expr_python", "celpy", "jsonschema", "lark"):
-        spec = importlib.util.find_spec(module)  # locates without importing
-        if spec is None or not spec.origin:
+    for module, distribution in _LIBRARIES:
+        if not findable(module):
+            digest.update(f"{module}: absent\n".encode())
             continue
-        for path in sorted(p for p in Path(spec.origin).parent.iterdir() if p.suffix in (".py", ".so", ".pyd")):
+        digest.update(f"{module}: {distribution_version(distribution)}\n".encode())
+        for path in _library_files(module):
             stat = path.stat()
             digest.update(f"{module}/{path.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
     return digest.hexdigest()[:16]
 
 
+def _library_files(module: str) -> list[Path]:
+    """The top-level code files of ``module``, located without importing it (namespace packages, such
+    as cel_expr_python, have no ``origin``: their directories are listed instead)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return []
+    if spec is None:
+        return []
+    directories = [Path(p) for p in spec.submodule_search_locations or ()]
+    if not directories and spec.origin:
+        directories = [Path(spec.origin).parent]
+    try:
+        return sorted(p for d in directories for p in d.iterdir() if p.suffix in (".py", ".so", ".pyd"))
+    except OSError:
+        return []
+
+
 class VerdictCache:
-    """Schema and CEL findings per (manifest, CRD file content, checker and libraries).
+    """Schema and CEL findings per (manifest, CRD source and content, checker, engine and libraries).
 
     A compiled spec that did not change gives the same manifests, so a repeated check needs
     neither jsonschema nor cel-python. Kept bounded: the most recent entries win.
@@ -252,7 +290,9 @@ class VerdictCache:
         self._entries: dict[str, Any] | None = None
         self._dirty = False
 
-    def _manifest_key(self, manifest: Mapping[str, Any]) -> str | None:
+    def key_of(self, manifest: Mapping[str, Any]) -> str | None:
+        """The entry key of ``manifest``: the fingerprint (checker, engine, libraries), the CRD its kind
+        resolves to (source file and content digest) and the manifest; None when not cacheable."""
         api_version, kind = manifest.get("apiVersion"), manifest.get("kind")
         if not isinstance(api_version, str) or not isinstance(kind, str):
             return None
@@ -260,23 +300,26 @@ class VerdictCache:
 
         crd = self._registry.lookup(api_version, kind)
         if crd is not None:
-            crd_digest = self._registry.digests.get(crd.source)
+            # Its file as well as its content: the same bytes under another path count as another CRD
+            # file, so a stored verdict is only ever served for the file it was computed against.
+            content = self._registry.digests.get(crd.source)
+            source = None if content is None else f"{crd.source}\0{content}"
         else:  # core kinds are checked by the checker's own code; for other kinds the answer
             # (TS504, or which versions are served) depends on every CRD file: not cached
-            crd_digest = "core" if (api_version, kind) in CORE_KINDS else None
-        if crd_digest is None:
+            source = "core" if (api_version, kind) in CORE_KINDS else None
+        if source is None:
             return None
         try:
             text = json.dumps(manifest, sort_keys=True, separators=(",", ":"))
         except (TypeError, ValueError):
             return None
-        return hashlib.sha256(f"{crd_digest}\n{text}".encode()).hexdigest()
+        return hashlib.sha256(f"{self._key}\n{source}\n{text}".encode()).hexdigest()
 
     def get(self, manifest: Mapping[str, Any]) -> list[Any] | None:
         """The stored findings for ``manifest``, or None."""
         from trainspec.dsl.diagnostics import Diagnostic, Severity
 
-        key = self._manifest_key(manifest)
+        key = self.key_of(manifest)
         if key is None:
             return None
         if self._entries is None:
@@ -300,7 +343,7 @@ class VerdictCache:
             return None
 
     def put(self, manifest: Mapping[str, Any], findings: list[Any]) -> None:
-        key = self._manifest_key(manifest)
+        key = self.key_of(manifest)
         if key is None or self._entries is None or any(d.related or d.file for d in findings):
             return
         self._entries.pop(key, None)

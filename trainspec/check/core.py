@@ -34,7 +34,7 @@ def subdomain_problem(value: str) -> str | None:
     """Why ``value`` is not a DNS-1123 subdomain (object names), or None."""
     if len(value) > DNS1123_SUBDOMAIN_MAX:
         return f"must be no more than {DNS1123_SUBDOMAIN_MAX} characters (has {len(value)})"
-    if not DNS1123_SUBDOMAIN.match(value):
+    if not DNS1123_SUBDOMAIN.fullmatch(value):
         return "must be a lowercase RFC 1123 subdomain ([a-z0-9], '-', '.', alphanumeric at both ends)"
     return None
 
@@ -43,7 +43,7 @@ def label_problem(value: str) -> str | None:
     """Why ``value`` is not a DNS-1123 label (namespaces), or None."""
     if len(value) > DNS1123_LABEL_MAX:
         return f"must be no more than {DNS1123_LABEL_MAX} characters (has {len(value)})"
-    if not DNS1123_LABEL.match(value):
+    if not DNS1123_LABEL.fullmatch(value):
         return "must be a lowercase RFC 1123 label ([a-z0-9] and '-', alphanumeric at both ends)"
     return None
 
@@ -61,7 +61,7 @@ def qualified_name_problem(key: str) -> str | None:
         return "name part must not be empty"
     if len(name) > DNS1123_LABEL_MAX:
         return f"name part must be no more than {DNS1123_LABEL_MAX} characters (has {len(name)})"
-    if not _QUALIFIED_NAME.match(name):
+    if not _QUALIFIED_NAME.fullmatch(name):
         return "name part must consist of alphanumerics, '-', '_' or '.', alphanumeric at both ends"
     return None
 
@@ -70,7 +70,7 @@ def label_value_problem(value: str) -> str | None:
     """Why ``value`` is not a valid label value, or None."""
     if len(value) > LABEL_VALUE_MAX:
         return f"must be no more than {LABEL_VALUE_MAX} characters (has {len(value)})"
-    if not _LABEL_VALUE.match(value):
+    if not _LABEL_VALUE.fullmatch(value):
         return "must be empty or alphanumerics, '-', '_' or '.', alphanumeric at both ends"
     return None
 

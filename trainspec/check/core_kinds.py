@@ -9,7 +9,8 @@ layers, both reported as TS500 (the server's own validation, like a CRD's schema
   :func:`pvc_problems`: at least one access mode, ``ReadWriteOncePod`` alone, a storage request
   greater than zero, class names as DNS-1123 subdomains, data source references, the label
   selector. Values the schema already rejected (wrong type, unparsable quantity) are not judged
-  again.
+  again. A ``dataSource`` the server drops before validating (:func:`stored_data_source`) is a
+  TS505 warning, not an error: the server accepts the claim, created empty.
 
 The other core kinds listed in :data:`CORE_KINDS` are accepted without checking.
 """
@@ -20,7 +21,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from trainspec.dsl.diagnostics import Diagnostic
+from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.dsl.quantity import QUANTITY_PATTERN, QuantityError, parse_quantity
 
 from ._paths import render_path, short
@@ -132,6 +133,19 @@ def pvc_problems(manifest: Mapping[str, Any]) -> Iterator[Diagnostic]:
     if isinstance(spec.get("selector"), dict):
         yield from _selector(spec["selector"], (*base, "selector"))
     source, ref = spec.get("dataSource"), spec.get("dataSourceRef")
+    if isinstance(source, dict) and stored_data_source(spec) is None:
+        # The API server drops it on create, and nothing else said about it would apply.
+        yield Diagnostic(
+            code="TS505",
+            severity=Severity.WARNING,
+            message=f"the API server drops this dataSource (kind {short(source.get('kind') or '')}): without "
+            "dataSourceRef, a dataSource names a PersistentVolumeClaim or a snapshot.storage.k8s.io "
+            "VolumeSnapshot, else the claim is created empty",
+            path=render_path((*base, "dataSource")),
+            hint="to fill the claim from another kind (a volume populator), use dataSourceRef; to clone a claim, "
+            "set kind: PersistentVolumeClaim",
+        )
+        source = None
     if isinstance(source, dict):
         yield from _data_source(source, (*base, "dataSource"))
     if isinstance(ref, dict):
@@ -154,6 +168,22 @@ def pvc_problems(manifest: Mapping[str, Any]) -> Iterator[Diagnostic]:
                 "dataSource must match dataSourceRef (apiGroup, kind and name)",
                 "set one of them; the API server copies it to the other",
             )
+
+
+#: What a dataSource may name without a dataSourceRef: (apiGroup, kind).
+_LEGACY_DATA_SOURCES = (("", "PersistentVolumeClaim"), ("snapshot.storage.k8s.io", "VolumeSnapshot"))
+
+
+def stored_data_source(spec: Mapping[str, Any]) -> Any:
+    """``spec.dataSource`` as the API server stores a new claim: dropped (None) when there is no
+    ``dataSourceRef`` and it names neither a PersistentVolumeClaim nor a VolumeSnapshot, a missing
+    kind included (kubernetes pkg/api/persistentvolumeclaim EnforceDataSourceBackwardsCompatibility,
+    which PrepareForCreate runs before validation: the claim is then created empty, without an error)."""
+    source = spec.get("dataSource")
+    if not isinstance(source, dict) or isinstance(spec.get("dataSourceRef"), dict):
+        return source
+    named = (source.get("apiGroup") or "", source.get("kind"))
+    return source if named in _LEGACY_DATA_SOURCES else None
 
 
 def _access_modes(modes: Any, path: Path) -> Iterator[Diagnostic]:

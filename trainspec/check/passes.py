@@ -155,7 +155,15 @@ def preflight_findings(manifests: list[Manifest], cluster: Any, target: Any) -> 
                 severity=finding.severity,
                 path=render_path(finding.path),
                 hint=finding.hint,
-                related=finding.related,
+                related=(*finding.related, *(_note_at(manifest, text, at) for text, at in finding.notes)),
             )
             out.append(place(manifest, diagnostic, finding.path))
     return out
+
+
+def _note_at(manifest: Manifest, text: str, path: tuple) -> Any:
+    """A note at ``path`` of ``manifest`` itself, placed as its findings are (spec line or manifest line)."""
+    from trainspec.dsl.diagnostics import Diagnostic, Related
+
+    where = place(manifest, Diagnostic(code="", message=""), path)
+    return Related(message=text, file=where.file, line=where.line, column=where.column)

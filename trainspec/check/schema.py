@@ -26,7 +26,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from trainspec.dsl.diagnostics import Diagnostic
-from trainspec.dsl.wellknown import INT32_MAX, INT64_MAX
+from trainspec.dsl.wellknown import ANNOTATIONS_TOTAL_MAX, INT32_MAX, INT64_MAX
 
 from ._paths import render_path, short
 from .core import (
@@ -176,9 +176,10 @@ def _kw_annotations(validator: Any, enabled: bool, instance: Any, schema: Any) -
         problem = qualified_name_problem(str(key))
         if problem:
             yield ValidationError(f"invalid annotation key {short(key)}: {problem}", path=[key])
-    size = sum(len(str(k)) + len(str(v)) for k, v in instance.items())
-    if size > 256 * 1024:
-        yield ValidationError(f"annotations are too long: {size} bytes, the limit is 262144")
+    # The API server counts bytes (Go's len), not characters (apimachinery ValidateAnnotationsSize).
+    size = sum(len(str(k).encode()) + len(str(v).encode()) for k, v in instance.items())
+    if size > ANNOTATIONS_TOTAL_MAX:
+        yield ValidationError(f"annotations are too long: {size} bytes, the limit is {ANNOTATIONS_TOTAL_MAX}")
 
 
 def _kw_list_map_keys(validator: Any, keys: list[str], instance: Any, schema: Any) -> Iterator[Any]:

@@ -23,6 +23,7 @@ from trainspec.dsl.quantity import QuantityError, format_quantity, quantity_valu
 from trainspec.k8s import wellknown as W
 
 from ._paths import render_path, short
+from .core_kinds import stored_data_source
 
 __all__ = ["pvc_update_problems", "webhook_update_problems"]
 
@@ -296,9 +297,11 @@ def _storage(spec: Mapping[str, Any]) -> Any:
         return None
 
 
-def _pvc_view(spec: Mapping[str, Any]) -> dict[str, Any]:
-    """The spec fields the update rule compares, normalised as the API server stores them."""
-    source, ref = spec.get("dataSource"), spec.get("dataSourceRef")
+def _pvc_view(spec: Mapping[str, Any], *, drop_legacy: bool = True) -> dict[str, Any]:
+    """The spec fields the update rule compares, normalised as the API server stores them (a
+    dataSource it drops is dropped, unless the stored claim has one: ``drop_legacy`` False)."""
+    source = stored_data_source(spec) if drop_legacy else spec.get("dataSource")
+    ref = spec.get("dataSourceRef")
     return {
         "accessModes": spec.get("accessModes"),
         "selector": spec.get("selector"),
@@ -321,7 +324,8 @@ def pvc_update_problems(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[
         severity = Severity.WARNING if warning else Severity.ERROR
         out.append(Diagnostic(code="TS442", message=message, path=render_path(path), severity=severity, hint=_PVC_HINT))
 
-    before, after = _pvc_view(o), _pvc_view(n)
+    before = _pvc_view(o)
+    after = _pvc_view(n, drop_legacy=before["dataSource"] is None)
     for name in before:
         compare = _quantities if name == "resources.limits" else _semantic
         if _semantic(compare(before[name])) != _semantic(compare(after[name])):

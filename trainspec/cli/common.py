@@ -24,7 +24,8 @@ def add_input_options(
     paths_required: bool = True,
     target: bool = True,
 ) -> None:
-    """PATHs, ``--values``, ``--format``, ``--project``/``--no-project``, ``--target``, ``--verbose``."""
+    """PATHs, ``--values``, ``--format``, ``--project``/``--no-project``, ``--target``, ``--python-timeout``,
+    ``--no-python``, ``--max-file-size``, ``--verbose``."""
     parser.add_argument(
         "paths",
         nargs="+" if paths_required else "*",
@@ -53,6 +54,11 @@ def add_input_options(
         type=_seconds,
         metavar="SECONDS",
         help="how long a Python spec module may run (default 10; 0: no limit)",
+    )
+    parser.add_argument(
+        "--no-python",
+        action="store_true",
+        help="run no Python spec module (each one found is an error, TS123): for changes from untrusted contributors",
     )
     parser.add_argument(
         "--max-file-size",
@@ -137,6 +143,7 @@ def pipeline_options(args: argparse.Namespace, stop: Stop, **extra: Any) -> Opti
         target=getattr(args, "target", None),
         stop=stop,
         python_timeout=getattr(args, "python_timeout", None),
+        python="deny" if getattr(args, "no_python", False) else None,
         limits=load_limits(args),
         **extra,
     )

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING, Any
 
 from trainspec.cli.common import add_input_options
+
+if TYPE_CHECKING:
+    from trainspec.dsl.diagnostics import Diagnostic
 
 #: What the progress line says during each compiler pass.
 PASS_LABELS = {
@@ -46,6 +50,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="overwrite or delete managed files edited by hand since trainspec wrote them, TS411",
     )
     parser.add_argument(
+        "--adopt",
+        action="store_true",
+        help="write into an existing directory that holds files trainspec did not write and none it did (they "
+        "stay as they are, never overwritten nor pruned), TS417; needed once",
+    )
+    parser.add_argument(
         "--ladder",
         action="store_true",
         help="emit each job's scaling ladder instead of the job: 1 GPU, 1 node, 2, 4 ... nodes up to "
@@ -57,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
     from trainspec.cli import report
     from trainspec.cli.common import compile_args, report_foreign
     from trainspec.compiler.pipeline import Stop
+    from trainspec.dsl.diagnostics import escape_text
     from trainspec.progress import Progress, pass_reporter
 
     to_dir = args.output != "-"
@@ -74,12 +85,19 @@ def run(args: argparse.Namespace) -> int:
     if not result.ok:
         report.write(result.diagnostics, sys.stderr, args.format)
         return 1
-    if result.diagnostics:
-        report.write(result.diagnostics, sys.stderr, args.format)
+    # No spec at all is an error (TS418) for an output directory, whose files it would all prune; an
+    # empty stream is what validate says of the same inputs (nothing), and kubectl refuses to apply it.
+    no_spec = [] if result.specs or not to_dir else [_no_spec(args, result)]
+    if result.diagnostics or no_spec:
+        report.write([*result.diagnostics, *no_spec], sys.stderr, args.format)
+    if args.output == "-" and args.check:
+        print("trainspec compile: --check needs an output directory", file=sys.stderr)
+        return 2
+    if no_spec:
+        if to_dir:
+            print(f"trainspec compile: {escape_text(args.output)} was left as it was", file=sys.stderr)
+        return 1
     if args.output == "-":
-        if args.check:
-            print("trainspec compile: --check needs an output directory", file=sys.stderr)
-            return 2
         sys.stdout.write(result.to_yaml())
         return 0
     from trainspec.compiler.outtree import emit_directory
@@ -102,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
     if refused:
         report.write(refused, sys.stderr, args.format)
         if any(d.is_error for d in refused):
-            print(f"trainspec compile: {args.output} was left as it was", file=sys.stderr)
+            print(f"trainspec compile: {escape_text(args.output)} was left as it was", file=sys.stderr)
             return 1
     outcome = emit_directory(
         args.output,
@@ -112,11 +130,31 @@ def run(args: argparse.Namespace) -> int:
         force=args.force,
         allow_volume_removal=args.allow_volume_removal,
         rerun=f"trainspec compile {' '.join(args.paths)}{' --ladder' * args.ladder} -o {args.output}",
+        adopt=args.adopt,
     )
-    for line in outcome.messages:
-        print(line, file=sys.stderr)
+    for line in outcome.messages:  # they name the paths given: escaped for the terminal
+        print(escape_text(line, backslashes=False), file=sys.stderr)
     for line in run_notes(result, previous, manifests) if previous else ():
         print(line, file=sys.stderr)
     if outcome.diagnostics:
         report.write(outcome.diagnostics, sys.stderr, args.format)
     return outcome.exit_code
+
+
+def _no_spec(args: argparse.Namespace, result: Any) -> Diagnostic:
+    """TS418: the inputs hold no spec, and an empty tree would prune every file trainspec wrote (``-o DIR``)."""
+    from trainspec.dsl.diagnostics import Diagnostic
+
+    read, foreign = result.files, len(result.foreign)
+    what = f"{read} file{'s' * (read != 1)} read"
+    if foreign:
+        what += f"; {foreign} document{'s' * (foreign != 1)} not trainspec's: --verbose lists them"
+    refused = "write an empty tree (it would prune every file trainspec wrote there)"
+    return Diagnostic(
+        code="TS418",
+        file="<command line>",
+        path="PATH",
+        message=f"no spec found in {', '.join(args.paths)} ({what}); refusing to {refused}",
+        hint="check the paths and .trainspecignore: a directory is searched for *.yaml, *.yml and spec modules "
+        "(*.py) holding documents of apiVersion trainspec.dev/v1alpha1; hidden entries are skipped",
+    )

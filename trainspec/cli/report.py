@@ -1,29 +1,41 @@
-"""Reporters: diagnostics as located text lines or as JSON, with the same data."""
+"""Reporters: diagnostics as located text lines or as JSON, with the same data.
+
+Text is for a terminal: a file name, a field path or a message may hold what a spec's author
+put there (a newline, an escape sequence, a bidi override), so each is printed escaped
+(:func:`~trainspec.dsl.diagnostics.escape_text`); JSON escapes them itself.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TextIO
 
-from trainspec.dsl.diagnostics import Diagnostic, Severity
+from trainspec.dsl.diagnostics import Diagnostic, Severity, escape_text
 
 
 def location(file: str | None, line: int | None, column: int | None) -> str:
+    """``file:line:column`` for a terminal, the file name escaped."""
     if not file:
         return "<input>"
     if line is None:
-        return file
-    return f"{file}:{line}:{column or 1}"
+        return _plain(file)
+    return f"{_plain(file)}:{line}:{column or 1}"
+
+
+def _plain(text: str) -> str:
+    # A name the loader escaped already (TS124), or a message quoting one with repr(), keeps its
+    # backslashes: only the unsafe characters are replaced.
+    return escape_text(text, backslashes=False)
 
 
 def format_text(diagnostic: Diagnostic) -> str:
     """``path:line:col: error[TS101]: spec.nodes: must be >= 1 (got 0)`` plus hint and notes."""
     where = location(diagnostic.file, diagnostic.line, diagnostic.column)
-    field = f"{diagnostic.path}: " if diagnostic.path else ""
-    lines = [f"{where}: {diagnostic.severity.value}[{diagnostic.code}]: {field}{diagnostic.message}"]
+    field = f"{_plain(diagnostic.path)}: " if diagnostic.path else ""
+    lines = [f"{where}: {diagnostic.severity.value}[{diagnostic.code}]: {field}{_plain(diagnostic.message)}"]
     if diagnostic.hint:
-        lines.append(f"  hint: {diagnostic.hint}")
-    lines.extend(f"  note: {location(r.file, r.line, r.column)}: {r.message}" for r in diagnostic.related)
+        lines.append(f"  hint: {_plain(diagnostic.hint)}")
+    lines.extend(f"  note: {location(r.file, r.line, r.column)}: {_plain(r.message)}" for r in diagnostic.related)
     return "\n".join(lines)
 
 

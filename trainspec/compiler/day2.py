@@ -33,10 +33,11 @@ RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
 
 
 def identity(data: Mapping[str, Any]) -> tuple[str, str, str, str]:
-    """(API group, kind, namespace, name): what the API server knows an object by."""
-    meta = data.get("metadata") or {}
-    group = str(data.get("apiVersion", "")).rpartition("/")[0]
-    return group, str(data.get("kind", "")), str(meta.get("namespace") or ""), str(meta.get("name") or "")
+    """(API group, kind, namespace, name): what the API server knows an object by
+    (:func:`trainspec.check.updates.object_key`; an object without a name gets empty parts)."""
+    from trainspec.check.updates import object_key
+
+    return object_key(data) or ("", str(data.get("kind", "")), "", "")
 
 
 def parse_objects(texts: Iterable[bytes | str]) -> list[dict[str, Any]]:
@@ -213,8 +214,16 @@ def _replaced_jobs(result: CompileResult) -> set[tuple[str, str]]:
 def run_notes(
     result: CompileResult, previous: Iterable[Mapping[str, Any]], manifests: list[Manifest] | None = None
 ) -> list[str]:
-    """One line per job that gets a new run: ``namespace/job: new run ... replaces ...; resumes ...``."""
-    return [f"{key}: {message}" for key, message in new_runs(result, previous, manifests=manifests)]
+    """One line per job that gets a new run: ``namespace/job: new run ... replaces ...; resumes ...``.
+
+    Escaped for a terminal: the changed values shown are the spec's own (an argument may hold a
+    newline or a bidi override). Backslashes stay single: values of a list are shown as JSON,
+    which has its own.
+    """
+    from trainspec.dsl.diagnostics import escape_text
+
+    notes = new_runs(result, previous, manifests=manifests)
+    return [escape_text(f"{key}: {message}", backslashes=False) for key, message in notes]
 
 
 def new_runs(

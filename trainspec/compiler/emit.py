@@ -17,6 +17,7 @@ import yaml
 
 from trainspec.compiler.outtree.marker import seal
 from trainspec.compiler.pipeline import Output
+from trainspec.dsl.diagnostics import escape_text
 from trainspec.k8s import Resource, to_dict
 from trainspec.k8s.wellknown import (
     COMPARE_OPTIONS_ANNOTATION,
@@ -35,9 +36,10 @@ GITOPS = ("argocd", "flux")
 #: binds it: on a WaitForFirstConsumer storage class the claim stays Pending until that pod exists,
 #: and Argo CD would wait for it before starting the job's wave, forever.
 WAVES = {"ClusterTrainingRuntime": "-1", "TrainingRuntime": "-1"}
-# Characters a file name may hold that must never reach a generated file as they are: C0 and C1
-# controls (a newline would start a YAML line of its own) and the bidirectional overrides.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# What a value may hold that the dumper writes as it is when it may write Unicode: C1 controls in
+# a block scalar, the line separators, the bidi controls (a reviewer would read the file other
+# than it is). An object holding one is dumped again in ASCII, where each is a \uXXXX escape.
+_RAW_IN_VALUES = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 _BaseDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
@@ -68,11 +70,17 @@ _Dumper.add_representer(str, _represent_str)
 
 
 def dump_objects(objects: list[dict[str, Any]]) -> str:
-    """A YAML stream of plain objects, in order."""
-    return "---\n".join(
-        yaml.dump(obj, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1 << 16)
-        for obj in objects
+    """A YAML stream of plain objects, in order; no control or bidi character is written raw."""
+    return "---\n".join(_dump(obj) for obj in objects)
+
+
+def _dump(obj: dict[str, Any]) -> str:
+    text: str = yaml.dump(
+        obj, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1 << 16
     )
+    if not _RAW_IN_VALUES.search(text):
+        return text
+    return str(yaml.dump(obj, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1 << 16))
 
 
 def manifest_dicts(objects: tuple[Resource, ...] | list[Resource], *, gitops: str | None = None) -> list[dict]:
@@ -137,13 +145,6 @@ def render_output(output: Output, *, gitops: str | None = None, root: str | os.P
 def header_line(sources: tuple[str, ...] | list[str]) -> str:
     """The first line of an output file, naming its specs with every unsafe character escaped."""
     return HEADER.format(sources=", ".join(escape_text(source) for source in sources))
-
-
-def escape_text(text: str) -> str:
-    """``text`` with control and bidi characters written as ``\\uXXXX`` (and ``\\`` doubled)."""
-    if "\\" not in text and not _UNSAFE.search(text):
-        return text
-    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text.replace("\\", "\\\\"))
 
 
 def relative_source(source: str, root: str | os.PathLike[str]) -> str:

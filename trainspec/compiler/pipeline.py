@@ -84,6 +84,9 @@ class Options(Record):
     output: str | None = None
     #: Seconds a Python spec module may run (None: the loader's default, 10 s; 0: no limit).
     python_timeout: float | None = None
+    #: Whether Python spec modules run: "allow", "warn" or "deny" (``--no-python``); None: the
+    #: project's ``spec.python`` decides (trainspec.dsl.pypolicy).
+    python: str | None = None
     #: The YAML loader's caps (file size: ``--max-file-size``); None: the loader's defaults.
     limits: LoadLimits | None = None
     #: Called as ``progress(pass name, passes done, passes in all)`` before each pass (the CLI's
@@ -211,6 +214,9 @@ def load_pass(c: Compilation) -> None:
         foreign=c.result.foreign,
         python_timeout=timeout or None,
         limits=c.options.limits,
+        python=c.options.python,
+        project=project_obj,
+        project_file=project_file,
     )
     c.diagnostics.extend(problems)
     for given in c.objects:  # specs built in Python and handed over: the same single-spec checks

@@ -8,11 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from trainspec.compiler.names import name_budget
-from trainspec.compiler.plan import CheckpointKind, JobPlan
+from trainspec.compiler.plan import WORKSPACE, CheckpointKind, JobPlan
 from trainspec.compiler.resolve import Origin, related_at
 from trainspec.dsl.diagnostics import Diagnostic, Severity
-from trainspec.dsl.models import AccessMode, Framework, Gang
-from trainspec.dsl.wellknown import JAX_PLUGIN_ENV, TRAINER_RESERVED_ENV
+from trainspec.dsl.models import AccessMode, Framework, Gang, Mpi
+from trainspec.dsl.wellknown import HUGEPAGES_PREFIX, JAX_PLUGIN_ENV, TRAINER_RESERVED_ENV
+from trainspec.k8s.wellknown import SHM_MOUNT_PATH
 
 Rule = Callable[[JobPlan], Iterator[Diagnostic]]
 
@@ -214,6 +215,45 @@ def _names(plan: JobPlan) -> Iterator[Diagnostic]:
         )
 
 
+def _pod_the_server_refuses(plan: JobPlan) -> Iterator[Diagnostic]:
+    """TS419: what the API server refuses of the trainer pods once job and runtime are merged, when
+    the Job controller creates them (so long after the TrainJob was accepted): two volumes at one
+    mount path, huge pages without cpu or memory."""
+    resolved = plan.resolved
+    runtime = resolved.runtime.spec.spec
+    ckpt = plan.checkpoint
+    if ckpt is not None and ckpt.kind is not CheckpointKind.URI:
+        taken = {}
+        if runtime.shared_memory is not None:
+            taken[SHM_MOUNT_PATH] = f"runtime {resolved.runtime.name}'s sharedMemory volume"
+        if plan.data is not None and plan.engine == "trainer":
+            taken[WORKSPACE] = "the data-sharding stage's shard volume"
+        if resolved.framework in (Framework.DEEPSPEED, Framework.MPI):
+            taken[(runtime.mpi or Mpi()).ssh_auth_mount_path] = "the MPI SSH keys (mpi.sshAuthMountPath)"
+        if ckpt.path in taken:
+            yield resolved.loaded.diagnostic(
+                "TS419",
+                ("spec", "checkpoint", "path"),
+                f"checkpoint.path {ckpt.path} is also where {taken[ckpt.path]} is mounted: the API server "
+                "refuses a container with two volumes at one mount path",
+                hint="mount the checkpoints elsewhere, e.g. path: /checkpoints",
+            )
+    if resolved.runtime.external:
+        return  # the cluster's runtime may give the container cpu or memory trainspec does not know of
+    names = set(resolved.resources)
+    pages = sorted(name for name in names if name.startswith(HUGEPAGES_PREFIX))
+    if pages and not names & {"cpu", "memory"}:
+        source = resolved.resources[pages[0]]
+        path = (*source.path, "extra", pages[0]) if source.path[-1:] == ("resourcesPerNode",) else source.path
+        yield (source.spec or resolved.loaded).diagnostic(
+            "TS419",
+            path,
+            f"{pages[0]} is asked for without cpu or memory: the API server refuses a container whose huge "
+            "pages come without a cpu or memory request",
+            hint="set resourcesPerNode.memory (or cpu) in the job or its runtime",
+        )
+
+
 def _observability(plan: JobPlan) -> Iterator[Diagnostic]:
     from trainspec.observability.rules import observability_problems
 
@@ -228,6 +268,7 @@ RULES: tuple[Rule, ...] = (
     _data_needs_sharding,
     _gang,
     _names,
+    _pod_the_server_refuses,
     _observability,
 )
 

@@ -8,6 +8,7 @@ on them, so a code never changes meaning. The registry :data:`CODES` documents e
 from __future__ import annotations
 
 import enum
+import re
 from typing import Any
 
 from trainspec.dsl.record import Record, field, replace
@@ -45,6 +46,11 @@ CODES: dict[str, str] = {
     "TS117": "Python spec module defines no TrainingJob or Runtime (warning)",
     "TS118": "not a regular file (FIFO, socket, device), a symlink loop, or a symlinked directory: not read",
     "TS119": "path name too long for the file system",
+    "TS120": "a Python spec module ended without handing back its specs (exit, signal, crash, malformed result)",
+    "TS121": "a Python spec module handed back more data than the cap",
+    "TS122": "a Python spec module left processes running after it ended (they were killed)",
+    "TS123": "a Python spec module was not run (--no-python, or project spec.python: warn or deny)",
+    "TS124": "file name with a control or bidirectional-override character: not read",
     # -- the spec schema ----------------------------------------------------------------
     "TS200": "unknown field",
     "TS201": "missing required field",
@@ -90,6 +96,10 @@ CODES: dict[str, str] = {
     "TS414": "runtime takes a name Kubeflow Trainer installs (it would overwrite the cluster's)",
     "TS415": "runtime uses a framework trainspec does not model (Kubeflow Trainer's mlx, xgboost)",
     "TS416": "a job runs the data-sharding stage, but no stage image is configured (runtime or project default)",
+    "TS417": "the output directory holds files trainspec did not write and none it did (needs --adopt)",
+    "TS418": "no spec found in the inputs: compile writes nothing (an empty tree would prune everything)",
+    "TS419": "the trainer pods, job and runtime merged, are ones the API server refuses (two volumes at one "
+    "mount path, huge pages without cpu or memory)",
     "TS420": "spec.model has no parameter count, or one that disagrees with checkpoint.model",
     "TS421": "pinned tensor-parallel degree does not divide the attention (or KV) heads",
     "TS422": "pinned pipeline-parallel degree does not divide the layers",
@@ -116,6 +126,7 @@ CODES: dict[str, str] = {
     "TS502": "CRD validation rule could not be evaluated",
     "TS503": "manifest violates an admission-webhook rule",
     "TS504": "no CRD known for this kind",
+    "TS505": "the API server drops a field of the manifest on create (warning: accepted, but it has no effect)",
     # -- Kueue pre-flight (trainspec check --cluster) -----------------------------------
     "TS510": "the job's queue leads to no active ClusterQueue (missing LocalQueue, ClusterQueue or ResourceFlavor)",
     "TS511": "the ClusterQueue's namespaceSelector does not select the job's namespace",
@@ -128,6 +139,8 @@ CODES: dict[str, str] = {
     "TS517": "one pod is larger than a node of the flavor (or than its nominal quota)",
     "TS518": "the topology request does not match the flavor's Topology",
     "TS519": "more PodSets than a Kueue Workload allows (18)",
+    "TS509": "Kueue pre-flight not done: the job's runtime is in neither the inputs nor the cluster files, and "
+    "the TrainJob alone does not give its trainer pods' resources (warning)",
     # -- target versions (--target, project spec.target) --------------------------------
     "TS520": "Trainer/Kueue version pairing known to fail",
     "TS521": "not supported by the target Trainer version",
@@ -250,3 +263,26 @@ def format_path(path: tuple[str | int, ...] | list[str | int]) -> str:
 
 def has_errors(diagnostics: list[Diagnostic] | tuple[Diagnostic, ...]) -> bool:
     return any(d.is_error for d in diagnostics)
+
+
+# Characters that must never reach a generated file or a terminal as they are: C0 and C1 controls
+# (a newline would start a YAML line of its own, an escape sequence rewrites the screen), the line
+# and paragraph separators (line breaks to YAML 1.1 readers), the bidirectional controls, and lone
+# surrogates (a file name's undecodable bytes: written back raw they may be C1 controls, and they
+# cannot be encoded as UTF-8 at all).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def escape_text(text: str, *, backslashes: bool = True) -> str:
+    """``text`` with control, separator, bidi and surrogate characters written as ``\\uXXXX``.
+
+    With ``backslashes`` (names in generated files) a ``\\`` is doubled, so a name that holds
+    ``\\u000a`` literally never reads as one holding a newline. Without (text for a terminal, which
+    may hold names escaped already, by ``repr`` or by the loader) only the unsafe characters are
+    replaced: escaping twice would double those names' backslashes.
+    """
+    if text.isprintable() and not (backslashes and "\\" in text):
+        return text  # the common case, without a regular expression
+    if backslashes:
+        text = text.replace("\\", "\\\\")
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

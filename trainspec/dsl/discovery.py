@@ -13,6 +13,10 @@ Rules (README "Commands"):
   too long for the file system is TS119, an unreadable directory TS100.
 * The same file reached through two names (a symlink, or a file also inside a walked
   directory) is loaded once.
+* A name holding a control character (newline, carriage return, tab, any other C0 or C1 code,
+  DEL, a line separator, a bidirectional override or isolate) is refused before it is read:
+  TS124, with the name shown escaped. It would forge or hide lines in every report that names
+  it. In a walk this applies to the names the walk would take (spec files and directories).
 """
 
 from __future__ import annotations
@@ -38,6 +42,53 @@ _KINDS = (
     (stat.S_ISCHR, "a character device"),
     (stat.S_ISBLK, "a block device"),
 )
+
+
+#: Bidirectional formatting characters (and line/paragraph separators), besides category Cc.
+_BIDI = frozenset("\u061c\u200e\u200f\u2028\u2029\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _unsafe_char(char: str) -> bool:
+    code = ord(char)
+    # C0, DEL, C1; and undecodable bytes 0x80-0x9f (surrogate escapes), which a terminal may take as C1.
+    return code < 0x20 or 0x7F <= code <= 0x9F or 0xDC80 <= code <= 0xDC9F or char in _BIDI
+
+
+def escape_name(name: str) -> str:
+    """``name`` with each control or bidi character written as an escape (``\\n``, ``\\x1b``, ``\\u202e``)."""
+    out = []
+    for char in name:
+        code = ord(char)
+        if not _unsafe_char(char):
+            out.append(char)
+        elif char in "\n\r\t":
+            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t"}[char])
+        elif 0xDC80 <= code <= 0xDCFF:
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif code <= 0xFF:
+            out.append(f"\\x{code:02x}")
+        else:
+            out.append(f"\\u{code:04x}")
+    return "".join(out)
+
+
+def unsafe_name(path: str) -> Diagnostic | None:
+    """TS124 when ``path`` holds a control or bidi character (see the module docstring), else None.
+
+    NUL is left to the readers: no file can have it in its name (TS100).
+    """
+    if not any(_unsafe_char(char) for char in path if char != "\x00"):
+        return None
+    return _unsafe(path)
+
+
+def _unsafe(path: str) -> Diagnostic:
+    return _diag(
+        "TS124",
+        escape_name(path),
+        "file name contains a control or bidirectional-override character; not read",
+        "rename the file or directory (its name is shown here with those characters escaped)",
+    )
 
 
 def file_type(mode: int) -> str:
@@ -80,6 +131,10 @@ def discover(paths: list[str]) -> tuple[list[Path], list[Diagnostic]]:
     found: list[Path] = []
     problems: list[Diagnostic] = []
     for raw in paths:
+        unsafe = unsafe_name(raw)
+        if unsafe is not None:
+            problems.append(unsafe)
+            continue
         kind, problem = _probe(raw)
         if problem is not None:
             problems.append(problem)
@@ -201,6 +256,10 @@ def _walk(root: Path, problems: list[Diagnostic]) -> list[Path]:
             if name.startswith(".") or name == "__pycache__":
                 continue
             path = here / name
+            if any(_unsafe_char(char) for char in name):  # refused before anything looks further
+                if _taken(entry, name, ignored):
+                    problems.append(_unsafe(str(path)))
+                continue
             found = _entry(entry, path, ignored, problems)
             if found == "dir":
                 subdirs.append(path)
@@ -210,6 +269,17 @@ def _walk(root: Path, problems: list[Diagnostic]) -> list[Path]:
                 out.append(path)
         stack.extend(reversed(subdirs))
     return out
+
+
+def _taken(entry: os.DirEntry, name: str, ignored: list[str]) -> bool:
+    """Whether a walk would descend into or read the entry (by its name and d_type alone)."""
+    try:
+        directory = entry.is_dir(follow_symlinks=False)
+    except OSError:
+        directory = False
+    if directory:
+        return not _matches(name + "/", ignored)
+    return is_spec_name(name) and not _matches(name, ignored)
 
 
 def _entry(entry: os.DirEntry, path: Path, ignored: list[str], problems: list[Diagnostic]) -> str:

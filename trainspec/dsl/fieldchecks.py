@@ -12,7 +12,7 @@ import enum
 import re
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from trainspec.dsl.fields import REJECTED, STRICT, Errors, FieldInfo, Loc, Validator
@@ -28,7 +28,9 @@ def validator_for(
         plain = next((m for m in annotation.__metadata__ if hasattr(m, "__validate__")), None)
         if plain is not None:
             return _collect(_constrained(plain.__validate__, info), optional)
-        return validator_for(args[0], info, strict or STRICT in annotation.__metadata__, optional)
+        inner = validator_for(args[0], info, strict or STRICT in annotation.__metadata__, optional)
+        rules = [m for m in annotation.__metadata__ if hasattr(m, "__after__")]
+        return _after(inner, rules) if rules else inner
     if origin is typing.Union or origin is types.UnionType:
         rest = [a for a in args if a is not type(None)]
         nullable = len(rest) < len(args)
@@ -87,6 +89,41 @@ def _collect(check: Callable[[Any], Any], optional: bool) -> Validator:
         except Invalid as exc:
             errors.append(exc.error(loc, value))
             return REJECTED
+
+    return run
+
+
+class After:
+    """``Annotated`` rule over a whole valid value (a mapping), run once its entries are valid:
+    ``check(value)`` yields ``(sub-location, Invalid)`` for each problem, located at the entry it
+    names (``(key,)``) or at the whole value (``()``). :func:`validator_for` runs it after the
+    value's own validator (``Annotated[dict[K, V], After(check)]``)."""
+
+    __slots__ = ("check",)
+
+    def __init__(self, check: Callable[[Any], Iterator[tuple[tuple[Any, ...], Invalid]]]) -> None:
+        self.check = check
+
+    def __after__(self, value: Any) -> Iterator[tuple[tuple[Any, ...], Invalid]]:
+        return self.check(value)
+
+
+def _after(inner: Validator, rules: list[Any]) -> Validator:
+    """``inner``, then rules over the whole valid value (``Annotated[dict[K, V], rule]``): a rule's
+    ``__after__(value)`` yields ``(sub-location, Invalid)`` pairs, so a rule over a key and its
+    value together (an extended resource takes whole amounts) points at that entry, and a rule
+    over the whole mapping (the annotations' total size) at the mapping."""
+
+    def run(value: Any, loc: Loc, errors: Errors) -> Any:
+        valid = inner(value, loc, errors)
+        if valid is REJECTED or valid is None:
+            return valid
+        start = len(errors)
+        for rule in rules:
+            for sub, exc in rule.__after__(valid):
+                given = valid[sub[0]] if sub and isinstance(valid, Mapping) and sub[0] in valid else value
+                errors.append(exc.error((*loc, *sub), given))
+        return valid if len(errors) == start else REJECTED
 
     return run
 

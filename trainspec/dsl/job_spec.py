@@ -6,7 +6,10 @@ Import these from :mod:`trainspec.dsl.models` (or ``trainspec``), which re-expor
 
 from __future__ import annotations
 
-from trainspec.dsl.modeling import field
+import re
+from typing import Annotated
+
+from trainspec.dsl.modeling import Invalid, field
 from trainspec.dsl.observability import JobObservability
 from trainspec.dsl.parallelism import Parallelism, TransformerModel
 from trainspec.dsl.parts import (
@@ -15,6 +18,7 @@ from trainspec.dsl.parts import (
     MAX_PROCS_PER_NODE,
     MAX_RESTARTS,
     AccessMode,
+    Annotations,
     Assignment,
     DataFormat,
     DType,
@@ -29,6 +33,7 @@ from trainspec.dsl.parts import (
     _Model,
 )
 from trainspec.dsl.types import (
+    _DNS1123_SUBDOMAIN,
     AbsolutePath,
     AutoOrQuantity,
     Count,
@@ -41,16 +46,64 @@ from trainspec.dsl.types import (
     ObjectName,
     ObjectStoreUri,
     ParamCount,
+    _NameRule,
     fail,
 )
-from trainspec.dsl.wellknown import SEED_MAX
+from trainspec.dsl.wellknown import (
+    DNS1123_SUBDOMAIN_PATTERN,
+    LABEL_VALUE_MAX,
+    SECRET_KEY_MAX,
+    SECRET_KEY_PATTERN,
+    SEED_MAX,
+)
+
+#: The name of an object that trainspec also writes as a label value: a Kueue LocalQueue
+#: (``kueue.x-k8s.io/queue-name``) or WorkloadPriorityClass (``kueue.x-k8s.io/priority-class``).
+#: An object name (DNS-1123 subdomain) and a label value at once, so at most 63 characters.
+_LABEL_OBJECT_NAME = _NameRule(
+    "ts_name",
+    _DNS1123_SUBDOMAIN.fullmatch,
+    "Kueue queue or priority class name (an object name written as a label value)",
+    DNS1123_SUBDOMAIN_PATTERN,
+    LABEL_VALUE_MAX,
+    "team-nlp",
+    hint=f"use lower-case letters, digits, '-' and '.', at most {LABEL_VALUE_MAX} characters: "
+    "Kueue reads the name from a label, and label values are at most 63 characters",
+)
+LabelObjectName = Annotated[str, _LABEL_OBJECT_NAME]
+
+
+def label_object_name_problem(value: str) -> str | None:
+    """Why ``value`` cannot be a :data:`LabelObjectName` (for values the project file fills in)."""
+    try:
+        _LABEL_OBJECT_NAME.__validate__(value)
+    except Invalid as exc:
+        return exc.msg
+    return None
+
+
+#: A key of a Secret (``secretKeyRef.key``): letters, digits, '-', '_' and '.', at most 253
+#: characters, not '.', nor starting with '..' (validation.IsConfigMapKey).
+SecretKey = Annotated[
+    str,
+    _NameRule(
+        "ts_name",
+        re.compile(SECRET_KEY_PATTERN).fullmatch,
+        "Secret key",
+        SECRET_KEY_PATTERN,
+        SECRET_KEY_MAX,
+        "token",
+        hint=f"a Secret key has letters, digits, '-', '_' and '.' only (at most {SECRET_KEY_MAX}, not '.' and "
+        "not starting with '..'): the key as `kubectl create secret generic NAME --from-literal=KEY=...` names it",
+    ),
+]
 
 
 class SecretRef(_Model):
     """One key of a Kubernetes Secret."""
 
     secret: ObjectName = field(description="Secret name, in the job's namespace.")
-    key: str = field(min_length=1, max_length=253, description="Key inside the Secret.")
+    key: SecretKey = field(description="Key inside the Secret: letters, digits, '-', '_' and '.'.")
 
 
 class Topology(_Model):
@@ -199,9 +252,18 @@ class TrainingJobSpec(_Model):
     image: Image | None = field(default=None, description="Trainer image (default: the runtime's).")
     command: list[str] | None = field(default=None, description="Trainer command, e.g. [torchrun, train.py].")
     args: list[str] | None = field(default=None, description="Trainer arguments.")
-    env: dict[EnvName, str] = field(default_factory=dict, description="Plain environment (no credentials).")
+    env: dict[EnvName, str] = field(
+        default_factory=dict,
+        description="Plain environment (no credentials: a name that says secret, such as *_TOKEN or *PASSWORD*, needs "
+        "secretEnv, or a listing in notSecret).",
+    )
     secret_env: dict[EnvName, SecretRef] = field(
         default_factory=dict, description="Environment from Secrets: {HF_TOKEN: {secret: hf, key: token}}."
+    )
+    not_secret: list[EnvName] = field(
+        default_factory=list,
+        description="Names in env whose values are not secrets although their names say so (SORT_KEY, "
+        "TOKEN_BUDGET): the name rule lets them pass; a value shaped like a credential is still an error.",
     )
     nodes: Count | NodeRange | None = field(
         default=None,
@@ -216,12 +278,14 @@ class TrainingJobSpec(_Model):
     resources_per_node: Resources | None = field(
         default=None, description="Resources of one node, merged over the runtime's."
     )
-    queue: ObjectName | None = field(
+    queue: LabelObjectName | None = field(
         default=None,
-        description="Kueue LocalQueue (kueue.x-k8s.io/queue-name); Kueue holds the job until it admits it.",
+        description="Kueue LocalQueue (kueue.x-k8s.io/queue-name, so at most 63 characters); Kueue holds the job "
+        "until it admits it.",
     )
-    priority: ObjectName | None = field(
-        default=None, description="Kueue WorkloadPriorityClass (kueue.x-k8s.io/priority-class)."
+    priority: LabelObjectName | None = field(
+        default=None,
+        description="Kueue WorkloadPriorityClass (kueue.x-k8s.io/priority-class, so at most 63 characters).",
     )
     max_run_time: Duration | None = field(
         default=None, description="Deadline: activeDeadlineSeconds and Kueue max-exec-time, e.g. 72h."
@@ -252,7 +316,7 @@ class TrainingJobSpec(_Model):
         description="Bump to start a new run of an unchanged job (part of the run id).",
     )
     pod_labels: dict[LabelKey, LabelValue] = field(default_factory=dict, description="Labels on every trainer pod.")
-    pod_annotations: dict[LabelKey, str] = field(default_factory=dict, description="Annotations on every trainer pod.")
+    pod_annotations: Annotations = field(default_factory=dict, description="Annotations on every trainer pod.")
     observability: JobObservability | None = field(
         default=None, description="Team label, PodMonitor and Grafana dashboard of this job (over the runtime's)."
     )

@@ -351,6 +351,7 @@ class TrainingJob(_Flat):
             args: list[str] | None = None,
             env: Mapping[str, str] = ...,
             secret_env: Mapping[str, SecretRef] = ...,
+            not_secret: list[str] = ...,
             nodes: int | NodeRange | None = None,
             procs_per_node: int | None = None,
             resources_per_node: Resources | None = None,

@@ -8,10 +8,37 @@ module exists to keep the contract in small files.
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING
+import math
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Annotated, Any
 
-from trainspec.dsl.modeling import Model, field
-from trainspec.dsl.types import Count, CpuQuantity, LabelKey, LabelValue, Name, NamespaceName, ResourceQuantity
+from trainspec.dsl.fieldchecks import After
+from trainspec.dsl.modeling import Invalid, Model, field
+from trainspec.dsl.quantity import Quantity
+from trainspec.dsl.types import (
+    Count,
+    CpuQuantity,
+    LabelKey,
+    LabelValue,
+    Name,
+    NamespaceName,
+    ResourceQuantity,
+    _fail,
+    _label_key,
+    _PlainStr,
+    _shown,
+)
+from trainspec.dsl.wellknown import (
+    ANNOTATIONS_SPEC_MAX,
+    ANNOTATIONS_TOTAL_MAX,
+    EXTENDED_RESOURCE_PREFIX_MAX,
+    HUGEPAGES_PREFIX,
+    LABEL_KEY_MAX,
+    NATIVE_RESOURCE_DOMAIN,
+    QUOTA_REQUESTS_PREFIX,
+    STANDARD_RESOURCE_PATTERN,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -148,6 +175,113 @@ class TaintEffect(str, enum.Enum):
     NO_EXECUTE = "NoExecute"
 
 
+# -- resource names and amounts (pkg/apis/core/validation, validateContainerResourceName) ------
+
+
+def _resource_name(raw: Any) -> str:
+    """A container resource name: a standard one without a domain, else a qualified name whose
+    domain, for an extended resource, still fits once ResourceQuota prefixes it with ``requests.``."""
+    key = _label_key(raw)
+    prefix, slash, _ = key.rpartition("/")
+    if not slash:
+        if re.fullmatch(STANDARD_RESOURCE_PATTERN, key):
+            return key
+        raise _fail(
+            "ts_label",
+            f"{_shown(key)} is not a resource Kubernetes knows: a name without a domain must be cpu, memory, "
+            f"ephemeral-storage or {HUGEPAGES_PREFIX}<page size>",
+            "name a device by its resource name, with its domain (nvidia.com/gpu, rdma/ib, example.com/fpga)",
+        )
+    if _is_extended(key) and (key.startswith(QUOTA_REQUESTS_PREFIX) or len(prefix) > EXTENDED_RESOURCE_PREFIX_MAX):
+        raise _fail(
+            "ts_label",
+            f"{_shown(key)} does not follow the extended resource name standard: its domain has {len(prefix)} "
+            f"characters and may have at most {EXTENDED_RESOURCE_PREFIX_MAX} (quota counts it as "
+            f"{QUOTA_REQUESTS_PREFIX}<name>), and must not start with {QUOTA_REQUESTS_PREFIX!r}",
+            "use the name the device plugin advertises (kubectl describe node lists it under Allocatable)",
+        )
+    return key
+
+
+def _is_extended(name: str) -> bool:
+    """An extended resource: a name with a domain, outside Kubernetes' own (IsExtendedResourceName)."""
+    return "/" in name and NATIVE_RESOURCE_DOMAIN not in name
+
+
+def _extended_resource_name(raw: Any) -> str:
+    name = _resource_name(raw)
+    if not _is_extended(name):
+        raise _fail(
+            "ts_label",
+            f"{_shown(name)} is not an extended resource name (a device plugin's resource, such as nvidia.com/gpu)",
+            "name the GPUs as the device plugin advertises them: nvidia.com/gpu, amd.com/gpu, ...",
+        )
+    return name
+
+
+_RESOURCE_NAME_SCHEMA = {"type": "string", "maxLength": LABEL_KEY_MAX}
+ResourceName = Annotated[str, _PlainStr(_resource_name, _RESOURCE_NAME_SCHEMA)]
+#: The resource name of a device (a GPU): an extended resource, ``<domain>/<name>``.
+ExtendedResourceName = Annotated[str, _PlainStr(_extended_resource_name, {**_RESOURCE_NAME_SCHEMA, "pattern": "/"})]
+
+
+def _whole_amounts(value: dict[str, Quantity]) -> Iterator[tuple[tuple[Any, ...], Invalid]]:
+    for name, amount in value.items():
+        problem = resource_amount_problem(name, amount)
+        if problem is not None:
+            yield (name,), problem
+
+
+def resource_amount_problem(name: str, amount: Quantity) -> Invalid | None:
+    """Why the API server refuses ``amount`` of the container resource ``name``, or None."""
+    if _is_extended(name) and amount.value.denominator != 1:
+        return _fail(
+            "ts_quantity",
+            f"{name} is an extended resource, of which Kubernetes takes whole amounts only: "
+            f"{float(amount.value):g} is written {amount}, which the API server refuses",
+            f"ask for a whole number of {name}, such as {math.ceil(amount.value)}",
+        )
+    if name.startswith(HUGEPAGES_PREFIX):
+        try:
+            page = Quantity.parse(name[len(HUGEPAGES_PREFIX) :]).value
+        except ValueError:
+            page = None  # not a size: no amount is a whole number of its pages
+        # The API server reads the amount rounded up to a whole byte (Quantity.Value()).
+        if page is None or page <= 0 or page.denominator != 1 or math.ceil(amount.value) % page:
+            return _fail(
+                "ts_quantity",
+                f"{amount} of {name} is not a whole number of {name[len(HUGEPAGES_PREFIX) :]} pages",
+                f"use {HUGEPAGES_PREFIX}2Mi or {HUGEPAGES_PREFIX}1Gi and a multiple of the page size",
+            )
+    return None
+
+
+#: Resources by their Kubernetes name (``{rdma/ib: 8, hugepages-2Mi: 4Gi}``): names as containers take
+#: them, whole amounts of an extended resource (``rdma/ib: 3.7`` would be written 3700m, which the
+#: API server refuses), whole pages of huge pages.
+ResourceList = Annotated[dict[ResourceName, ResourceQuantity], After(_whole_amounts)]
+
+
+def _annotations_size(value: dict[str, str]) -> Iterator[tuple[tuple[Any, ...], Invalid]]:
+    # The API server counts bytes (Go's len) of every key and value (ValidateAnnotationsSize).
+    size = sum(len(k.encode()) + len(v.encode()) for k, v in value.items())
+    if size > ANNOTATIONS_SPEC_MAX:
+        yield (
+            (),
+            _fail(
+                "ts_label",
+                f"the annotations take {size} bytes (keys and values); a spec's take at most {ANNOTATIONS_SPEC_MAX}, "
+                f"which leaves room for trainspec's own below the API server's limit of {ANNOTATIONS_TOTAL_MAX} "
+                "bytes an object",
+                "move large data out of annotations (into a ConfigMap, or the training code's own configuration)",
+            ),
+        )
+
+
+#: Annotations of an object or of its pods: keys as label keys, values free, bounded in total.
+Annotations = Annotated[dict[LabelKey, str], After(_annotations_size)]
+
+
 # -- shared parts ------------------------------------------------------------------------------
 
 
@@ -162,7 +296,7 @@ class Metadata(_Model):
     labels: dict[LabelKey, LabelValue] = field(
         default_factory=dict, description="Labels put on the compiled object (TrainJob or runtime)."
     )
-    annotations: dict[LabelKey, str] = field(
+    annotations: Annotations = field(
         default_factory=dict, description="Annotations put on the compiled object (TrainJob or runtime)."
     )
 
@@ -176,7 +310,7 @@ class Resources(_Model):
     cpu: CpuQuantity | None = field(default=None, description="CPU cores per node, e.g. 96 or 500m.")
     memory: ResourceQuantity | None = field(default=None, description="Memory per node, e.g. 1600Gi.")
     ephemeral_storage: ResourceQuantity | None = field(default=None, description="Local ephemeral storage per node.")
-    extra: dict[LabelKey, ResourceQuantity] = field(
+    extra: ResourceList = field(
         default_factory=dict,
         description="Other extended resources by their Kubernetes name, e.g. {hugepages-2Mi: 4Gi}.",
     )

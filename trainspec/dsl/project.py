@@ -25,6 +25,14 @@ class GitOps(str, enum.Enum):
     FLUX = "flux"
 
 
+class PythonPolicy(str, enum.Enum):
+    """Whether ``.py`` spec modules of the repository are run (``--no-python`` overrides it with deny)."""
+
+    ALLOW = "allow"
+    WARN = "warn"
+    DENY = "deny"
+
+
 class Target(_Model):
     """The versions of the cluster the manifests are for."""
 
@@ -99,6 +107,12 @@ class ProjectSpec(_Model):
         description="The GitOps controller that applies `compile -o DIR`'s tree: argocd (sync waves; no "
         "kustomization.yaml, a directory source with recurse) or flux (no kustomization.yaml); "
         "--gitops overrides it.",
+    )
+    python: PythonPolicy = field(
+        default=PythonPolicy.ALLOW,
+        description="Whether .py spec modules are run: allow (in a supervised child process), warn (not run; "
+        "a TS123 warning each, their specs are not compiled) or deny (not run; a TS123 error each). "
+        "--no-python means deny whatever this says.",
     )
 
 

@@ -1,62 +1,57 @@
-"""Running a Python spec module without letting it harm the run that loads it.
+"""Inside the child process: run one Python spec module and describe what it built as plain data.
 
-A spec module is the user's code, run in trainspec's own process (its objects must come back
-as they are). Around it:
+The child (:mod:`trainspec.dsl.pychild`) calls :func:`run_module`, which returns the payload of
+:mod:`trainspec.dsl.pyprotocol`. Around the module:
 
-* **Output is captured**, so ``compile -o -`` and ``--format json`` stay clean: ``sys.stdout``
-  and ``sys.stderr`` are replaced (each write remembers the spec line that made it), and file
-  descriptors 1 and 2 are pointed at a pipe drained by a thread, which catches ``os.write``,
-  C libraries and child processes. Only the first :data:`MAX_CAPTURED` characters of each are
-  kept. Standard input is empty (``/dev/null``): ``input()`` cannot wait for a terminal.
-* **Time is limited.** In the main thread ``signal.setitimer`` raises :class:`SpecTimeout` (a
-  ``BaseException``, so ``except Exception`` in the module cannot swallow it; it repeats every
-  :data:`_REPEAT` seconds in case ``except BaseException`` does). Signals reach only the main
-  thread, so elsewhere (a library caller's worker thread) the fallback is a ``sys.settrace``
-  deadline, checked on every line: it stops Python loops, but not one blocking C call such
-  as a long ``time.sleep``, and only once if the module catches ``BaseException``.
-* **Hygiene:** ``sys.path``, ``sys.argv``, the working directory, ``sys.dont_write_bytecode``
-  (no ``__pycache__`` is written into the user's tree) and ``sys.modules`` are restored
-  afterwards; modules imported from the spec's directory (a helper ``common.py``) are
-  forgotten, so two spec directories may each have their own.
+* ``sys.stdout`` and ``sys.stderr`` are replaced: each write is kept with the spec line that made
+  it (the first :data:`MAX_CAPTURED` characters; the rest is counted), for TS116 notes. What is
+  written below Python (``os.write``, C code, subprocesses) reaches descriptors 1 and 2, which
+  trainspec drains itself.
+* Whatever the module raises (``SystemExit`` and ``KeyboardInterrupt`` too) is described by its
+  type, its text and the innermost line of the spec file in its traceback.
+* Specs are collected from module-level names that do not start with ``_``: a spec itself, or a
+  list, tuple or dict of specs (``jobs = [TrainingJob(...), ...]``); an object reachable under
+  several names counts once. Each becomes its document: the fields the module set (or changed
+  after construction), with their YAML names, as JSON values. trainspec validates that document
+  again through the models, so an object altered behind the models' back (``object.__setattr__``)
+  is a located error there, not a value trusted here.
+
+Nothing here is restored afterwards: the process ends when the result is handed back.
 """
 
 from __future__ import annotations
 
+import enum
 import io
-import os
-import signal
 import sys
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+import traceback
 from typing import TYPE_CHECKING, Any
+
+# Bound before the module runs, so that what it does to sys.modules or to these modules' names
+# does not change what is collected (it may still tamper with the objects: they are re-validated).
+from trainspec.dsl.modeling import Model, ValidationError
+from trainspec.dsl.models import Runtime, TrainingJob
+from trainspec.dsl.wellknown import SEED_MAX
 
 if TYPE_CHECKING:
     from types import FrameType
 
-#: Characters of output kept from a spec module, per channel (Python writes; descriptor writes).
+#: Characters of Python-level output kept from a spec module (the rest is counted).
 MAX_CAPTURED = 2000
-#: Seconds between repeated timeouts once the limit is reached.
-_REPEAT = 0.1
-#: Descriptor-level capture needs ``select`` on a pipe (POSIX); elsewhere only Python writes are captured.
-_FD_CAPTURE = os.name == "posix"
+#: Nesting beyond any spec's (a cycle made behind the models' back ends here).
+_MAX_DEPTH = 64
+#: Integers are clamped to this magnitude: past every bound a field has (the largest is a uint64
+#: seed), and always printable.
+_INT_CLAMP = SEED_MAX + 1
 
 
-class SpecTimeout(BaseException):
-    """The spec module ran past its time limit."""
-
-
-@dataclass
 class Captured:
-    """What a module wrote: Python-level pieces with their spec line, and raw descriptor output."""
+    """What a module wrote through Python: pieces with their spec line, and how much was dropped."""
 
-    pieces: list[tuple[int | None, str, str]] = field(default_factory=list)  # (line, stream, text)
-    kept: int = 0
-    dropped: int = 0
-    raw: bytes = b""
-    raw_dropped: int = 0
+    def __init__(self) -> None:
+        self.pieces: list[list[Any]] = []  # [line, stream, text]
+        self.kept = 0
+        self.dropped = 0
 
     def add(self, stream: str, text: str, line: int | None) -> None:
         room = MAX_CAPTURED - self.kept
@@ -65,107 +60,11 @@ class Captured:
         if not piece:
             return
         self.kept += len(piece)
-        if self.pieces and self.pieces[-1][:2] == (line, stream) and not self.pieces[-1][2].endswith("\n"):
-            self.pieces[-1] = (line, stream, self.pieces[-1][2] + piece)
+        last = self.pieces[-1] if self.pieces else None
+        if last is not None and last[0] == line and last[1] == stream and not last[2].endswith("\n"):
+            last[2] += piece
         else:
-            self.pieces.append((line, stream, piece))
-
-    def __bool__(self) -> bool:
-        return bool(self.pieces or self.raw or self.dropped or self.raw_dropped)
-
-
-@dataclass
-class RunResult:
-    """A module's globals, or the exception that stopped it (``SpecTimeout`` for the time limit)."""
-
-    namespace: dict[str, Any] | None
-    error: BaseException | None
-    output: Captured
-
-
-def run_module(filename: str, *, timeout: float | None, run_name: str) -> RunResult:
-    """Run the module at ``filename`` (an absolute path) as described in the module docstring."""
-    import runpy
-
-    output = Captured()
-    directory = os.path.dirname(filename)
-    with _hygiene(directory), _captured(filename, output):
-        try:
-            with _deadline(timeout):
-                namespace = runpy.run_path(filename, run_name=run_name)
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:  # the module may raise anything (SystemExit included)
-            return RunResult(None, exc, output)
-    return RunResult(namespace, None, output)
-
-
-# -- the time limit ---------------------------------------------------------------------------------
-
-
-@contextmanager
-def _deadline(seconds: float | None) -> Iterator[None]:
-    if not seconds or seconds <= 0:
-        yield
-        return
-    if hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread():
-        try:
-            previous = signal.getsignal(signal.SIGALRM)
-            signal.signal(signal.SIGALRM, previous)  # probes: raises where signals cannot be handled
-        except (ValueError, TypeError, OSError):
-            pass
-        else:
-            with _alarm(seconds):
-                yield
-            return
-    with _traced(seconds):
-        yield
-
-
-@contextmanager
-def _alarm(seconds: float) -> Iterator[None]:
-    armed = [True]
-
-    def on_alarm(signum: int, frame: Any) -> None:
-        if armed[0]:
-            raise SpecTimeout
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    started = time.monotonic()
-    outer = signal.setitimer(signal.ITIMER_REAL, seconds, _REPEAT)
-    try:
-        yield
-    finally:
-        while True:  # the alarm may fire once more before it is disarmed: disarm regardless
-            try:
-                armed[0] = False
-                signal.setitimer(signal.ITIMER_REAL, 0)
-                break
-            except SpecTimeout:
-                continue
-        signal.signal(signal.SIGALRM, previous)
-        if outer[0] > 0:  # a caller had its own timer running: give it back what is left of it
-            signal.setitimer(signal.ITIMER_REAL, max(outer[0] - (time.monotonic() - started), 0.001), outer[1])
-
-
-@contextmanager
-def _traced(seconds: float) -> Iterator[None]:
-    deadline = time.monotonic() + seconds
-    previous = sys.gettrace()
-
-    def tracer(frame: Any, event: str, arg: Any) -> Any:
-        if time.monotonic() > deadline:
-            raise SpecTimeout
-        return tracer
-
-    sys.settrace(tracer)
-    try:
-        yield
-    finally:
-        sys.settrace(previous)
-
-
-# -- output -----------------------------------------------------------------------------------------
+            self.pieces.append([line, stream, piece])
 
 
 class _TextSink(io.TextIOBase):
@@ -190,12 +89,12 @@ class _TextSink(io.TextIOBase):
         return False
 
     def fileno(self) -> int:
-        return self._fd  # pointed at the capture pipe meanwhile
+        return self._fd  # the output pipe trainspec drains
 
     def write(self, text: str) -> int:
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
-        self._output.add(self._stream, text, _spec_line(self._filename))
+        self._output.add(self._stream, text, spec_line(self._filename, 2))
         return len(text)
 
 
@@ -212,8 +111,9 @@ class _BinarySink(io.RawIOBase):
         return len(data)
 
 
-def _spec_line(filename: str) -> int | None:
-    frame: FrameType | None = sys._getframe(2)
+def spec_line(filename: str, skip: int = 1) -> int | None:
+    """The innermost line of ``filename`` on the calling thread's stack."""
+    frame: FrameType | None = sys._getframe(skip)
     while frame is not None:
         if frame.f_code.co_filename == filename:
             return frame.f_lineno
@@ -221,155 +121,153 @@ def _spec_line(filename: str) -> int | None:
     return None
 
 
-class _Drain(threading.Thread):
-    """Reads the capture pipe so writers never block; keeps the first bytes."""
+def run_module(filename: str, run_name: str) -> dict[str, Any]:
+    """Run the module at ``filename`` (absolute) and return the payload describing it."""
+    import runpy
 
-    def __init__(self, fd: int, output: Captured) -> None:
-        super().__init__(name="trainspec-spec-output", daemon=True)
-        self._fd, self._output = fd, output
-        self._stop_event = threading.Event()
-
-    def run(self) -> None:
-        import select
-
-        while True:
-            stopping = self._stop_event.is_set()
-            ready, _, _ = select.select([self._fd], [], [], 0 if stopping else 0.05)
-            if ready:
-                try:
-                    chunk = os.read(self._fd, 65536)  # a pipe holds at most this much
-                except OSError:
-                    return
-                if not chunk:
-                    return  # every writer has closed it
-                room = max(MAX_CAPTURED - len(self._output.raw), 0)
-                self._output.raw += chunk[:room]
-                self._output.raw_dropped += len(chunk) - len(chunk[:room])
-            if stopping:
-                return  # one last read after the module finished; a child still writing is not waited for
-
-    def finish(self) -> None:
-        self._stop_event.set()
-        self.join()
-
-
-def _flush_all() -> None:
-    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
-        try:
-            if stream is not None:
-                stream.flush()
-        except (OSError, ValueError):
-            pass
-
-
-def _flush_c_stdio() -> None:
-    """Flush C ``stdout`` buffers, so text printed by C code lands in the pipe, not later on the terminal."""
+    output = Captured()
+    sys.stdout = _TextSink(output, "stdout", 1, filename)
+    sys.stderr = _TextSink(output, "stderr", 2, filename)
+    error: BaseException | None = None
+    specs: list[dict[str, Any]] = []
     try:
-        import ctypes
-
-        ctypes.CDLL(None).fflush(None)
-    except (OSError, AttributeError, TypeError, ImportError):
-        pass
-
-
-@contextmanager
-def _captured(filename: str, output: Captured) -> Iterator[None]:
-    _flush_all()
-    saved_streams = sys.stdout, sys.stderr, sys.stdin
-    if not _FD_CAPTURE:
-        sys.stdout = _TextSink(output, "stdout", 1, filename)
-        sys.stderr = _TextSink(output, "stderr", 2, filename)
-        sys.stdin = io.StringIO("")
-        try:
-            yield
-        finally:
-            sys.stdout, sys.stderr, sys.stdin = saved_streams
-        return
-    read_fd, write_fd = os.pipe()
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    drain = _Drain(read_fd, output)
-    drain.start()
-    saved_fds: dict[int, int | None] = {}
-    try:
-        for fd, target in ((1, write_fd), (2, write_fd), (0, devnull)):
-            try:
-                saved_fds[fd] = os.dup(fd)
-            except OSError:
-                saved_fds[fd] = None  # closed in this process: closed again afterwards
-            os.dup2(target, fd)
-        sys.stdout = _TextSink(output, "stdout", 1, filename)
-        sys.stderr = _TextSink(output, "stderr", 2, filename)
-        sys.stdin = io.StringIO("")
-        yield
-    finally:
-        _flush_all()
-        _flush_c_stdio()
-        sys.stdout, sys.stderr, sys.stdin = saved_streams
-        for fd, saved in saved_fds.items():
-            if saved is None:
-                os.close(fd)
-            else:
-                os.dup2(saved, fd)
-                os.close(saved)
-        os.close(write_fd)
-        os.close(devnull)
-        drain.finish()
-        os.close(read_fd)
+        namespace = runpy.run_path(filename, run_name=run_name)
+        specs = [_spec_data(value) for value in collect(namespace)]
+    except BaseException as exc:  # the module may raise anything, SystemExit and KeyboardInterrupt included
+        error = exc
+    described = None if error is None else describe_error(error, filename)
+    return {
+        "specs": specs if error is None else [],
+        "error": described,
+        "output": {"pieces": output.pieces, "dropped": output.dropped},
+    }
 
 
-# -- hygiene ----------------------------------------------------------------------------------------
+def collect(namespace: dict[str, Any]) -> list[Any]:
+    """Specs under public module-level names, directly or in a list, tuple or dict; each once."""
+    found: list[Any] = []
+    seen: set[int] = set()
 
+    def take(value: Any) -> None:
+        if isinstance(value, (Runtime, TrainingJob)) and id(value) not in seen:
+            seen.add(id(value))
+            found.append(value)
 
-@contextmanager
-def _hygiene(directory: str) -> Iterator[None]:
-    path_list = sys.path
-    saved_path = list(path_list)
-    saved_argv = sys.argv
-    saved_argv_items = list(saved_argv)
-    saved_modules = dict(sys.modules)
-    saved_bytecode = sys.dont_write_bytecode
-    try:
-        cwd: str | None = os.getcwd()
-    except OSError:
-        cwd = None
-    sys.path.insert(0, directory)
-    sys.dont_write_bytecode = True
-    try:
-        yield
-    finally:
-        added = {directory, *(p for p in sys.path if isinstance(p, str) and p not in saved_path)}
-        path_list[:] = saved_path
-        sys.path = path_list
-        saved_argv[:] = saved_argv_items
-        sys.argv = saved_argv
-        sys.dont_write_bytecode = saved_bytecode
-        _restore_modules(saved_modules, added)
-        if cwd is not None:
-            try:
-                if os.getcwd() != cwd:
-                    os.chdir(cwd)
-            except OSError:
-                os.chdir(cwd)
-
-
-def _restore_modules(saved: dict[str, Any], added_paths: set[str]) -> None:
-    roots = [os.path.realpath(p) + os.sep for p in added_paths if p]
-    installed = tuple({os.path.realpath(p) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
-    for name in [n for n in sys.modules if n not in saved]:
-        if name.split(".")[0] != "trainspec" and _loaded_from(sys.modules[name], roots, installed):
-            del sys.modules[name]
-    for name, module in saved.items():
-        if sys.modules.get(name) is not module:
-            sys.modules[name] = module
-
-
-def _loaded_from(module: Any, roots: list[str], installed: tuple[str, ...]) -> bool:
-    """Whether ``module`` came from one of ``roots`` (the spec's directory, paths it added)."""
-    places = [getattr(module, "__file__", None), *list(getattr(module, "__path__", None) or [])]
-    for place in places:
-        if not isinstance(place, str):
+    for name, value in list(namespace.items()):
+        if not isinstance(name, str) or name.startswith("_"):
             continue
-        real = os.path.realpath(place)
-        if any(real.startswith(root) for root in roots) and not real.startswith(installed):
-            return True
-    return False
+        if isinstance(value, (list, tuple)):
+            for item in value:
+                take(item)
+        elif isinstance(value, dict):
+            for item in value.values():
+                take(item)
+        else:
+            take(value)
+    return found
+
+
+def _spec_data(value: Any) -> dict[str, Any]:
+    created = value.__dict__.get("_created_at")
+    line = created[0] if isinstance(created, tuple) and created else None
+    kind = "TrainingJob" if isinstance(value, TrainingJob) else "Runtime"
+    return {"kind": kind, "line": line, "data": plain(value)}
+
+
+def plain(value: Any, depth: int = 0) -> Any:
+    """``value`` as JSON data: a model as the fields it was given or differ from their default."""
+    if depth > _MAX_DEPTH:
+        return _unreadable("nesting")
+    if isinstance(value, Model):
+        state = value.__dict__
+        given = state.get("_fields_set", ())
+        out: dict[str, Any] = {}
+        for spec_field in type(value)._fields():
+            current = state.get(spec_field.name)
+            if spec_field.name in given or current != spec_field.get_default():
+                out[spec_field.alias or spec_field.name] = plain(current, depth + 1)
+        return out
+    if isinstance(value, enum.Enum):
+        return plain(value.value, depth + 1)
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return str.__str__(value)  # a plain str, whatever a subclass says
+    if isinstance(value, int):
+        number = int.__index__(value)
+        return max(-_INT_CLAMP, min(number, _INT_CLAMP))
+    if isinstance(value, float):
+        return float.__float__(value)
+    if isinstance(value, (list, tuple)):
+        return [plain(item, depth + 1) for item in value]
+    if isinstance(value, dict):
+        return {_key(key): plain(item, depth + 1) for key, item in value.items()}
+    if hasattr(type(value), "__json__"):  # value types: quantities, durations, parameter counts
+        return plain(value.__json__(), depth + 1)
+    return _unreadable(type(value).__name__)
+
+
+def _unreadable(what: Any) -> dict[str, None]:
+    """What stands for a value that is not plain data: wrong for every field (a mapping where a
+    scalar or list goes, a key no mapping field takes, a null where a mapping's values go)."""
+    return {f"<not plain data: {str(what)[:60]}>": None}
+
+
+def _key(key: Any) -> str:
+    if isinstance(key, enum.Enum):
+        key = key.value
+    return str.__str__(key) if isinstance(key, str) else f"<{type(key).__name__}>"
+
+
+def describe_error(exc: BaseException, filename: str) -> dict[str, Any]:
+    """An exception as plain data: type, text, the spec line; field errors of a ValidationError."""
+    line = _line_in(exc, filename)
+    described: dict[str, Any] = {"type": _name(exc), "line": line, "column": None, "syntax": False, "validation": None}
+    if isinstance(exc, SyntaxError) and exc.filename == filename:
+        described.update(message=str(exc.msg), line=exc.lineno, column=exc.offset, syntax=True)
+    elif isinstance(exc, ValidationError):
+        described.update(message="", validation=[_field_error(err) for err in exc.errors()])
+    else:
+        described["message"] = _text(exc)
+    return described
+
+
+def _field_error(err: dict[str, Any]) -> dict[str, Any]:
+    # Imported only when a module raised a ValidationError (most never do): it costs every child
+    # start-up time, and at worst a module that tampered with it gets its own messages wrong.
+    from trainspec.dsl.validation import _clean_loc, _message
+
+    kind = str(err.get("type"))
+    try:
+        message = _message(kind, err, None)
+    except Exception:  # a message built from the module's own values: never fail over it
+        message = str(err.get("msg", ""))
+    suggestion = (err.get("ctx") or {}).get("suggestion")
+    loc = [part if isinstance(part, (str, int)) and not isinstance(part, bool) else str(part) for part in err["loc"]]
+    return {
+        "loc": list(_clean_loc(tuple(loc))),
+        "type": kind,
+        "message": message,
+        "suggestion": suggestion if isinstance(suggestion, str) else None,
+    }
+
+
+def _name(exc: BaseException) -> str:
+    name = type(exc).__name__
+    return name if isinstance(name, str) else "Exception"
+
+
+def _text(exc: BaseException) -> str:
+    try:
+        return str(exc)[:300]
+    except BaseException:  # a __str__ of the module's own: it may raise anything
+        return "(its message cannot be shown)"
+
+
+def _line_in(exc: BaseException, filename: str) -> int | None:
+    """The innermost line of ``filename`` in the traceback (the user's statement); no file is read."""
+    line = None
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        if frame.f_code.co_filename == filename:
+            line = lineno
+    return line

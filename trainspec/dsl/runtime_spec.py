@@ -6,6 +6,8 @@ Import these from :mod:`trainspec.dsl.models` (or ``trainspec``), which re-expor
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from trainspec.dsl.modeling import field
 from trainspec.dsl.observability import RuntimeObservability
 from trainspec.dsl.parallelism import Bandwidth
@@ -15,8 +17,10 @@ from trainspec.dsl.parts import (
     MAX_RESTARTS,
     AccessMode,
     Engine,
+    ExtendedResourceName,
     Framework,
     Gang,
+    ResourceList,
     Resources,
     Scope,
     TaintEffect,
@@ -33,24 +37,46 @@ from trainspec.dsl.types import (
     LabelValue,
     ObjectName,
     Quantity,
-    ResourceQuantity,
     StrictBool,
     VolumeSize,
+    _label_key,
+    _PlainStr,
     fail,
 )
-from trainspec.dsl.wellknown import INT64_MAX, MAX_USER_ID, MPI_SSH_AUTH_MOUNT_PATH
+from trainspec.dsl.wellknown import INT64_MAX, LABEL_KEY_MAX, MAX_USER_ID, MPI_SSH_AUTH_MOUNT_PATH
+
+
+def _taint_key(raw: object) -> str:
+    # Empty means "every key" (with operator Exists); any other key is a label key.
+    return "" if raw == "" else _label_key(raw)
+
+
+#: A taint key: a label key, or empty.
+TaintKey = Annotated[str, _PlainStr(_taint_key, {"type": "string", "maxLength": LABEL_KEY_MAX})]
 
 
 class Toleration(_Model):
-    """A Kubernetes toleration."""
+    """A Kubernetes toleration (the API server's rules: pkg/apis/core/validation ValidateTolerations)."""
 
-    key: str | None = field(default=None, description="Taint key; empty with operator Exists matches all taints.")
+    key: TaintKey | None = field(
+        default=None, description="Taint key (a label key); empty with operator Exists matches all taints."
+    )
     operator: TolerationOperator = field(default=TolerationOperator.EQUAL, description="Equal or Exists.")
-    value: str | None = field(default=None, description="Taint value (with operator Equal).")
+    value: LabelValue | None = field(default=None, description="Taint value (a label value; operator Equal only).")
     effect: TaintEffect | None = field(default=None, description="NoSchedule, PreferNoSchedule or NoExecute.")
     toleration_seconds: Count | None = field(
-        default=None, ge=0, le=INT64_MAX, description="How long a NoExecute taint is tolerated."
+        default=None, ge=0, le=INT64_MAX, description="How long a NoExecute taint is tolerated (effect NoExecute only)."
     )
+
+    def _check(self) -> None:
+        if not self.key and self.operator is not TolerationOperator.EXISTS:
+            raise fail("ts_value", "a toleration without a key needs operator: Exists (it then matches every taint)")
+        if self.operator is TolerationOperator.EXISTS and self.value:
+            raise fail("ts_value", "a toleration with operator: Exists takes no value (it matches any value)")
+        if self.toleration_seconds is not None and self.effect is not TaintEffect.NO_EXECUTE:
+            raise fail(
+                "ts_value", "tolerationSeconds needs effect: NoExecute (only a NoExecute taint evicts after a while)"
+            )
 
 
 class Scheduling(_Model):
@@ -74,9 +100,10 @@ class Network(_Model):
     env: dict[EnvName, str] = field(
         default_factory=dict, description="Environment for the trainer container, e.g. NCCL_IB_HCA."
     )
-    resources: dict[LabelKey, ResourceQuantity] = field(
+    resources: ResourceList = field(
         default_factory=dict,
-        description="Extra device resources per node, e.g. {rdma/ib: 8}. An rdma/* resource also adds IPC_LOCK.",
+        description="Extra device resources per node, e.g. {rdma/ib: 8} (whole amounts). An rdma/* resource also "
+        "adds IPC_LOCK.",
     )
     ports: Count | None = field(
         default=None,
@@ -174,7 +201,10 @@ class RuntimeSpec(_Model):
         description="Default processes per node (default: GPUs per node, else 1).",
     )
     resources_per_node: Resources | None = field(default=None, description="Default resources of one node.")
-    gpu_resource: LabelKey = field(default="nvidia.com/gpu", description="Kubernetes resource name of one GPU.")
+    gpu_resource: ExtendedResourceName = field(
+        default="nvidia.com/gpu",
+        description="Kubernetes resource name of one GPU (an extended resource, <domain>/<name>).",
+    )
     accelerator: Accelerator | None = field(default=None, description="GPU model and memory, for estimates.")
     shared_memory: VolumeSize | None = field(
         default=None, description="Size of /dev/shm, a memory-backed emptyDir (NCCL and data loaders need it)."

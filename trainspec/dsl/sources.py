@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from trainspec.dsl.diagnostics import Diagnostic, Related, Severity
-from trainspec.dsl.discovery import IGNORE_FILE, PROJECT_FILE, SPEC_SUFFIXES, discover, is_spec_module
+from trainspec.dsl.discovery import IGNORE_FILE, PROJECT_FILE, SPEC_SUFFIXES, discover, is_spec_module, unsafe_name
 from trainspec.dsl.models import Runtime, TrainingJob
 from trainspec.dsl.record import Record, field
 from trainspec.dsl.semantics import check_job
@@ -176,14 +176,18 @@ def load_specs(
     limits: LoadLimits | None = None,
     foreign: list[ForeignDoc] | None = None,
     python_timeout: float | None = DEFAULT_PYTHON_TIMEOUT,
+    python: str | None = None,
 ) -> tuple[list[LoadedSpec], list[Diagnostic]]:
     """The load pass: every spec of every file under ``paths``, and every problem found.
 
     ``foreign``, when given, collects the documents left alone as not trainspec's.
-    ``python_timeout`` bounds how long each Python spec module may run (None: no limit).
+    ``python_timeout`` bounds how long each Python spec module may run (None: no limit);
+    ``python`` says whether they run at all (see :func:`load_files`).
     """
     files, problems = discover(paths)
-    specs, found = load_files(files, values=values, limits=limits, foreign=foreign, python_timeout=python_timeout)
+    specs, found = load_files(
+        files, values=values, limits=limits, foreign=foreign, python_timeout=python_timeout, python=python
+    )
     return specs, [*problems, *found]
 
 
@@ -194,15 +198,40 @@ def load_files(
     limits: LoadLimits | None = None,
     foreign: list[ForeignDoc] | None = None,
     python_timeout: float | None = DEFAULT_PYTHON_TIMEOUT,
+    python: str | None = None,
+    project: Any = None,
+    project_file: str | None = None,
 ) -> tuple[list[LoadedSpec], list[Diagnostic]]:
-    """Every spec of the given files (already discovered), and every problem found."""
-    specs: list[LoadedSpec] = []
-    problems: list[Diagnostic] = []
-    for path in files:
-        loaded, found = load_path(path, values=values, limits=limits, foreign=foreign, python_timeout=python_timeout)
-        specs.extend(loaded)
-        problems.extend(found)
-    return specs, problems
+    """Every spec of the given files (already discovered), and every problem found, in file order.
+
+    Python spec modules are read after the other files, since a project file among them may say
+    whether they run. ``python``: ``allow`` (run each in a supervised child), ``warn`` or ``deny``
+    (not run: a TS123 warning or error each); None: the strictest ``spec.python`` of ``project``
+    (a Project object) and of the Project documents read, ``allow`` without one. When
+    ``project_file`` (the project file in use) cannot be read, no module runs.
+    """
+    results: list[tuple[list[LoadedSpec], list[Diagnostic]]] = [([], [])] * len(files)
+    modules: list[int] = []
+    for index, path in enumerate(files):
+        if Path(path).suffix.lower() == ".py":
+            modules.append(index)
+        else:
+            results[index] = load_path(path, values=values, limits=limits, foreign=foreign)
+    if modules:
+        from trainspec.dsl.pypolicy import load_modules
+
+        python_files = set(modules)
+        loaded = load_modules(
+            [Path(files[i]) for i in modules],
+            python=python,
+            project=project,
+            project_file=project_file,
+            read=[(Path(path), results[i]) for i, path in enumerate(files) if i not in python_files],
+            timeout=python_timeout,
+        )
+        for index, result in zip(modules, loaded, strict=True):
+            results[index] = result
+    return [s for specs, _ in results for s in specs], [d for _, problems in results for d in problems]
 
 
 def load_path(
@@ -212,14 +241,21 @@ def load_path(
     limits: LoadLimits | None = None,
     foreign: list[ForeignDoc] | None = None,
     python_timeout: float | None = DEFAULT_PYTHON_TIMEOUT,
+    python: str = "allow",
 ) -> tuple[list[LoadedSpec], list[Diagnostic]]:
-    """Specs of one file (``.py``, in any letter case, is run as a Python spec module)."""
+    """Specs of one file (``.py``, in any letter case, is a Python spec module, run when ``python`` is ``allow``).
+
+    A file name with control characters is refused before anything reads it (TS124).
+    """
     path = Path(path)
+    refused = unsafe_name(str(path))
+    if refused is not None:
+        return [], [refused]
     display = display_name(path)
     if path.suffix.lower() == ".py":
-        from trainspec.dsl.pyspec import load_python
+        from trainspec.dsl.pypolicy import load_modules
 
-        return load_python(path, display, timeout=python_timeout)
+        return load_modules([path], python=python, timeout=python_timeout)[0]
     docs, problems = load_file(path, display, limits or LoadLimits())
     return _specs_of(docs, problems, values, foreign)
 

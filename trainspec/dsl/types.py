@@ -26,10 +26,14 @@ from trainspec.dsl.wellknown import (
     DNS1123_SUBDOMAIN_PATTERN,
     ENV_NAME_MAX,
     ENV_NAME_PATTERN,
+    IMAGE_MAX,
+    IMAGE_NAME_MAX,
+    IMAGE_REFERENCE_PATTERN,
     LABEL_KEY_MAX,
     LABEL_VALUE_MAX,
     LABEL_VALUE_PATTERN,
     MAX_CPU_MILLI,
+    PATH_MAX,
     QUALIFIED_NAME_PATTERN,
 )
 
@@ -132,26 +136,43 @@ _DNS1123_SUBDOMAIN = re.compile(DNS1123_SUBDOMAIN_PATTERN)
 _ENV_NAME = re.compile(ENV_NAME_PATTERN)
 
 
+def _fail(error_type: str, message: str, hint: str | None) -> Invalid:
+    """:func:`fail` with the hint of this one value (else the diagnostic code's general hint)."""
+    exc = fail(error_type, message)
+    if hint is not None and exc.ctx is not None:
+        exc.ctx["hint"] = hint
+    return exc
+
+
 class _NameRule:
     """``Annotated`` marker of a name field: a string of at most ``max_len`` characters that ``check`` accepts."""
 
-    __slots__ = ("error_type", "check", "what", "pattern", "max_len", "example")
+    __slots__ = ("error_type", "check", "what", "pattern", "max_len", "example", "hint")
 
     def __init__(
-        self, error_type: str, check: Callable[[str], object], what: str, pattern: str, max_len: int, example: str
+        self,
+        error_type: str,
+        check: Callable[[str], object],
+        what: str,
+        pattern: str,
+        max_len: int,
+        example: str,
+        hint: str | None = None,
     ) -> None:
         self.error_type, self.check, self.what = error_type, check, what
-        self.pattern, self.max_len, self.example = pattern, max_len, example
+        self.pattern, self.max_len, self.example, self.hint = pattern, max_len, example, hint
 
     def __validate__(self, raw: Any) -> str:
         if not isinstance(raw, str):
             raise fail("string_type", "Input should be a valid string")
         if len(raw) > self.max_len:
-            raise fail(
-                self.error_type, f"{raw!r} is {len(raw)} characters long; {self.what} allows at most {self.max_len}"
+            raise _fail(
+                self.error_type,
+                f"{raw!r} is {len(raw)} characters long; {self.what} allows at most {self.max_len}",
+                self.hint,
             )
         if not self.check(raw):
-            raise fail(self.error_type, f"{raw!r} is not a valid {self.what} (example: {self.example})")
+            raise _fail(self.error_type, f"{raw!r} is not a valid {self.what} (example: {self.example})", self.hint)
         return raw
 
     def __json_schema__(self) -> dict[str, Any]:
@@ -173,19 +194,22 @@ class _PlainStr(Record, eq=False):
 
 #: An RFC 1035 label: lower-case letters, digits and '-', starting with a letter, <= 63 chars.
 Name = Annotated[
-    str, _NameRule("ts_name", _DNS1035.match, "RFC 1035 name", DNS1035_LABEL_PATTERN, DNS1123_LABEL_MAX, "llama-sft")
+    str,
+    _NameRule("ts_name", _DNS1035.fullmatch, "RFC 1035 name", DNS1035_LABEL_PATTERN, DNS1123_LABEL_MAX, "llama-sft"),
 ]
 #: A namespace name (RFC 1123 label).
 NamespaceName = Annotated[
     str,
-    _NameRule("ts_name", _DNS1123_LABEL.match, "namespace name", DNS1123_LABEL_PATTERN, DNS1123_LABEL_MAX, "team-nlp"),
+    _NameRule(
+        "ts_name", _DNS1123_LABEL.fullmatch, "namespace name", DNS1123_LABEL_PATTERN, DNS1123_LABEL_MAX, "team-nlp"
+    ),
 ]
 #: A DNS-1123 subdomain, as used for Secret, PVC, LocalQueue and StorageClass names.
 ObjectName = Annotated[
     str,
     _NameRule(
         "ts_name",
-        _DNS1123_SUBDOMAIN.match,
+        _DNS1123_SUBDOMAIN.fullmatch,
         "Kubernetes object name",
         DNS1123_SUBDOMAIN_PATTERN,
         DNS1123_SUBDOMAIN_MAX,
@@ -196,17 +220,22 @@ ObjectName = Annotated[
 EnvName = Annotated[
     str,
     _NameRule(
-        "ts_env_name", _ENV_NAME.match, "environment variable name", ENV_NAME_PATTERN, ENV_NAME_MAX, "WANDB_PROJECT"
+        "ts_env_name", _ENV_NAME.fullmatch, "environment variable name", ENV_NAME_PATTERN, ENV_NAME_MAX, "WANDB_PROJECT"
     ),
 ]
+
+
+def _shown(raw: str, limit: int = 80) -> str:
+    """``repr(raw)``, cut in the middle when long (a 254-character name need not be printed whole)."""
+    return repr(raw) if len(raw) <= limit else f"{raw[: limit // 2]!r}...{raw[-limit // 4 :]!r}"
 
 
 def is_qualified_key(key: str) -> bool:
     """A label/annotation key: optional DNS-1123 subdomain prefix and '/', then a name <= 63."""
     prefix, _, name = key.rpartition("/")
-    if prefix and (len(prefix) > DNS1123_SUBDOMAIN_MAX or not _DNS1123_SUBDOMAIN.match(prefix)):
+    if prefix and (len(prefix) > DNS1123_SUBDOMAIN_MAX or not _DNS1123_SUBDOMAIN.fullmatch(prefix)):
         return False
-    return 0 < len(name) <= DNS1123_LABEL_MAX and bool(_QUALIFIED_NAME.match(name))
+    return 0 < len(name) <= DNS1123_LABEL_MAX and bool(_QUALIFIED_NAME.fullmatch(name))
 
 
 def _label_key(raw: Any) -> str:
@@ -218,7 +247,7 @@ def _label_key(raw: Any) -> str:
 def _label_value(raw: Any) -> str:
     if not isinstance(raw, str):
         raise fail("string_type", "Input should be a valid string")
-    if len(raw) > LABEL_VALUE_MAX or not _LABEL_VALUE.match(raw):
+    if len(raw) > LABEL_VALUE_MAX or not _LABEL_VALUE.fullmatch(raw):
         raise fail(
             "ts_label",
             f"{raw!r} is not a valid label value (<= {LABEL_VALUE_MAX} characters: letters, digits, '-', '_', '.')",
@@ -248,13 +277,19 @@ class UriPolicy(Record):
         if not isinstance(raw, str):
             raise fail("string_type", "Input should be a valid string")
         allowed = ", ".join(f"{s}://" for s in self.schemes) + (", or an absolute path" if self.allow_path else "")
-        m = _URI_RE.match(raw)
+        m = _URI_RE.fullmatch(raw)
         if m:
             scheme = m["scheme"].lower()
             if scheme not in self.schemes:
                 raise fail(self.error, f"scheme {scheme}:// is not allowed here (allowed: {allowed})")
-            if scheme == "pvc" and not re.match(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(/.*)?$", m["rest"]):
-                raise fail(self.error, f"{raw!r}: expected pvc://<claim-name>/<path>")
+            if scheme == "pvc":
+                claim = m["rest"].partition("/")[0]
+                if len(claim) > DNS1123_SUBDOMAIN_MAX or not _DNS1123_SUBDOMAIN.fullmatch(claim):
+                    raise fail(
+                        self.error,
+                        f"{_shown(raw)}: expected pvc://<claim-name>/<path>, the claim's name a Kubernetes "
+                        f"object name (lower-case, at most {DNS1123_SUBDOMAIN_MAX} characters)",
+                    )
             return raw
         if self.allow_path and raw.startswith("/"):
             return raw
@@ -276,27 +311,47 @@ def _absolute_path(raw: Any) -> str:
     if not isinstance(raw, str):
         raise fail("string_type", "Input should be a valid string")
     if not raw.startswith("/") or "\x00" in raw:
-        raise fail("ts_value", f"{raw!r} must be an absolute path such as /checkpoints")
+        raise fail("ts_value", f"{_shown(raw)} must be an absolute path such as /checkpoints")
+    if len(raw.encode()) > PATH_MAX:
+        raise fail("ts_value", f"the path is {len(raw.encode())} bytes long; a mount path is at most {PATH_MAX}")
     return raw.rstrip("/") or "/"
 
 
-AbsolutePath = Annotated[str, _PlainStr(_absolute_path, {"type": "string", "pattern": "^/"})]
+#: An absolute path in a pod (a mount path): at most PATH_MAX bytes.
+AbsolutePath = Annotated[str, _PlainStr(_absolute_path, {"type": "string", "pattern": "^/", "maxLength": PATH_MAX})]
 
 
-_WHITESPACE = re.compile(r"\s")  # the characters str.isspace() accepts
+_IMAGE_HINT = (
+    "write an image reference: [registry[:port]/]repository[:tag][@sha256:digest], the repository in lower case"
+)
 
 
 def _image(raw: Any) -> str:
     if not isinstance(raw, str):
         raise fail("string_type", "Input should be a valid string")
-    if not raw or len(raw) > 500 or _WHITESPACE.search(raw):
-        raise fail(
-            "ts_value", f"{raw!r} is not a container image reference (example: nvcr.io/nvidia/pytorch:25.01-py3)"
+    if len(raw) > IMAGE_MAX:
+        raise fail("ts_value", f"the image reference is {len(raw)} characters long; at most {IMAGE_MAX}")
+    # Compiled on first use: validate's start-up does not pay for it (re caches it).
+    match = re.fullmatch(IMAGE_REFERENCE_PATTERN, raw)
+    if match is None or re.fullmatch("[a-f0-9]{64}", match["name"]):  # an image id is not a repository
+        raise _fail(
+            "ts_value",
+            f"{_shown(raw)} is not a container image reference (example: nvcr.io/nvidia/pytorch:25.01-py3); "
+            "the kubelet would refuse it (InvalidImageName)",
+            _IMAGE_HINT,
+        )
+    if len(match["name"]) > IMAGE_NAME_MAX:
+        raise _fail(
+            "ts_value",
+            f"the repository name of the image is {len(match['name'])} characters long; at most {IMAGE_NAME_MAX}",
+            _IMAGE_HINT,
         )
     return raw
 
 
-Image = Annotated[str, _PlainStr(_image, {"type": "string", "minLength": 1, "maxLength": 500, "pattern": r"^\S+$"})]
+Image = Annotated[
+    str, _PlainStr(_image, {"type": "string", "minLength": 1, "maxLength": IMAGE_MAX, "pattern": r"^\S+$"})
+]
 
 
 #: A whole number given as a YAML integer (not a string, not a boolean, not 8.0).

@@ -74,8 +74,12 @@ _HINTS = {
     "TS204": "write a quantity such as 8, 500m, 64Gi or 1600Gi",
     "TS205": "write a duration such as 72h, 90m or 1h30m",
     "TS206": "use lower-case letters, digits and '-', starting with a letter, at most 63 characters",
+    "TS207": "write s3://bucket/path, gs://bucket/path, hf://org/name, pvc://claim/path or an absolute path, as the "
+    "field allows",
     "TS208": "keep exactly one of size, claimName or uri",
     "TS209": "write a count such as 70B, 405B, 7.5B or 350M",
+    "TS210": "a key is [prefix/]name, the name at most 63 letters, digits, '-', '_' or '.' (alphanumeric at both "
+    "ends), the prefix a lower-case DNS subdomain; a label value is empty or at most 63 of the same characters",
     "TS211": "use letters, digits and '_', not starting with a digit",
     "TS212": "remove data.mode (hashed and round-robin shard in copy mode), or use assignment: contiguous",
     "TS405": "add checkpoint.model: {parameters: 70B, dtype: bf16, optimizer: adamw}, or give a size",
@@ -112,7 +116,36 @@ def build_spec(doc: SourceDoc) -> tuple[Spec | Project | None, list[Diagnostic]]
         spec = typing.cast("Spec | Project", model.model_validate(data))
     except ValidationError as exc:
         return None, [*(_from_error(doc, model, err) for err in exc.errors()), *ambiguous]
-    return (None, ambiguous) if ambiguous else (spec, [])
+    return (None, ambiguous) if ambiguous else (spec, _document_rules(doc, spec))
+
+
+def _document_rules(doc: SourceDoc, spec: Spec | Project) -> list[Diagnostic]:
+    """Rules over a valid document that no single field type holds, for the kinds whose single-spec
+    checks do not cover them (a job's are in :func:`trainspec.dsl.semantics.check_job`): a
+    credential anywhere in a Runtime (TS304), and the project's default queue and priority, which
+    become label values (TS206)."""
+    from trainspec.dsl.models import Runtime
+
+    if isinstance(spec, Runtime):
+        from trainspec.dsl.semantics import check_runtime_secrets
+
+        return [
+            error_at(doc, code, path, locate(doc, path), message, hint=hint)
+            for code, path, message, hint in check_runtime_secrets(spec)
+        ]
+    if isinstance(spec, Project):
+        from trainspec.dsl.job_spec import label_object_name_problem
+
+        found = []
+        defaults = spec.spec.defaults
+        for name, value in (("queue", defaults.queue), ("priority", defaults.priority)):
+            problem = label_object_name_problem(value) if value is not None else None
+            if problem is not None:
+                path = ("spec", "defaults", name)
+                hint = "Kueue reads the name from a label of the job, and label values are at most 63 characters"
+                found.append(error_at(doc, "TS206", path, locate(doc, path), problem, hint=hint))
+        return found
+    return []
 
 
 def _ambiguous_strings(doc: SourceDoc, model: type[Model]) -> list[Diagnostic]:
@@ -152,7 +185,7 @@ def _from_error(doc: SourceDoc, model: type[Model], err: dict[str, Any]) -> Diag
     loc = _clean_loc(err["loc"])
     is_key = bool(err["loc"]) and err["loc"][-1] == "[key]"
     code = CODE_BY_ERROR.get(kind, "TS202")  # tests/dsl/test_error_kinds.py keeps every kind listed
-    hint = _HINTS.get(code)
+    hint = (err.get("ctx") or {}).get("hint") or _HINTS.get(code)  # a value's own hint, else its code's
     value = value_at(doc.data, loc)
     if kind == "unknown_field":
         mark = doc.keys.get(loc) or doc.mark(loc)

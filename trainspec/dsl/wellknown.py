@@ -53,6 +53,59 @@ LABEL_VALUE_MAX = 63
 LABEL_KEY_MAX = DNS1123_SUBDOMAIN_MAX + 1 + DNS1123_LABEL_MAX
 #: Longest environment variable name the spec accepts.
 ENV_NAME_MAX = 256
+#: A key of a Secret or ConfigMap (validation.IsConfigMapKey; a ``secretKeyRef.key`` is checked
+#: with it when the Job's pods are created): at most DNS1123_SUBDOMAIN_MAX characters, not ``.``
+#: and not starting with ``..``.
+SECRET_KEY_PATTERN = r"^(?!\.\.)(?!\.$)[-._a-zA-Z0-9]+$"  # noqa: S105 (the shape of a key's name)
+SECRET_KEY_MAX = DNS1123_SUBDOMAIN_MAX
+
+# -- annotations (apimachinery ValidateAnnotationsSize) ------------------------------------------
+
+#: The API server refuses an object whose annotations, keys and values together, exceed this
+#: many bytes (TotalAnnotationSizeLimitB).
+ANNOTATIONS_TOTAL_MAX = 256 * 1024
+#: What trainspec keeps free of that for the annotations it writes itself on the same object
+#: (GitOps sync options, Kueue topology requests): a spec's own annotations stay below
+#: ANNOTATIONS_SPEC_MAX, so the emitted object stays below ANNOTATIONS_TOTAL_MAX.
+ANNOTATIONS_RESERVED = 4 * 1024
+ANNOTATIONS_SPEC_MAX = ANNOTATIONS_TOTAL_MAX - ANNOTATIONS_RESERVED
+
+# -- resource names (pkg/apis/core/validation validateContainerResourceName) ---------------------
+
+#: Container resources named without a domain (cpu, memory, ephemeral-storage, huge pages):
+#: anything else without a '/' is refused.
+STANDARD_RESOURCE_PATTERN = r"^(?:cpu|memory|ephemeral-storage|hugepages-.+)$"
+#: ``hugepages-<page size>``: a standard resource whose amount is a whole number of pages.
+HUGEPAGES_PREFIX = "hugepages-"
+#: Names in this domain are Kubernetes' own (native): every other name with a '/' is an extended
+#: resource, which only takes whole amounts (IsExtendedResourceName, IsIntegerResourceName).
+NATIVE_RESOURCE_DOMAIN = "kubernetes.io/"
+#: ResourceQuota counts an extended resource as ``requests.<name>``, and the API server requires
+#: that to be a qualified name: the domain of an extended resource is this much shorter than a
+#: label key's prefix (DefaultResourceRequestsPrefix).
+QUOTA_REQUESTS_PREFIX = "requests."
+EXTENDED_RESOURCE_PREFIX_MAX = DNS1123_SUBDOMAIN_MAX - len(QUOTA_REQUESTS_PREFIX)
+
+# -- container images (distribution/reference, as the kubelet parses them) -----------------------
+
+#: An image reference: ``[host[:port]/]path[:tag][@digest]``. The kubelet refuses any other text
+#: (InvalidImageName) and the pod never starts. Groups: name, tag, digest.
+IMAGE_REFERENCE_PATTERN = (
+    r"^(?P<name>(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+    r"(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*(?::[0-9]+)?/|\[[a-fA-F0-9:]+\](?::[0-9]+)?/)?"
+    r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*)"
+    r"(?::(?P<tag>[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}))?"
+    r"(?:@(?P<digest>[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}))?$"
+)
+#: Longest repository name of a reference (reference.NameTotalLengthMax), tag and digest aside.
+IMAGE_NAME_MAX = 255
+#: Longest image field of a TrainJob (the Trainer CRD's maxLength for spec.trainer.image).
+IMAGE_MAX = 500
+
+# -- paths ---------------------------------------------------------------------------------------
+
+#: Longest path a mount takes (Linux PATH_MAX; the Trainer CRD's maxLength for sshAuthMountPath).
+PATH_MAX = 4096
 
 # -- environment names the pods reserve --------------------------------------------------------
 

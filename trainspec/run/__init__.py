@@ -10,7 +10,9 @@ TrainJob, trainspec plays the part of Kubeflow Trainer's controller and of the k
 * :mod:`trainspec.run.secrets` resolves ``secretEnv`` from the local environment or an env file;
 * :mod:`trainspec.run.gpus` slices this machine's GPUs over the nodes;
 * :mod:`trainspec.run.processes` runs one process group per node, prefixes their output and
-  stops them all on Ctrl-C;
+  stops them all on Ctrl-C; each under a :mod:`trainspec.run.keeper`, which ends what the node
+  started when the node ends or trainspec dies (SIGKILL included): no orphans;
+* :mod:`trainspec.run.lock` takes the work directory for the run's id, one run of an id at a time;
 * :mod:`trainspec.run.local` puts it together: the sharding stage first, then the nodes.
 
 Nothing here is imported by ``validate`` or ``compile``.

@@ -23,6 +23,7 @@ from trainspec.dsl.wellknown import CHECKPOINT_DIR_ENV, DATA_DIR_ENV, NUM_SHARDS
 from trainspec.k8s.wellknown import DATASET_INITIALIZER, LAUNCHER
 from trainspec.run import environment as E, gpus as G
 from trainspec.run.job import EnvEntry, LocalJob, check_engine, local_job, pick_plan
+from trainspec.run.lock import RunLock, take as take_workdir
 from trainspec.run.processes import Member, Outcome, StartError, Supervisor
 from trainspec.run.secrets import read_secret_file_values, resolve_secrets
 from trainspec.run.workdir import WorkDir, default_workdir, prepare as prepare_workdir
@@ -60,6 +61,8 @@ class Prepared:
     members: list[Member]
     header: list[str] = field(default_factory=list)
     warnings: list[Diagnostic] = field(default_factory=list)
+    #: The work directory, taken for this run id (:mod:`.lock`; released by :func:`execute`, or when dropped).
+    lock: RunLock | None = None
 
 
 def prepare(result: CompileResult, options: RunOptions) -> tuple[Prepared | None, list[Diagnostic]]:
@@ -112,11 +115,17 @@ def prepare(result: CompileResult, options: RunOptions) -> tuple[Prepared | None
     work, found = prepare_workdir(root)
     if work is None:
         return None, found
+    run_id = _run_id(job)
+    taken, found = take_workdir(work.root, run_id)  # before anything is written there: one run of an id at a time
+    if found:
+        return None, found
     base = E.base_environment(environ)
     shards = _local_shards(job, nodes, procs)
     stage = _stage_member(job, work, base, options.data_source, shards)
-    members = _node_members(job, work, base, secret_values, nodes, procs, shards, visible)
-    prepared = Prepared(job, work, nodes, procs, stage, members, warnings=[p for p in problems if not p.is_error])
+    members = _node_members(job, work, base, secret_values, nodes, procs, shards, visible, run_id)
+    prepared = Prepared(
+        job, work, nodes, procs, stage, members, warnings=[p for p in problems if not p.is_error], lock=taken
+    )
     prepared.header = _header(prepared, options)
     return prepared, prepared.warnings
 
@@ -206,14 +215,14 @@ def _node_members(
     procs: int,
     shards: int | None,
     visible: list[str],
+    run_id: str,
 ) -> list[Member]:
     env, _ = E.map_paths(_plain(job.env, secrets), _homes(job.mounts, work))
     if job.checkpoint_kind == "uri":  # object storage in the cluster; a local directory here
         env[CHECKPOINT_DIR_ENV] = str(work.checkpoints)
     if shards is not None and NUM_SHARDS_ENV in env:
         env[NUM_SHARDS_ENV] = str(shards)
-    if not env.get(RUN_ID_ENV):  # a TrainJob compiled with a run id keeps it: the lease names the same run
-        env[RUN_ID_ENV] = E.local_run_id()
+    env[RUN_ID_ENV] = run_id
     port = E.free_port()
     if job.framework in _MPI:
         work.hostfile.write_text(E.hostfile_text(nodes, procs), encoding="utf-8")
@@ -227,6 +236,12 @@ def _node_members(
         gpu = {G.VISIBLE_DEVICES: visible[node]} if visible else {}
         members.append(Member(_label(job, node, procs), job.argv, {**base, **env, **injected, **gpu}))
     return members
+
+
+def _run_id(job: LocalJob) -> str:
+    """A TrainJob compiled with a run id keeps it (the lease names the same run); else one per local run."""
+    compiled = next((e.value for e in job.env if e.name == RUN_ID_ENV and e.secret is None), None)
+    return compiled or E.local_run_id()
 
 
 def _visible_all(visible: list[str]) -> dict[str, str]:
@@ -270,6 +285,16 @@ def _header(run: Prepared, options: RunOptions) -> list[str]:
         )
     if not job.runtime_known:
         lines.append("  note: the runtime lives in the cluster; only its spec's env is known here")
+    if run.lock is not None:
+        if run.lock.taken_over is not None:
+            lines.append(
+                f"  note: the last run of this job here (pid {run.lock.taken_over}) ended without releasing the "
+                "work directory (killed?); none of its processes is left, this run took it over"
+            )
+        lines.extend(
+            f"  note: run {other} (pid {pid}) uses this work directory too: the checkpoint lease makes them take turns"
+            for other, pid in run.lock.others
+        )
     return lines
 
 
@@ -289,20 +314,24 @@ def _shown(path: str | Path) -> str:
 def execute(run: Prepared, *, stdout: BinaryIO, stderr: BinaryIO, say: TextIO, grace: float | None = None) -> int:
     """Run the stage, then the nodes; returns the job's exit status (and reports it on ``say``)."""
     kwargs = {} if grace is None else {"grace": grace}
+    hold = () if run.lock is None or run.lock.fd is None else (run.lock.fd,)
     for line in run.header:
         say.write(line + "\n")
     say.flush()
     name = f"{run.job.namespace}/{run.job.name}"
     try:
         if run.stage is not None:
-            outcome = Supervisor(stdout, stderr, **kwargs).run([run.stage])
+            outcome = Supervisor(stdout, stderr, hold_fds=hold, **kwargs).run([run.stage])
             if outcome.code != 0:
                 _report(say, name, outcome, "the sharding stage")
                 return outcome.code
-        outcome = Supervisor(stdout, stderr, **kwargs).run(run.members)
+        outcome = Supervisor(stdout, stderr, hold_fds=hold, **kwargs).run(run.members)
     except StartError as exc:
         say.write(f"trainspec run --local: {name}: cannot start {exc.member.label}: {exc}\n")
         return 127 if isinstance(exc.error, FileNotFoundError) else 126
+    finally:
+        if run.lock is not None:
+            run.lock.release()
     _report(say, name, outcome, None)
     return outcome.code
 

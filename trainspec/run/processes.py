@@ -1,10 +1,13 @@
 """Run a job's processes like the pods of one JobSet: together, prefixed, and stopped together.
 
 Each member (a node, the launcher, the sharding stage) runs in a process group of its own, so
-that everything it starts (torchrun's workers, mpirun's ranks) can be signalled at once. The
-rules follow what a cluster does:
+that everything it starts (torchrun's workers, mpirun's ranks) can be signalled at once, under a
+keeper process (:mod:`.keeper`) that ends everything the member started, wherever it went (on
+Linux: sessions of its own included, as torchrun's workers have), when the member's main process
+exits and when trainspec goes away, even by SIGKILL: a run never leaves orphans behind. The rules
+follow what a cluster does:
 
-* when a member's main process exits, the rest of its group is killed, as a container's
+* when a member's main process exits, whatever it left running is killed, as a container's
   processes end with it;
 * when a member fails, the others get SIGTERM, then SIGKILL after the grace period, as the
   JobSet's failure policy deletes the other pods; the exit status is the first failure's;
@@ -20,7 +23,9 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -38,6 +43,11 @@ GRACE_SECONDS = 30.0
 #: Longest piece of a line written at once: a process printing without newlines still shows.
 _CHUNK = 64 << 10
 _POLL_SECONDS = 0.05
+#: The keeper, run by path with the standard library only (``-I -S``): no site, no user environment.
+KEEPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "keeper.py")
+#: Bounds for a keeper that hangs (never reached in practice: it answers and ends in milliseconds).
+_KEEPER_START_SECONDS = 120.0
+_KEEPER_END_SECONDS = 60.0
 
 
 @dataclass(frozen=True)
@@ -77,11 +87,50 @@ def exit_code(returncode: int) -> int:
 
 
 class _Running:
-    def __init__(self, member: Member, proc: subprocess.Popen[bytes], threads: list[threading.Thread]) -> None:
+    """A member under its keeper: ``proc`` is the keeper, ``group`` the member's process group."""
+
+    def __init__(self, member: Member, proc: subprocess.Popen[bytes], control: socket.socket) -> None:
         self.member = member
         self.proc = proc
-        self.threads = threads
+        self.control: socket.socket | None = control
+        self.group: int | None = None
+        self.threads: list[threading.Thread] = []
         self.code: int | None = None
+
+    def stop(self, sig: int) -> None:
+        """Ask the member to stop: the keeper forwards ``sig`` to the member's process group."""
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self.proc.pid, sig)
+
+    def kill(self) -> None:
+        """End the member and everything it started: closing the socket tells its keeper to."""
+        if self.control is not None:
+            with contextlib.suppress(OSError):
+                self.control.close()
+            self.control = None
+
+    def ended(self) -> None:
+        """After the keeper exited: it ended the member's processes, unless it was killed itself."""
+        self.kill()
+        if self.proc.returncode is not None and self.proc.returncode < 0 and self.group is not None:
+            # The member's main process died with its keeper (PDEATHSIG); the rest of its group may not have.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.group, signal.SIGKILL)
+
+    def finish(self) -> None:
+        """Kill, and wait for the keeper (killing the group itself should the keeper not end)."""
+        if self.proc.poll() is None:
+            self.kill()
+            try:
+                self.proc.wait(timeout=_KEEPER_END_SECONDS)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                if self.group is not None:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(self.group, signal.SIGKILL)
+        self.ended()
 
 
 def _pump(stream: BinaryIO, prefix: bytes, sink: BinaryIO, lock: threading.Lock) -> None:
@@ -98,18 +147,41 @@ def _pump(stream: BinaryIO, prefix: bytes, sink: BinaryIO, lock: threading.Lock)
     stream.close()
 
 
-def _signal_group(running: _Running, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(running.proc.pid, sig)
+def _handshake(control: socket.socket) -> tuple[int | None, OSError | None]:
+    """The keeper's first line: ``started PID`` (the member's group) or ``error ERRNO TEXT``."""
+    control.settimeout(_KEEPER_START_SECONDS)
+    data = b""
+    try:
+        while not data.endswith(b"\n"):
+            chunk = control.recv(256)
+            if not chunk:
+                break
+            data += chunk
+    except OSError as exc:
+        return None, exc
+    finally:
+        control.settimeout(None)
+    word, _, rest = data.decode(errors="replace").strip().partition(" ")
+    if word == "started" and rest.isdigit():
+        return int(rest), None
+    if word == "error":
+        number, _, text = rest.partition(" ")
+        return None, OSError(int(number) if number.isdigit() else 0, text or "cannot start")
+    return None, OSError(0, f"the keeper ended before starting the program ({data!r})")
 
 
 class Supervisor:
     """Starts members, relays their output, and ends them all together."""
 
-    def __init__(self, stdout: BinaryIO, stderr: BinaryIO, *, grace: float = GRACE_SECONDS) -> None:
+    def __init__(
+        self, stdout: BinaryIO, stderr: BinaryIO, *, grace: float = GRACE_SECONDS, hold_fds: Sequence[int] = ()
+    ) -> None:
+        """``hold_fds``: descriptors every keeper keeps open until it has ended its member (not passed
+        to the member): the work directory's lock stays held until no process of the run is left."""
         self.stdout = stdout
         self.stderr = stderr
         self.grace = grace
+        self.hold_fds = tuple(hold_fds)
         self._lock = threading.Lock()
         self._stop: int | None = None
         self._kill_now = False
@@ -138,14 +210,12 @@ class Supervisor:
                     break
             return self._wait(running)
         except BaseException:
-            for item in running:  # never leave a group behind, whatever went wrong here
-                _signal_group(item, signal.SIGKILL)
+            for item in running:  # never leave a member behind, whatever went wrong here
+                item.kill()
             raise
         finally:
             for item in running:
-                if item.proc.poll() is None:
-                    _signal_group(item, signal.SIGKILL)
-                    item.proc.wait()
+                item.finish()
                 for thread in item.threads:
                     thread.join(timeout=5)
             for sig, handler in previous.items():
@@ -153,26 +223,38 @@ class Supervisor:
                 signal.signal(sig, signal.SIG_DFL if handler is None else handler)
 
     def _start(self, member: Member) -> _Running:
+        ours, theirs = socket.socketpair()  # both ends non-inheritable: only this keeper gets one
         try:
             proc = subprocess.Popen(
-                list(member.argv),
+                [sys.executable, "-I", "-S", KEEPER, str(theirs.fileno()), *member.argv],
                 env=member.env,
                 cwd=member.cwd,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                start_new_session=True,
+                start_new_session=True,  # Ctrl-C reaches trainspec alone, which stops every member in order
+                pass_fds=(theirs.fileno(), *self.hold_fds),
             )
         except OSError as exc:
+            ours.close()
             raise StartError(member, exc) from None
+        finally:
+            theirs.close()
+        running = _Running(member, proc, ours)
         prefix = f"[{member.label}] ".encode()
-        threads = [
+        running.threads = [
             threading.Thread(target=_pump, args=(stream, prefix, sink, self._lock), daemon=True)
             for stream, sink in ((proc.stdout, self.stdout), (proc.stderr, self.stderr))
         ]
-        for thread in threads:
+        for thread in running.threads:
             thread.start()
-        return _Running(member, proc, threads)
+        running.group, error = _handshake(ours)
+        if error is not None:
+            running.finish()
+            for thread in running.threads:
+                thread.join(timeout=5)
+            raise StartError(member, error)
+        return running
 
     def _wait(self, running: list[_Running]) -> Outcome:
         outcome = Outcome(code=0)
@@ -182,7 +264,7 @@ class Supervisor:
                 if item.code is None and (rc := item.proc.poll()) is not None:
                     item.code = exit_code(rc)
                     outcome.codes[item.member.label] = item.code
-                    _signal_group(item, signal.SIGKILL)  # what the leader left behind ends with it
+                    item.ended()  # what the main process left behind ended with it (its keeper saw to that)
                     if item.code != 0 and outcome.failed is None and self._stop is None:
                         outcome.failed, outcome.code = item.member.label, item.code
             alive = [item for item in running if item.code is None]
@@ -190,11 +272,11 @@ class Supervisor:
                 break
             if deadline is None and (outcome.failed is not None or self._stop is not None):
                 for item in alive:
-                    _signal_group(item, signal.SIGTERM)
+                    item.stop(signal.SIGTERM)
                 deadline = time.monotonic() + self.grace
             if deadline is not None and (self._kill_now or time.monotonic() >= deadline):
                 for item in alive:
-                    _signal_group(item, signal.SIGKILL)
+                    item.kill()
             time.sleep(_POLL_SECONDS)
         if self._stop is not None:
             outcome.interrupted = self._stop

@@ -6,6 +6,7 @@
       workspace/      the shard volume (mounted at /workspace): dataset/ shards + manifest.json
       checkpoints/    the checkpoint volume (or the stand-in for an object-store URI)
       mpi/hostfile    the MPI launcher's hostfile
+      .trainspec-run-<run id>.lock   held by the run of that id while it runs (:mod:`.lock`)
 
 It is kept between runs, like the checkpoint PVC a TrainJob's deletion leaves behind, so a run
 that was killed resumes from its checkpoints when started again; delete it to start over.

@@ -8,7 +8,11 @@
 * :mod:`.safety` refuses ``-o`` values whose replacement could lose work (TS412).
 * :mod:`.swap` builds the new generation beside the directory and swaps it in atomically,
   recovering what an interrupted run left (TS413).
-* :mod:`.apply` ties them together for the command line: :func:`emit_directory`.
+* :mod:`.access` checks what the swap needs of the tree's permissions before anything is written,
+  removes retired generations (read-only directories too), and names the path a failure was at
+  (TS407).
+* :mod:`.apply` ties them together for the command line: :func:`emit_directory`, which also
+  refuses a directory trainspec never wrote (TS417, unless ``adopt``).
 """
 
 from __future__ import annotations

@@ -12,13 +12,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from trainspec.compiler.outtree import swap
-from trainspec.compiler.outtree.marker import MARKER, read_marker
+from trainspec.compiler.outtree import access, swap
+from trainspec.compiler.outtree.marker import MARKER, Marker, read_marker
 from trainspec.compiler.outtree.plan import MAX_ENTRIES, TreePlan, TreeTooLarge, plan_tree
 from trainspec.compiler.outtree.safety import unsafe_output
 from trainspec.dsl.diagnostics import Diagnostic, Severity, has_errors
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+#: Files that only keep an empty directory in Git: a directory holding nothing else is empty.
+PLACEHOLDERS = frozenset({".gitkeep", ".keep"})
+#: How many of a foreign directory's entries TS417 names.
+_NAMED = 5
 
 
 @dataclass
@@ -63,12 +67,14 @@ def emit_directory(
     force: bool = False,
     allow_volume_removal: bool = False,
     rerun: str = "",
+    adopt: bool = False,
 ) -> OutputReport:
     """Write ``files`` (relative path -> text, from ``render_tree``) as the tree at ``output``, or check it.
 
     ``inputs`` are the compile's input paths (``-o`` must not hold them). ``force`` discards hand
-    edits of managed files; ``allow_volume_removal`` lets a PersistentVolumeClaim disappear.
-    ``rerun`` is the command ``--check`` suggests when the tree is stale.
+    edits of managed files; ``allow_volume_removal`` lets a PersistentVolumeClaim disappear;
+    ``adopt`` writes into a directory that holds files trainspec did not write and none it did
+    (refused otherwise, TS417). ``rerun`` is the command ``--check`` suggests when the tree is stale.
     """
     refused = unsafe_output(output, inputs)
     if refused is not None:
@@ -79,8 +85,8 @@ def emit_directory(
         return _cannot(where, "is not a directory")
     try:
         if check:
-            return _check(root, files, where, allow_volume_removal, rerun)
-        return _write(root, files, where, force, allow_volume_removal)
+            return _check(root, files, where, allow_volume_removal, rerun, adopt)
+        return _write(root, files, where, force, allow_volume_removal, adopt)
     except TreeTooLarge:
         return _cannot(where, f"holds more than {MAX_ENTRIES} entries: it is not an output directory")
     except swap.Busy:
@@ -97,15 +103,13 @@ def emit_directory(
             hint="rename the one to keep to the output directory's name, then compile again",
         )
     except OSError as exc:
-        return _cannot(
-            where,
-            f"cannot be written: {exc.filename or root}: {exc.strerror or exc}",
-            hint="trainspec builds the new tree beside the directory and swaps it in, so it needs "
-            "write access to the directory's parent; the previous tree was left as it was",
-        )
+        # Which path failed, and what to do about it: the parent only when the parent failed.
+        return OutputReport(EXIT_INVALID, [access.failure(where.output, root, exc)])
 
 
-def _check(root: Path, files: Mapping[str, str], where: _Where, allow_volume_removal: bool, rerun: str) -> OutputReport:
+def _check(
+    root: Path, files: Mapping[str, str], where: _Where, allow_volume_removal: bool, rerun: str, adopt: bool
+) -> OutputReport:
     notes = [
         f"{path.name} was left by an interrupted compile; the next trainspec compile recovers it"
         for path, _ in swap.leftovers(root)
@@ -115,6 +119,11 @@ def _check(root: Path, files: Mapping[str, str], where: _Where, allow_volume_rem
     report.diagnostics.extend(problems)
     plan = plan_tree(root, files, marker, expected_mode=None)
     report.plan = plan
+    foreign = None if adopt or problems else _foreign(plan, marker, where)
+    if foreign is not None:  # every file would be "missing": the diagnostic says why
+        report.diagnostics.append(foreign)
+        report.exit_code = EXIT_INVALID
+        return report
     if not problems:  # without a usable marker every file would look like someone else's
         report.diagnostics.extend(_problems(plan, where, force=False, allow_volume_removal=allow_volume_removal))
     for label, names in (("missing", plan.added), ("stale", plan.changed), ("no longer produced", plan.removed)):
@@ -129,7 +138,7 @@ def _check(root: Path, files: Mapping[str, str], where: _Where, allow_volume_rem
 
 
 def _write(
-    root: Path, files: Mapping[str, str], where: _Where, force: bool, allow_volume_removal: bool
+    root: Path, files: Mapping[str, str], where: _Where, force: bool, allow_volume_removal: bool, adopt: bool
 ) -> OutputReport:
     report = OutputReport()
     root.parent.mkdir(parents=True, exist_ok=True)
@@ -148,7 +157,14 @@ def _write(
             return report
         plan = plan_tree(root, files, marker, expected_mode=file_mode())
         report.plan = plan
+        foreign = None if adopt else _foreign(plan, marker, where)
+        if foreign is not None:
+            report.diagnostics.append(foreign)
         report.diagnostics.extend(_problems(plan, where, force=force, allow_volume_removal=allow_volume_removal))
+        if not plan.noop:  # checked before anything is written: the old generation must go after the swap
+            report.diagnostics.extend(
+                access.unremovable_diagnostic(where.output, rel, uid) for rel, uid in access.unremovable(root, plan.old)
+            )
         if has_errors(report.diagnostics):
             report.exit_code = EXIT_INVALID
             return report
@@ -162,17 +178,52 @@ def _write(
         for warning in swap.replace_tree(root, plan, parent_fd):
             report.diagnostics.append(_leftover(where, warning))
     report.messages.append(f"wrote {where.output}: {counts}")
-    report.messages.extend(_kept(plan))
+    report.messages.extend(_gone(plan, where))
     return report
 
 
-def _kept(plan: TreePlan) -> list[str]:
-    """A line per protected claim that left the tree: it stays on the cluster, with its checkpoints."""
-    return [
-        f"PersistentVolumeClaim {lost.claim.namespace}/{lost.claim.name} left the tree and stays on the cluster "
-        "(Prune=false, prune: disabled) with its checkpoints: delete it by hand once they are no longer needed"
-        for lost in plan.kept_claims
+def _gone(plan: TreePlan, where: _Where) -> list[str]:
+    """A line per file removed or hand edit discarded (by path), then per claim that left the tree
+    (by namespace and name): nothing leaves the tree unsaid."""
+    edited = dict(plan.hand_edited)
+    lines = [
+        f"removed {where.file(rel)}{' (its hand edit discarded: --force)' if rel in edited else ''}"
+        if rel in plan.removed
+        else f"overwrote the hand edit of {where.file(rel)} (--force)"
+        for rel in sorted({*plan.removed, *edited})
     ]
+    claims = sorted(
+        [(lost.claim.key, True) for lost in plan.kept_claims] + [(lost.claim.key, False) for lost in plan.lost_claims]
+    )
+    lines.extend(
+        f"PersistentVolumeClaim {namespace}/{name} left the tree and stays on the cluster (Prune=false, prune: "
+        "disabled) with its checkpoints: delete it by hand once they are no longer needed"
+        if kept
+        else f"PersistentVolumeClaim {namespace}/{name} left the tree (--allow-volume-removal): a GitOps sync that "
+        "prunes deletes it, and the checkpoints on it"
+        for (namespace, name), kept in dict.fromkeys(claims)
+    )
+    return lines
+
+
+def _foreign(plan: TreePlan, marker: Marker | None, where: _Where) -> Diagnostic | None:
+    """TS417 when the directory holds entries and none trainspec wrote (a seal, or an older marker)."""
+    if marker is not None or plan.unchanged or plan.changed or plan.removed or MARKER in plan.old:
+        return None
+    top = sorted(rel for rel, entry in plan.old.items() if "/" not in rel and rel not in PLACEHOLDERS)
+    if not top:
+        return None
+    names = [where.file(rel) + ("/" if plan.old[rel].kind == "dir" else "") for rel in top[:_NAMED]]
+    more = f" and {len(top) - _NAMED} more" if len(top) > _NAMED else ""
+    count = f"{len(top)} entr{'ies' if len(top) != 1 else 'y'}"
+    return Diagnostic(
+        code="TS417",
+        file=where.output,
+        message=f"{where.output} holds {count} trainspec did not write ({', '.join(names)}{more}) and none "
+        "that it did: refusing to write its files beside them",
+        hint="compile into a new or empty directory, or pass --adopt once to write into this one (what is there "
+        "stays as it is: trainspec never overwrites it and never prunes it)",
+    )
 
 
 def _problems(plan: TreePlan, where: _Where, *, force: bool, allow_volume_removal: bool) -> list[Diagnostic]:
@@ -233,7 +284,9 @@ def _leftover(where: _Where, note: str) -> Diagnostic:
         severity=Severity.WARNING,
         file=where.output,
         message=note,
-        hint="trainspec cleans these up itself; nothing else was touched",
+        hint="it is a copy of an earlier tree, beside the output directory: the tree does not depend on it"
+        if swap.STUCK in note
+        else "trainspec cleans these up itself; nothing else was touched",
     )
 
 

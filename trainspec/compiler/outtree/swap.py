@@ -11,13 +11,16 @@ How (one *generation* at a time, all in the directory's parent, on the same file
 3. Swap: ``renameat2(RENAME_EXCHANGE)`` exchanges the two directories atomically (Linux). Where
    that is not available: rename the old tree to ``.<dir>.trainspec-old-<hex>``, rename the new
    one in, and rename the old one back if that fails. Then ``fsync`` the parent directory.
-4. Remove the old generation.
+4. Remove the old generation. Its directories are the old tree's, with the user's modes: a
+   read-only one is made writable first (it is being deleted; the new tree has its own copy, with
+   the mode it had). Files are never chmod-ed: they are hard links to the new tree's.
 
 A crash (SIGKILL, power loss) at any step leaves the old tree in place, or (after the atomic
 exchange) the whole new tree, plus a sibling left over. The next run, holding the same lock,
 calls :func:`recover` first: when the output directory is missing and an ``old`` generation
 exists (a crash between the two renames), that generation is renamed back; every other leftover
-is removed. Nothing outside the output directory and these siblings is ever written or deleted.
+is removed; one that cannot be (a directory of another user's) is named in a warning, and blocks
+nothing. Nothing outside the output directory and these siblings is ever written or deleted.
 """
 
 from __future__ import annotations
@@ -27,15 +30,17 @@ import errno
 import os
 import re
 import secrets
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from trainspec.compiler.outtree.access import failed_at, remove_generation
 from trainspec.compiler.outtree.plan import Entry, TreePlan
 
 BUILD, OLD = "build", "old"
+#: What a note of :func:`recover` says of a generation it cannot remove.
+STUCK = "cannot be removed"
 #: How long a compile waits for another one writing beside the same directory.
 LOCK_WAIT_SECONDS = 10.0
 _AT_FDCWD = -100
@@ -127,8 +132,16 @@ def recover(root: Path) -> list[str]:
             notes.append(f"restored the previous output from {olds[0].name}, left by an interrupted compile")
             found = [(p, s) for p, s in found if p != olds[0]]
     for path, _ in found:
-        shutil.rmtree(path)
-        notes.append(f"removed {path.name}, left by an interrupted compile")
+        try:
+            remove_generation(path)
+        except OSError as exc:
+            # Not in the way of this compile: say what is stuck and how to remove it, and go on.
+            notes.append(
+                f"{path.name}, left by an interrupted compile, {STUCK} ({failed_at(exc, path.parent)}): "
+                "remove it by hand, as the owner of that path"
+            )
+        else:
+            notes.append(f"removed {path.name}, left by an interrupted compile")
     return notes
 
 
@@ -151,9 +164,11 @@ def replace_tree(root: Path, plan: TreePlan, parent_fd: int | None = None) -> li
     if previous is None:
         return []
     try:
-        shutil.rmtree(previous)
+        remove_generation(previous)
     except Exception as exc:
-        return [f"could not remove the previous generation {previous.name} ({exc}); the next compile removes it"]
+        why = failed_at(exc, root.parent) if isinstance(exc, OSError) else str(exc)
+        note = f"could not remove the previous generation {previous.name} ({why}); the next compile tries again"
+        return [note + ", or remove it by hand"]
     return []
 
 
@@ -269,7 +284,7 @@ def _swap(root: Path, gen: Path) -> Path | None:
 
 def _discard(path: Path) -> None:
     with contextlib.suppress(OSError):  # whatever is left, the next run's recover() removes
-        shutil.rmtree(path)
+        remove_generation(path)
 
 
 _LIBC: list[Any] = []

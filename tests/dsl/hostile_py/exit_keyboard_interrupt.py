@@ -1,0 +1,16 @@
+# corpus: TS112
+"""raise KeyboardInterrupt: no exit 130, a located error."""
+
+from trainspec import Resources, TrainingJob
+
+job = TrainingJob(
+    name="corpus-job",
+    namespace="corpus",
+    runtime="trainspec-torch",
+    image="example.com/train:1",
+    command=["python", "train.py"],
+    nodes=1,
+    resources_per_node=Resources(cpu=1, memory="1Gi"),
+)
+
+raise KeyboardInterrupt

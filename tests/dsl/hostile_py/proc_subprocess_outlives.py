@@ -1,0 +1,19 @@
+# corpus: TS122
+"""Starts a subprocess that outlives it."""
+
+import subprocess
+import sys
+
+from trainspec import Resources, TrainingJob
+
+job = TrainingJob(
+    name="corpus-job",
+    namespace="corpus",
+    runtime="trainspec-torch",
+    image="example.com/train:1",
+    command=["python", "train.py"],
+    nodes=1,
+    resources_per_node=Resources(cpu=1, memory="1Gi"),
+)
+
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
