@@ -295,3 +295,23 @@ def test_a_change_of_engine_is_a_change_of_the_job(tmp_path) -> None:
     )
     assert done.returncode == 1, done.stderr
     assert "engine trainer -> ray" in done.stdout
+
+
+def test_diff_can_refuse_to_run_python_spec_modules(tmp_path: Path) -> None:
+    """``diff --no-python``: a spec module on either side is reported (TS123), never run."""
+    import contextlib
+    import io
+
+    from trainspec.cli.main import main
+
+    for side in ("old", "new"):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "spec.py").write_text(
+            f"from pathlib import Path\nPath({str(tmp_path / 'ran')!r}).write_text('x')\n"
+            "from trainspec import TrainingJob\n"
+            "job = TrainingJob(name='x', namespace='n', runtime='trainspec-torch', command=['x'])\n"
+        )
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(["diff", str(tmp_path / "old"), str(tmp_path / "new"), "--no-project", "--no-python"])
+    assert code == 2 and "TS123" in err.getvalue() and not (tmp_path / "ran").exists()

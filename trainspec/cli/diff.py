@@ -51,6 +51,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "default: each side's nearest trainspec.yaml",
     )
     project.add_argument("--no-project", action="store_true", help="ignore any trainspec.yaml")
+    parser.add_argument(
+        "--no-python",
+        action="store_true",
+        help="never run Python spec modules (TS123), on both sides: the mode for untrusted changes",
+    )
 
 
 def _side(args: argparse.Namespace, paths: list[str], project: Any = None) -> Any:
@@ -68,7 +73,15 @@ def _side(args: argparse.Namespace, paths: list[str], project: Any = None) -> An
         first = Path(paths[0])
         start = str(first if first.is_dir() else first.parent)
     return run(
-        paths, Options(project=choice, cwd=start, values_files=tuple(args.values), target=args.target, stop=Stop.LOWER)
+        paths,
+        Options(
+            project=choice,
+            cwd=start,
+            values_files=tuple(args.values),
+            target=args.target,
+            stop=Stop.LOWER,
+            python="deny" if args.no_python else None,
+        ),
     )
 
 
