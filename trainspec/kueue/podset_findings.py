@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Protocol
 
 from trainspec.dsl.diagnostics import Related, Severity
 from trainspec.k8s.wellknown import NODE_ALLOCATABLE, PODSET_SLICE_SIZE_ANNOTATION
@@ -41,12 +41,10 @@ def _map(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-class PodSetFindings:
-    """The per-PodSet checks of the pre-flight; the class mixing it in holds ``cluster`` and ``add``."""
+class Record(Protocol):
+    """Where the checks put a finding: the pre-flight's ``add``."""
 
-    cluster: Cluster
-
-    def add(
+    def __call__(
         self,
         code: str,
         message: str,
@@ -55,8 +53,15 @@ class PodSetFindings:
         related: tuple[Related, ...] = (),
         hint: str | None = None,
         severity: Severity = Severity.ERROR,
-    ) -> None:
-        raise NotImplementedError  # the pre-flight's checker records findings
+    ) -> None: ...
+
+
+class PodSetFindings:
+    """The per-PodSet checks of the pre-flight, against ``cluster``, each finding handed to ``add``."""
+
+    def __init__(self, cluster: Cluster, add: Record) -> None:
+        self.cluster = cluster
+        self.add = add
 
     def assigner_misses(self, cq: ClusterQueue, outcome: Outcome) -> None:
         """TS514 (warning): the quota holds the job, Kueue's scan of the flavors never gets there."""

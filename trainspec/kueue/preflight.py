@@ -102,9 +102,10 @@ def selector_matches(selector: Mapping[str, Any], labels: Mapping[str, str]) -> 
     return True
 
 
-class _Preflight(PodSetFindings):
+class _Preflight:
     def __init__(self, cluster: Cluster, trainjob: Mapping[str, Any], kueue: tuple[int, int] | None = None) -> None:
         self.cluster = cluster
+        self.podsets = PodSetFindings(cluster, self.add)  # the per-PodSet checks, findings recorded here
         self.kueue = kueue
         meta = _map(trainjob.get("metadata"))
         self.labels = {str(k): str(v) for k, v in _map(meta.get("labels")).items()}
@@ -272,11 +273,11 @@ class _Preflight(PodSetFindings):
                     "exclude it in the Kueue configuration (resources.excludeResourcePrefixes)",
                 )
             for index in result.missing if never else ():
-                self.group_failure(cq, result, index)
-            self.check_pod_fit(cq, result)
-            self.check_topology(result)
+                self.podsets.group_failure(cq, result, index)
+            self.podsets.check_pod_fit(cq, result)
+            self.podsets.check_topology(result)
         if outcome.admitted is None and not never and outcome.settled:
-            self.assigner_misses(cq, outcome)
+            self.podsets.assigner_misses(cq, outcome)
 
 
 def kueue_label_problems(trainjob: Mapping[str, Any]) -> list[Finding]:
