@@ -1,9 +1,19 @@
 """One Kubernetes client layer for the cluster commands and the KFP launcher.
 
-Built on the official ``kubernetes`` client (extra ``trainspec[kube]``). Objects are plain dicts
-and custom resources go through ``ApiClient.call_api``: the generated ``patch_*`` methods pick
-merge-patch or json-patch from the body's type and cannot send a server-side apply
-(``application/apply-patch+yaml``).
+Built on the official ``kubernetes`` client (extra ``trainspec[kube]``), which configures the
+connection: the host, TLS (CA, client certificates), proxies and the bearer token with its refresh
+hook (exec plugins, OIDC, in-cluster token files). Objects are plain dicts and every call goes
+through :meth:`KubeApi.request` / :meth:`KubeApi.stream`, which build the HTTP request here and send
+it on the client's urllib3 pool (``ApiClient.rest_client.pool_manager``).
+
+Why not the client's own request functions: none of them has a signature that holds across the
+releases the extra allows. ``ApiClient.call_api`` lost ``query_params``/``response_type`` in 36/37,
+``ApiClient.request`` is gone in 37, and ``RESTClientObject.request`` lost ``query_params`` and
+``_preload_content`` in 37. What this module uses has not changed from 27.2 to 37:
+``Configuration.host``, ``Configuration.auth_settings()`` (which runs ``refresh_api_key_hook``),
+``ApiClient.default_headers``/``cookie``/``rest_client.pool_manager``, and
+``ApiException(status=, reason=)``. The generated ``patch_*`` methods could not be used anyway:
+they cannot send a server-side apply (``application/apply-patch+yaml``).
 
 Where the API is, in order: ``TRAINSPEC_KUBE_API`` (a URL, e.g. a ``kubectl proxy`` or a test
 stand-in; no credentials are added), in-cluster config (a pod), ``KUBECONFIG`` / ``~/.kube/config``
@@ -19,7 +29,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlencode
 
+import urllib3
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
@@ -28,6 +40,8 @@ from trainspec.kube import resources as R
 
 if TYPE_CHECKING:  # typing.Self is Python 3.11+; trainspec runs on 3.10
     from typing import Self
+
+    from urllib3 import BaseHTTPResponse
 
 API_ENV = "TRAINSPEC_KUBE_API"
 NAMESPACE_ENV = "TRAINSPEC_NAMESPACE"
@@ -125,19 +139,80 @@ class KubeApi:
         body: Any = None,
         content_type: str = "application/json",
     ) -> Any:
-        """One API call; the decoded JSON answer. Raises ``ApiException`` for an error status."""
-        return self.api.call_api(
-            path,
-            method,
-            query_params=query or [],
-            body=body,
-            header_params={"Accept": "application/json", "Content-Type": content_type},
-            response_type="object",
-            auth_settings=["BearerToken"],
-            _return_http_data_only=True,
-            _preload_content=True,
-            _request_timeout=REQUEST_TIMEOUT,
-        )
+        """One API call; the decoded JSON answer (None for an empty one). Raises ``ApiException`` for an error status."""
+        response = self.stream(method, path, query=query, body=body, content_type=content_type)
+        try:
+            data = response.data
+        finally:
+            response.release_conn()
+        if not data:
+            return None
+        try:
+            return json.loads(data)
+        except ValueError:  # not JSON (as the client's "object" type did): the text itself
+            return data.decode("utf-8", errors="replace")
+
+    def stream(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: list[tuple[str, str]] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+        accept: str = "application/json",
+        timeout: tuple[float, float] = REQUEST_TIMEOUT,
+    ) -> BaseHTTPResponse:
+        """Send one request; the unread HTTP response (the caller reads it and calls ``release_conn``).
+
+        ``body`` is sent as JSON (also under the apply-patch content type: JSON is valid YAML).
+        Raises ``ApiException`` (with the server's ``status``, ``reason``, ``body`` and ``headers``)
+        for a status outside 2xx, and ``ApiException`` with status 0 for a TLS failure, as the
+        client's own request functions do, so callers and the retry policy see the same errors.
+        """
+        api = self.api
+        configuration = api.configuration
+        query = list(query or [])
+        headers: dict[str, str] = {**api.default_headers, "Accept": accept}
+        if api.cookie:
+            headers["Cookie"] = api.cookie
+        payload = None
+        if body is not None:
+            headers["Content-Type"] = content_type
+            payload = json.dumps(body).encode("utf-8")
+        # As ``call_api(auth_settings=["BearerToken"])`` did: auth_settings() reads the token after
+        # running configuration.refresh_api_key_hook, so expiring tokens are renewed per request.
+        auth = configuration.auth_settings().get("BearerToken")
+        if auth and auth.get("value"):
+            if auth["in"] == "header":
+                headers[auth["key"]] = auth["value"]
+            elif auth["in"] == "query":
+                query.append((auth["key"], auth["value"]))
+            elif auth["in"] == "cookie":
+                headers["Cookie"] = auth["value"]
+        url = configuration.host + path + ("?" + urlencode(query) if query else "")
+        try:
+            response: BaseHTTPResponse = api.rest_client.pool_manager.request(
+                method,
+                url,
+                body=payload,
+                headers=headers,
+                timeout=urllib3.Timeout(connect=timeout[0], read=timeout[1]),
+                preload_content=False,
+            )
+        except urllib3.exceptions.SSLError as exc:
+            raise ApiException(status=0, reason=f"{type(exc).__name__}\n{exc}") from exc
+        if not 200 <= response.status <= 299:
+            try:
+                data = response.data
+            finally:
+                response.release_conn()
+            error = ApiException(status=response.status, reason=response.reason)
+            # Set after construction: the constructor's other arguments differ between releases.
+            error.body = data.decode("utf-8", errors="replace")
+            error.headers = response.headers
+            raise error
+        return response
 
     def get(self, resource: R.Resource, namespace: str | None, name: str) -> dict[str, Any] | None:
         """The object, or None when it does not exist."""
@@ -206,15 +281,8 @@ class KubeApi:
         ]
         if field_selector:
             query.append(("fieldSelector", field_selector))
-        response = self.api.call_api(
-            resource.path(namespace),
-            "GET",
-            query_params=query,
-            header_params={"Accept": "application/json"},
-            auth_settings=["BearerToken"],
-            _return_http_data_only=True,
-            _preload_content=False,
-            _request_timeout=(REQUEST_TIMEOUT[0], timeout_seconds + 30),
+        response = self.stream(
+            "GET", resource.path(namespace), query=query, timeout=(REQUEST_TIMEOUT[0], timeout_seconds + 30)
         )
         try:
             for line in _lines(response):
@@ -227,17 +295,19 @@ class KubeApi:
         self, namespace: str, pod: str, container: str, *, follow: bool, since_seconds: int | None = None
     ) -> Iterator[str]:
         """Lines of a container's log, with RFC 3339 timestamps (used to skip lines on reconnect)."""
-        response = client.CoreV1Api(self.api).read_namespaced_pod_log(
-            pod,
-            namespace,
-            container=container,
-            follow=follow,
-            timestamps=True,
-            since_seconds=since_seconds,
-            _preload_content=False,
+        # Booleans spelled as the generated client up to 35 sent them; the API server parses
+        # true/True alike (strconv.ParseBool).
+        query = [("container", container), ("follow", str(follow)), ("timestamps", "True")]
+        if since_seconds is not None:
+            query.append(("sinceSeconds", str(since_seconds)))
+        response = self.stream(
+            "GET",
+            f"/api/v1/namespaces/{quote(namespace, safe='')}/pods/{quote(pod, safe='')}/log",
+            query=query,
+            accept="*/*",
             # A quiet stream is normal while following; after FOLLOW_IDLE the follower reconnects
             # (skipping lines it printed), which also recovers from a silently dead connection.
-            _request_timeout=(REQUEST_TIMEOUT[0], FOLLOW_IDLE) if follow else REQUEST_TIMEOUT,
+            timeout=(REQUEST_TIMEOUT[0], FOLLOW_IDLE) if follow else REQUEST_TIMEOUT,
         )
         try:
             yield from _lines(response)

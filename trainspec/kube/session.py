@@ -29,6 +29,23 @@ class CommandError(Exception):
         self.usage = usage
 
 
+class ClientDefect(Exception):
+    """A cluster call failed on a programming error, not on the network or the API server's answer."""
+
+
+def _versions() -> str:
+    """``X.Y.Z with the kubernetes client A.B.C``, for a defect report."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def of(name: str) -> str:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return "(unknown)"
+
+    return f"{of('trainspec')} with the kubernetes client {of('kubernetes')}"
+
+
 def add_cluster_options(parser: argparse.ArgumentParser, *, namespace: bool = True) -> None:
     """``--context`` and ``-n/--namespace``, as kubectl spells them."""
     parser.add_argument("--context", metavar="NAME", help="kubeconfig context (default: the current one)")
@@ -101,10 +118,20 @@ def api_diagnostic(
     line: int | None = None,
     column: int | None = None,
 ) -> Diagnostic:
-    """A failed API call as a diagnostic: unreachable (TS711), forbidden (TS717), rejected (TS714)."""
+    """A failed API call as a diagnostic: unreachable (TS711), forbidden (TS717), rejected (TS714).
+
+    A ``TypeError`` or ``AttributeError`` without an HTTP status is neither an answer nor a
+    network failure but a defect (in trainspec, or a kubernetes client release it does not work
+    with): it is raised again as :class:`ClientDefect`, which the CLI reports as an internal error.
+    """
     from trainspec.kube.client import error_message
 
     status = getattr(exc, "status", None)
+    if not status and isinstance(exc, (TypeError, AttributeError)):
+        # Blaming the network here sent users debugging their connection for a library mismatch.
+        raise ClientDefect(
+            f"calling the cluster API to {what} failed inside trainspec {_versions()}: {error_message(exc)}"
+        ) from exc
     message = error_message(exc)
     location = Location(file=file or where(kube), line=line or 1, column=column or 1)
     if not status:
