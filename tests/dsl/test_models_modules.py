@@ -69,6 +69,7 @@ EXPORTED = (
     "Quantity",
     "ResourceQuantity",
     "Resources",
+    "RaySettings",
     "Restarts",
     "RunPolicy",
     "Runtime",

@@ -304,6 +304,24 @@ def _elastic_engine(plan: JobPlan, engine: str) -> Iterator[Diagnostic]:
     )
 
 
+def _ray_settings_engine(plan: JobPlan, engine: str) -> Iterator[Diagnostic]:
+    """TS521: ``ray:`` (the Ray head's size) on a job or runtime whose engine is not ray."""
+    if engine == "ray":
+        return
+    resolved = plan.resolved
+    for loaded, what in ((resolved.loaded, "job"), (resolved.runtime.loaded, f"runtime {resolved.runtime.name}")):
+        spec = getattr(loaded.spec, "spec", None)
+        if getattr(spec, "ray", None) is None:
+            continue
+        yield loaded.diagnostic(
+            "TS521",
+            ("spec", "ray"),
+            f"{what}: spec.ray (the Ray head's size) only applies to engine ray; this job runs on {engine}, "
+            "which has no Ray head",
+            hint="drop spec.ray, or run the job on ray (--target ray, or spec.engine: ray in its runtime)",
+        )
+
+
 def _parallel_layout(plan: JobPlan) -> Iterator[Diagnostic]:
     """TS420-TS428: the parallelism planner's checks of spec.model and a pinned spec.parallelism."""
     if plan.resolved.job.spec.model is None and plan.resolved.job.spec.parallelism is None:
@@ -320,5 +338,6 @@ def check_plan(plan: JobPlan, engine: str = "trainer") -> list[Diagnostic]:
         *(d for rule in RULES for d in rule(plan)),
         *_stage_image(plan, engine),
         *_elastic_engine(plan, engine),
+        *_ray_settings_engine(plan, engine),
         *_parallel_layout(plan),
     ]

@@ -23,6 +23,7 @@ from trainspec.dsl.parts import (
     DataFormat,
     DType,
     Optimizer,
+    RaySettings,
     Resources,
     RunPolicy,
     ShardBalance,
@@ -319,4 +320,7 @@ class TrainingJobSpec(_Model):
     pod_annotations: Annotations = field(default_factory=dict, description="Annotations on every trainer pod.")
     observability: JobObservability | None = field(
         default=None, description="Team label, PodMonitor and Grafana dashboard of this job (over the runtime's)."
+    )
+    ray: RaySettings | None = field(
+        default=None, description="Ray cluster shape on the ray engine, merged over the runtime's key by key."
     )

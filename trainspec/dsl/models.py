@@ -40,6 +40,7 @@ from trainspec.dsl.parts import (
     Gang,
     Metadata,
     Optimizer,
+    RaySettings,
     Resources,
     RunPolicy,
     Scope,
@@ -151,6 +152,7 @@ __all__ = [
     "Quantity",
     "ResourceQuantity",
     "Resources",
+    "RaySettings",
     "Restarts",
     "Runtime",
     "RuntimeObservability",
@@ -303,6 +305,7 @@ class Runtime(_Flat):
             engine: Engine | _EngineName | None = None,
             external: bool = ...,
             observability: RuntimeObservability | None = None,
+            ray: RaySettings | None = None,
             api_version: Literal["trainspec.dev/v1alpha1"] = ...,
             kind: Literal["Runtime"] = ...,
         ) -> None: ...
@@ -368,6 +371,7 @@ class TrainingJob(_Flat):
             pod_labels: Mapping[str, str] = ...,
             pod_annotations: Mapping[str, str] = ...,
             observability: JobObservability | None = None,
+            ray: RaySettings | None = None,
             api_version: Literal["trainspec.dev/v1alpha1"] = ...,
             kind: Literal["TrainingJob"] = ...,
         ) -> None: ...

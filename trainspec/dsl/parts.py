@@ -326,3 +326,22 @@ class Resources(_Model):
             ephemeral_storage: QuantityInput | None = None,
             extra: Mapping[str, QuantityInput] = ...,
         ) -> None: ...
+
+
+class RaySettings(_Model):
+    """The Ray cluster of a job on the ray target (KubeRay RayJob); other targets do not read it."""
+
+    head_resources: Resources | None = field(
+        default=None,
+        description="Size of the head pod (GCS, dashboard and the job's driver): each resource left out keeps the "
+        "default (cpu 2, memory 8Gi, no GPU); gpu counts the runtime's gpuResource. Requests equal limits.",
+    )
+
+    def _check(self) -> None:
+        head = self.head_resources
+        if head is None:
+            return
+        # The head always runs the GCS and the driver: a zero size would starve or OOM-kill them.
+        for name, value in (("cpu", head.cpu), ("memory", head.memory)):
+            if value is not None and not value.value:
+                raise _fail("ts_value", f"headResources.{name} must be more than 0", "leave it out for the default")

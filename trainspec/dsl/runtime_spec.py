@@ -20,6 +20,7 @@ from trainspec.dsl.parts import (
     ExtendedResourceName,
     Framework,
     Gang,
+    RaySettings,
     ResourceList,
     Resources,
     Scope,
@@ -230,6 +231,9 @@ class RuntimeSpec(_Model):
     )
     observability: RuntimeObservability | None = field(
         default=None, description="Metrics port, PodMonitor, Grafana dashboard and team label defaults of its jobs."
+    )
+    ray: RaySettings | None = field(
+        default=None, description="Ray cluster shape of its jobs on the ray engine, e.g. the head pod's size."
     )
 
     def _check(self) -> None:

@@ -3,8 +3,9 @@
 The runtime folds into the job's object: a RayJob carries its whole Ray cluster.
 
 * **Head group**: one pod that runs the GCS, the dashboard and, in K8sJobMode, the job's driver
-  (the entrypoint). It gets no GPU and ``num-cpus: "0"`` so Ray never places training workers
-  on it; its size is fixed (:data:`HEAD_RESOURCES`), as no spec field describes it.
+  (the entrypoint). It gets ``num-cpus: "0"`` (and ``num-gpus: "0"`` when it has GPUs) so Ray
+  never places training workers on it; its size is :data:`HEAD_RESOURCES` with ``ray.headResources``
+  of the runtime, then of the job, merged over it key by key (:func:`head_resources`).
 * **One worker group per node shape** (a job has one): ``replicas`` = nodes, each pod with the
   job's merged per-node resources (requests = limits), the runtime's interconnect profile
   (NCCL env, RDMA devices, IPC_LOCK). An elastic job (``nodes: {min, max}``) gets
@@ -30,6 +31,7 @@ from trainspec.compiler.lower.runtime import _scheduling, _security, _volumes
 from trainspec.compiler.lower.trainjob import metadata_sources
 from trainspec.compiler.plan import CheckpointKind, CheckpointPlan, JobPlan
 from trainspec.compiler.provenance import FieldSources, Origin, SpecRef
+from trainspec.compiler.resolve import resource_items
 from trainspec.dsl.models import AccessMode
 from trainspec.dsl.record import replace
 from trainspec.k8s import (
@@ -62,8 +64,8 @@ from trainspec.observability.pods import metrics_env, metrics_ports
 
 #: The worker group's name (Kueue's PodSet name for the training pods).
 WORKER_GROUP = "workers"
-#: The head pod's size: the driver, GCS and dashboard need little; no spec field sets it.
-HEAD_RESOURCES = {"cpu": "2", "memory": "8Gi"}
+#: The head pod's default size: the driver, GCS and dashboard need little (``ray.headResources`` changes it).
+HEAD_RESOURCES: dict[str, int | str] = {"cpu": "2", "memory": "8Gi"}
 #: The head takes no Ray CPUs, so training workers and tasks always land on worker pods.
 HEAD_START_PARAMS = {"num-cpus": "0"}
 #: KubeRay counts a container resource as Ray GPUs when its name ends in this (or is a MIG slice);
@@ -212,20 +214,38 @@ def _pod_metadata(plan: JobPlan, *, worker: bool) -> ObjectMeta | None:
     return ObjectMeta(labels=labels or None, annotations=annotations or None)
 
 
+def head_resources(plan: JobPlan) -> dict[str, int | str]:
+    """The head container's requests (= limits): the default, then the runtime's, then the job's headResources."""
+    runtime = plan.resolved.runtime.spec.spec
+    out = dict(HEAD_RESOURCES)
+    for ray in (runtime.ray, plan.resolved.job.spec.ray):
+        if ray is not None and ray.head_resources is not None:
+            for name, value in resource_items(ray.head_resources, runtime.gpu_resource):
+                out[name] = value.to_k8s()
+    if not out.get(runtime.gpu_resource, 1):
+        del out[runtime.gpu_resource]  # gpu: 0 asks for the default (none), not for a zero device request
+    return out
+
+
 def _head(plan: JobPlan) -> HeadGroupSpec:
     resolved = plan.resolved
     runtime = resolved.runtime.spec.spec
+    size = head_resources(plan)
+    start = dict(HEAD_START_PARAMS)
+    if runtime.gpu_resource in size:
+        # Like num-cpus: the head's GPUs are the driver's; Ray must not schedule training workers on them.
+        start["num-gpus"] = "0"
     container = Container(
         name=RAY_HEAD_CONTAINER,
         image=resolved.image.value,
         env=_env(plan, worker=False),
         ports=[ContainerPort(name=name, container_port=port) for name, port in RAY_HEAD_PORTS.items()],
-        resources=ResourceRequirements(requests=dict(HEAD_RESOURCES), limits=dict(HEAD_RESOURCES)),
+        resources=ResourceRequirements(requests=size, limits=dict(size)),
         volume_mounts=_mounts(plan),
     )
     pod = PodSpec(containers=[container], volumes=_pod_volumes(plan), **_scheduling(runtime))
     return HeadGroupSpec(
-        ray_start_params=dict(HEAD_START_PARAMS),
+        ray_start_params=start,
         template=PodTemplateSpec(metadata=_pod_metadata(plan, worker=False), spec=pod),
     )
 
@@ -301,9 +321,27 @@ def rayjob_sources(plan: JobPlan, obj: RayJob) -> FieldSources:
     )
     if resolved.gpus_per_node.value:
         sources.set((*_WORKER, "rayStartParams"), runtime_at("spec", "gpuResource"))
+    head_ref = _head_resources_ref(plan, at, runtime_at)
+    if head_ref is not None:
+        sources.set((*_HEAD_POD, "spec", "containers", 0, "resources"), head_ref)
+        if resolved.runtime.spec.spec.gpu_resource in head_resources(plan):  # num-gpus: "0" comes with a GPU
+            sources.set((*_CLUSTER, "headGroupSpec", "rayStartParams"), head_ref)
     for pod in (_HEAD_POD, _WORKER_POD):
         _pod_sources(plan, obj, pod, sources, at, runtime_at)
     return sources
+
+
+def _head_resources_ref(
+    plan: JobPlan, at: Callable[..., SpecRef], runtime_at: Callable[..., SpecRef]
+) -> SpecRef | None:
+    """The spec field that sized the head: the job's headResources, else the runtime's, else none (the default)."""
+    path = ("spec", "ray", "headResources")
+    job, runtime = plan.resolved.job.spec.ray, plan.resolved.runtime.spec.spec.ray
+    if job is not None and job.head_resources is not None:
+        return at(*path)
+    if runtime is not None and runtime.head_resources is not None:
+        return runtime_at(*path)
+    return None
 
 
 def _pod_sources(
@@ -349,4 +387,13 @@ def _pod_sources(
             sources.set(path, at("spec", "checkpoint"))
 
 
-__all__ = ["checkpoint_plan", "contract_env", "entrypoint", "lower_job", "node_range", "rayjob", "rayjob_sources"]
+__all__ = [
+    "checkpoint_plan",
+    "contract_env",
+    "entrypoint",
+    "head_resources",
+    "lower_job",
+    "node_range",
+    "rayjob",
+    "rayjob_sources",
+]
