@@ -28,8 +28,6 @@ if TYPE_CHECKING:
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 #: Leaf changes a new-run note lists before it says "and N more".
 _SHOWN = 3
-#: The kinds a Runtime spec becomes (Trainer's); jobs reference them by name.
-RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
 
 
 def identity(data: Mapping[str, Any]) -> tuple[str, str, str, str]:
@@ -156,6 +154,7 @@ def manifest_updates(
     cluster would refuse, each at the spec field or manifest line that made it. ``replaced`` are
     the ``(namespace, name)`` of run objects the GitOps controller recreates (``runs: replace``)."""
     from trainspec.check.locate import parse_path, place
+    from trainspec.check.manifests import RUNTIME_KINDS
     from trainspec.check.updates import update_problems
 
     before = {identity(obj): obj for obj in previous}
@@ -172,7 +171,7 @@ def manifest_updates(
         for problem in update_problems(old, manifest.data):
             if problem.code == "TS442":
                 problem = replace(problem, hint=_claim_way_out(old))
-            elif problem.code == "TS440" and manifest.kind in RUNTIME_KINDS:
+            elif problem.code == "TS440" and manifest.kind in RUNTIME_KINDS:  # jobs reference them by name
                 problem = replace(problem, hint=_runtime_way_out(old))
             found.append(place(manifest, problem, parse_path(problem.path)))
     return found
