@@ -15,7 +15,7 @@ ARG BASE_IMAGE=python:3.12.8-slim-bookworm
 FROM ${BASE_IMAGE} AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md LICENSE ./
 COPY trainspec ./trainspec
 RUN python -m pip wheel --wheel-dir /wheels ".[data]"
 

@@ -11,12 +11,18 @@ list every public name, and a name's module is imported on first use. ::
     result = trainspec.compile(job, project=None)
     print(result.to_yaml())          # what `trainspec compile -o -` prints
     result.write("deploy/")          # what `trainspec compile -o deploy/` writes
+
+    client = trainspec.Client(namespace="ml-dev")   # the cluster (extra trainspec[kube])
+    client.submit(job)               # what `trainspec submit` does
+    client.wait("sft")               # Complete or Failed: `trainspec status sft --watch`
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+# The one version: pyproject.toml reads it from here at build time ([tool.setuptools.dynamic]), so the
+# wheel, `trainspec --version` and the KFP launcher's install agree (tests/test_packaging.py).
 __version__ = "0.1.0"
 
 _MODELS = "trainspec.dsl.models"
@@ -80,6 +86,9 @@ _EXPORTS = {
     "CompileResult": "trainspec.api",
     "OutputRefused": "trainspec.api",
     "OutputReport": "trainspec.compiler.outtree",
+    # the cluster client (the kubernetes package is imported when a Client connects, not before)
+    "Client": "trainspec.client",
+    "ClusterError": "trainspec.client",
 }
 
 #: Written out (not computed) so that type checkers read it; a test keeps it equal to the exports.
@@ -88,6 +97,8 @@ __all__ = [
     "AccessMode",
     "Assignment",
     "Checkpoint",
+    "Client",
+    "ClusterError",
     "CompileResult",
     "DType",
     "Data",
@@ -155,6 +166,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover
     from trainspec.api import CompileResult, OutputRefused, compile, load, validate
+    from trainspec.client import Client, ClusterError
     from trainspec.compiler.outtree import OutputReport
     from trainspec.dsl.diagnostics import Diagnostic, Severity
     from trainspec.dsl.errors import ValidationError

@@ -8,10 +8,13 @@ exists, parsed with its syntax check.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,7 +35,7 @@ def bash_script(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def complete(script_path: Path, *words: str, cwd: Path | None = None) -> list[str]:
+def complete(script_path: Path, *words: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> list[str]:
     """What bash completes for ``trainspec <words>`` (the last word is the one being typed)."""
     assert BASH is not None
     line = ["trainspec", *words]
@@ -47,6 +50,7 @@ def complete(script_path: Path, *words: str, cwd: Path | None = None) -> list[st
         capture_output=True,
         text=True,
         cwd=cwd or ROOT,
+        env=env,
         timeout=60,
     )
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
@@ -145,11 +149,8 @@ def test_an_unknown_shell_is_a_usage_error() -> None:
 def test_version_prints_the_package_version() -> None:
     proc = run_cli("--version")
     assert proc.returncode == 0 and proc.stdout == f"trainspec {__version__}\n"
-    if sys.version_info >= (3, 11):
-        import tomllib
-
-        declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
-        assert declared == __version__  # one version: the wheel's and the one --version prints
+    # One version: pyproject.toml reads it from trainspec.__version__ (tests/test_packaging.py checks the
+    # built wheel's and sdist's, and an installed wheel's --version).
 
 
 def test_validate_and_compile_never_import_the_completion_generator() -> None:
@@ -168,3 +169,190 @@ def test_validate_and_compile_never_import_the_completion_generator() -> None:
     loaded = proc.stdout.strip().splitlines()[-1].split()
     assert "trainspec.cli.completion" not in loaded
     assert "trainspec.progress" in loaded  # compile's progress line: standard library only
+
+
+# -- names from the cluster: `trainspec __complete` and the scripts that call it ---------------------
+
+KUBECONFIG = """\
+apiVersion: v1
+kind: Config
+current-context: dev
+clusters:
+- name: c
+  cluster: {server: "http://127.0.0.1:1"}
+users:
+- name: u
+  user: {token: not-a-secret}
+contexts:
+- name: dev
+  context: {cluster: c, user: u, namespace: ml-dev}
+- name: prod
+  context: {cluster: c, user: u}
+"""
+
+
+@pytest.fixture
+def standin() -> Iterator[Any]:
+    """The loopback API stand-in of tests/kube, holding two TrainJobs in two namespaces."""
+    pytest.importorskip("kubernetes", reason="the kube extra is not installed: pip install 'trainspec[kube]'")
+    if str(ROOT / "tests" / "kfp") not in sys.path:
+        sys.path.insert(0, str(ROOT / "tests" / "kfp"))
+    from kube_standin import StandIn, serve
+
+    api = StandIn()
+    server = serve(api)
+    for ns, name, job in (("ml-dev", "ddp-cpu-4pmvsm", "ddp-cpu"), ("ml-prod", "llama", None)):
+        labels = {"trainspec.dev/job": job} if job else {}
+        api.trainjobs[(ns, name)] = {"metadata": {"name": name, "namespace": ns, "labels": labels}}
+    try:
+        yield api
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def quiet_env(home: Path, **extra: str) -> dict[str, str]:
+    """An environment with no cluster configured at all (no kubeconfig, no stand-in, not in a pod)."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("TRAINSPEC_", "KUBERNETES_")) and k not in ("KUBECONFIG", "HOME")
+    }
+    return {**env, "HOME": str(home), **extra}
+
+
+def names(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "trainspec", "__complete", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=60,
+    )
+
+
+def test_complete_names_with_nothing_configured_is_silent_and_never_loads_the_client(tmp_path: Path) -> None:
+    env = quiet_env(tmp_path)
+    for kind in ("jobs", "namespaces", "contexts"):
+        proc = names(kind, "-n", "x", "--context", "y", env=env)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", ""), kind
+    program = (
+        "import sys\nfrom trainspec.cli.main import main\n"
+        "assert main(['__complete', 'jobs']) == 0\nprint('kubernetes' in sys.modules)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", program], check=False, capture_output=True, text=True, env=env, cwd=ROOT, timeout=60
+    )
+    assert proc.stdout == "False\n", proc.stderr
+
+
+def test_complete_names_of_an_unreachable_cluster_is_silent(tmp_path: Path) -> None:
+    (tmp_path / "config").write_text(KUBECONFIG)  # its server is a closed loopback port
+    for env in (
+        quiet_env(tmp_path, TRAINSPEC_KUBE_API="http://127.0.0.1:1"),
+        quiet_env(tmp_path, KUBECONFIG=str(tmp_path / "config")),
+    ):
+        for kind in ("jobs", "namespaces"):
+            proc = names(kind, env=env)
+            assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", ""), kind
+
+
+def test_complete_names_of_a_usage_error_is_silent_too(tmp_path: Path) -> None:
+    proc = names("pods", env=quiet_env(tmp_path))
+    assert proc.returncode == 0 and proc.stdout == "" and "Traceback" not in proc.stderr
+
+
+def test_complete_contexts_come_from_every_kubeconfig_file(tmp_path: Path) -> None:
+    (tmp_path / "a").write_text(KUBECONFIG)
+    (tmp_path / "b").write_text("contexts:\n- name: staging\n  context: {cluster: c}\n- {name: dev}\n")
+    (tmp_path / "broken").write_text("contexts: [unclosed\n")
+    listed = os.pathsep.join(str(tmp_path / n) for n in ("a", "b", "broken", "missing"))
+    proc = names("contexts", env=quiet_env(tmp_path, KUBECONFIG=listed))
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "dev\nprod\nstaging\n", "")
+    # --kubeconfig (as typed on the command line) wins over $KUBECONFIG.
+    proc = names("contexts", "--kubeconfig", str(tmp_path / "b"), env=quiet_env(tmp_path, KUBECONFIG=listed))
+    assert proc.stdout == "dev\nstaging\n"
+    # The default file when nothing says otherwise.
+    (tmp_path / ".kube").mkdir()
+    (tmp_path / ".kube" / "config").write_text(KUBECONFIG)
+    assert names("contexts", env=quiet_env(tmp_path)).stdout == "dev\nprod\n"
+
+
+def test_complete_jobs_and_namespaces_from_the_standin(standin: Any, tmp_path: Path) -> None:
+    env = quiet_env(tmp_path, TRAINSPEC_KUBE_API=standin.url)
+    # A job is named by its run or by the trainspec job it is a run of: both are offered.
+    assert names("jobs", "-n", "ml-dev", env=env).stdout == "ddp-cpu\nddp-cpu-4pmvsm\n"
+    assert names("jobs", "--namespace", "ml-prod", env=env).stdout == "llama\n"
+    assert names("jobs", env={**env, "TRAINSPEC_NAMESPACE": "ml-prod"}).stdout == "llama\n"
+    # The stand-in does not list namespaces (as when RBAC forbids it): those holding TrainJobs, and the default.
+    assert names("namespaces", env=env).stdout == "default\nml-dev\nml-prod\n"
+    asked = [r.path for r in standin.sent("GET")]
+    assert "/api/v1/namespaces" in asked and "/apis/trainer.kubeflow.org/v1alpha1/trainjobs" in asked
+
+
+@pytest.fixture
+def on_path(tmp_path: Path) -> Path:
+    """A directory with a ``trainspec`` program (this interpreter's), for the scripts to call."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    program = bin_dir / "trainspec"
+    program.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m trainspec "$@"\n')
+    program.chmod(0o755)
+    return bin_dir
+
+
+@pytestmark_bash
+def test_bash_completes_jobs_namespaces_and_contexts_from_the_cluster(
+    bash_script: Path, standin: Any, tmp_path: Path, on_path: Path
+) -> None:
+    (tmp_path / "config").write_text(KUBECONFIG)
+    env = quiet_env(tmp_path, TRAINSPEC_KUBE_API=standin.url, KUBECONFIG=str(tmp_path / "config"))
+    env["PATH"] = f"{on_path}{os.pathsep}{env.get('PATH', '')}"
+    assert complete(bash_script, "status", "-n", "ml-dev", "dd", env=env) == ["ddp-cpu", "ddp-cpu-4pmvsm"]
+    assert complete(bash_script, "logs", "--namespace", "ml-prod", "", env=env) == ["llama"]
+    assert complete(bash_script, "cancel", "-n", "ml-", env=env) == ["ml-dev", "ml-prod"]
+    assert complete(bash_script, "list", "--context", "", env=env) == ["dev", "prod"]
+    # The cluster options typed so far go along: the JOB is looked up in ml-prod.
+    assert complete(bash_script, "status", "--context", "dev", "-n", "ml-prod", "", env=env) == ["llama"]
+    assert [r.query for r in standin.sent("GET", "/namespaces/ml-prod/trainjobs$")]
+    # Options still complete as before.
+    assert complete(bash_script, "status", "-o", "", env=env) == ["text", "json", "yaml", "wide", "name"]
+
+
+@pytestmark_bash
+def test_bash_offers_nothing_for_a_job_without_a_cluster(bash_script: Path, tmp_path: Path, on_path: Path) -> None:
+    env = quiet_env(tmp_path)
+    env["PATH"] = f"{on_path}{os.pathsep}{env.get('PATH', '')}"
+    (tmp_path / "job.yaml").write_text("")
+    assert complete(bash_script, "status", "", env=env, cwd=tmp_path) == []
+    assert complete(bash_script, "status", "-n", "", env=env, cwd=tmp_path) == []
+    assert complete(bash_script, "validate", "jo", env=env, cwd=tmp_path) == ["job.yaml"]  # files still
+
+
+def test_zsh_and_fish_scripts_ask_for_names() -> None:
+    zsh_text = script("zsh")
+    assert "_trainspec_names() {" in zsh_text and "trainspec __complete $kind $args" in zsh_text
+    assert "'1:jobs:_trainspec_names jobs'" in zsh_text
+    assert ":ns:_trainspec_names namespaces'" in zsh_text and ":name:_trainspec_names contexts'" in zsh_text
+    fish_text = script("fish")
+    assert "function __trainspec_names" in fish_text and "trainspec __complete $argv[1] $args" in fish_text
+    assert "complete -c trainspec -n '__fish_seen_subcommand_from logs' -x -a '(__trainspec_names jobs)'" in fish_text
+    assert "-s n -l namespace -x -a '(__trainspec_names namespaces)'" in fish_text
+
+
+def test_the_hidden_command_is_in_no_help_and_no_script() -> None:
+    assert "__complete" not in run_cli("--help").stdout
+    for shell in ("bash", "zsh", "fish"):
+        text = script(shell)
+        # Called by the scripts, never offered as a command to complete.
+        assert "__complete" not in text.split("_trainspec()" if shell != "fish" else "complete -c trainspec -f", 1)[1]
+
+
+def test_the_api_variable_is_named_once() -> None:
+    pytest.importorskip("kubernetes", reason="the kube extra is not installed: pip install 'trainspec[kube]'")
+    from trainspec.cli.complete_names import API_ENV
+    from trainspec.kube.client import API_ENV as CLIENT_API_ENV
+
+    assert API_ENV == CLIENT_API_ENV

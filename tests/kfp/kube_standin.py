@@ -40,6 +40,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import kube_answers as answers
+
 TRAINER = "/apis/trainer.kubeflow.org/v1alpha1"
 RE_OBJECT = re.compile(
     r"^/apis?/(?P<gv>[^/]+(?:/v[^/]+)?)(?:/namespaces/(?P<ns>[^/]+))?/(?P<plural>[a-z]+)"
@@ -65,6 +67,13 @@ STORES = {
     "workloads": ("kueue.x-k8s.io/v1beta2", "Workload", True, "kueue.x-k8s.io_workloads.json"),
     "persistentvolumeclaims": ("v1", "PersistentVolumeClaim", True, None),
     "pods": ("v1", "Pod", True, None),
+    # What submit applies beside the job (kept in StandIn.objects); a test takes a kind out of
+    # service, as a cluster without its CRD, with StandIn.unserved.
+    "configmaps": ("v1", "ConfigMap", True, None),
+    "serviceaccounts": ("v1", "ServiceAccount", True, None),
+    "roles": ("rbac.authorization.k8s.io/v1", "Role", True, None),
+    "rolebindings": ("rbac.authorization.k8s.io/v1", "RoleBinding", True, None),
+    "podmonitors": ("monitoring.coreos.com/v1", "PodMonitor", True, None),
 }
 LIST_KEYS = {"ownerReferences": "uid", "managedFields": "manager"}
 CRD_DATA = Path(__file__).resolve().parents[2] / "trainspec" / "check" / "data"
@@ -86,6 +95,8 @@ class Fault:
     pattern: str  # regex searched in the path
     response: int | str  # HTTP status, or "reset"
     count: int = 1
+    #: The answer to send (kube_answers.Answer); None: what the server sends for that status.
+    answer: tuple | None = None
 
 
 @dataclass
@@ -96,6 +107,13 @@ class StandIn:
     claims: dict[tuple[str, str], dict] = field(default_factory=dict)
     workloads: dict[tuple[str, str], dict] = field(default_factory=dict)
     logs: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    #: The other kinds' objects: plural -> (namespace, name) -> object.
+    objects: dict[str, dict[tuple[str, str], dict]] = field(default_factory=dict)
+    #: Plurals the cluster does not serve (no CRD): every request gets kube-apiserver's answer for
+    #: a path it does not know (a NotFound Status without details).
+    unserved: set[str] = field(default_factory=set)
+    #: The log of each pod's previous container instance (``previous=true``), when it restarted.
+    previous_logs: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     status_script: list[dict] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
     requests: list[Request] = field(default_factory=list)
@@ -114,6 +132,12 @@ class StandIn:
     lock: threading.RLock = field(default_factory=threading.RLock)
     url: str = ""
     _deleting: set[str] = field(default_factory=set)
+    #: The namespaces that exist; None: any namespace exists (the default, permissive).
+    namespaces: set[str] | None = None
+    #: RBAC denials: (verb, resource such as "trainjobs" or "pods/log", namespace or None: any, user).
+    denied: list[tuple[str, str, str | None, str]] = field(default_factory=list)
+    #: Answer paths nothing serves with the plain-text ``404 page not found`` of older servers.
+    legacy_not_found: bool = False
 
     # --- helpers for tests ----------------------------------------------------------------
 
@@ -224,8 +248,30 @@ class StandIn:
             return workload
 
     def fail(self, method: str, pattern: str, *responses: int | str) -> None:
+        """Answer the next requests matching ``method`` and ``pattern`` with these statuses (the
+        bodies the server sends for them, kube_answers.failure) or ``"reset"`` (no answer)."""
         for response in responses:
             self.faults.append(Fault(method, pattern, response))
+
+    def answer(self, method: str, pattern: str, code: int, payload: Any, kind: str = "json", **headers: str) -> None:
+        """Answer the next matching request with exactly this (e.g. HTML, an empty body, non-JSON)."""
+        self.faults.append(Fault(method, pattern, code, answer=(code, payload, kind, dict(headers))))
+
+    def remove_crds(self, *plurals: str) -> None:
+        """The cluster without these CRDs (e.g. ``"trainjobs"``): their paths are not served."""
+        self.unserved.update(plurals)
+
+    def declare_namespaces(self, *names: str) -> None:
+        """Only these namespaces (and those of objects already stored) exist from now on."""
+        self.namespaces = set(names) | {key[-2] for store in (self.trainjobs, self.claims) for key in store}
+
+    def deny(self, verb: str, resource: str, namespace: str | None = None, user: str = "dev@example.com") -> None:
+        """RBAC without ``verb`` on ``resource`` (``trainjobs``, ``pods/log``) for ``user``."""
+        self.denied.append((verb, resource, namespace, user))
+
+    def invalid(self, pattern: str, *causes: tuple[str, str, str]) -> None:
+        """The next apply matching ``pattern`` fails validation (422) with these ``(type, field, body)``."""
+        self.faults.append(Fault("PATCH", pattern, 422, answer=("invalid", *causes)))
 
     def sent(self, method: str | None = None, pattern: str = "") -> list[Request]:
         with self.lock:
@@ -240,7 +286,9 @@ class StandIn:
             return self.runtimes, lambda ns, name: ("ClusterTrainingRuntime", "", name)
         if plural == "trainingruntimes":
             return self.runtimes, lambda ns, name: ("TrainingRuntime", ns, name)
-        store = {"workloads": self.workloads, "persistentvolumeclaims": self.claims, "pods": self.pods}[plural]
+        store = {"workloads": self.workloads, "persistentvolumeclaims": self.claims, "pods": self.pods}.get(plural)
+        if store is None:
+            store = self.objects.setdefault(plural, {})
         return store, lambda ns, name: (ns, name)
 
     def _items(self, plural: str, ns: str) -> list[dict]:
@@ -281,18 +329,55 @@ class StandIn:
                         self.faults.remove(fault)
                     if fault.response == "reset":
                         return -1, None, ""
-                    return int(fault.response), _status(int(fault.response), "injected fault"), "json"
+                    return self._fault(fault, method, path, query)
+            if (refusal := self._rbac(method, path, query)) is not None:
+                return refusal
             return self._route(method, path, query, headers, body)
+
+    def _about(self, method: str, path: str, query: dict[str, str]) -> tuple[str, str, str, str, str, str]:
+        """(verb, group, plural, subresource, namespace, name) of a request, as the authorizer sees it."""
+        if m := RE_LOG.match(path):
+            return "get", "", "pods", "log", m.group(1), m.group(2)
+        m = RE_OBJECT.match(path)
+        if m is None:
+            return method.lower(), "", "", "", "", ""
+        group = m.group("gv").rpartition("/")[0] if "/" in m.group("gv") else ""
+        name = m.group("name") or ""
+        verb = {"PATCH": "patch", "DELETE": "delete", "POST": "create", "PUT": "update"}.get(method, "get")
+        if method == "GET" and not name:
+            verb = "watch" if query.get("watch") in ("true", "1") else "list"
+        return verb, group, m.group("plural"), m.group("sub") or "", m.group("ns") or "", name
+
+    def _rbac(self, method: str, path: str, query: dict[str, str]) -> tuple | None:
+        verb, group, plural, sub, ns, name = self._about(method, path, query)
+        resource = f"{plural}/{sub}" if sub else plural
+        for d_verb, d_resource, d_ns, user in self.denied:
+            if (d_verb, d_resource) == (verb, resource) and d_ns in (None, ns):
+                return answers.forbidden(user, verb, group, plural, sub, ns, name)
+        return None
+
+    def _fault(self, fault: Fault, method: str, path: str, query: dict[str, str]) -> tuple:
+        verb, group, plural, sub, ns, name = self._about(method, path, query)
+        if fault.answer is not None and fault.answer[0] == "invalid":
+            kind = STORES[plural][1] if plural in STORES else plural
+            return answers.invalid(kind, group, name, list(fault.answer[1:]))
+        if fault.answer is not None:
+            return fault.answer
+        code = int(fault.response)
+        if code == 403:
+            return answers.forbidden("dev@example.com", verb, group, plural, sub, ns, name)
+        return answers.failure(code, "injected fault", group, plural, name)
 
     def _route(
         self, method: str, path: str, query: dict[str, str], headers: dict[str, str], body: Any
     ) -> tuple[int, Any, str]:
         if (m := RE_LOG.match(path)) and method == "GET":
-            lines = self.logs.get((m.group(1), m.group(2)))
-            if lines is None:
-                return 404, _status(404, "no such pod"), "json"
-            return 200, "".join(line + "\n" for line in lines), "text"
+            return self._log(m.group(1), m.group(2), query)
+        if (found := self._namespace_or_discovery(method, path)) is not None:
+            return found
         m = RE_OBJECT.match(path)
+        if m is not None and m.group("plural") in self.unserved:
+            return answers.not_served(legacy_text=self.legacy_not_found)
         if m is None or m.group("plural") not in STORES:
             return 404, _status(404, f"the stand-in does not serve {method} {path}"), "json"
         plural, ns, name, sub = m.group("plural"), m.group("ns") or "", m.group("name"), m.group("sub")
@@ -341,6 +426,79 @@ class StandIn:
             return 200, answer, "json"
         return 405, _status(405, f"the stand-in does not serve {method} {path}"), "json"
 
+    def _log(self, ns: str, pod: str, query: dict[str, str]) -> tuple[int, Any, str]:
+        """A pod's log as kubelet serves it: ``previous``, ``sinceSeconds`` (against the real clock,
+        as the client computes it), ``tailLines``, and ``timestamps`` (the lines are stored with
+        theirs; without ``timestamps=true`` they are cut off)."""
+        if (ns, pod) not in self.logs:
+            return 404, _status(404, "no such pod"), "json"
+        true = ("true", "True", "1")
+        lines = self.logs[(ns, pod)]
+        if query.get("previous") in true:
+            before = self.previous_logs.get((ns, pod))
+            if before is None:
+                container = query.get("container", "")
+                message = f'previous terminated container "{container}" in pod "{pod}" not found'
+                return 400, _status(400, message, "BadRequest"), "json"
+            lines = before
+        if query.get("sinceSeconds"):
+            import time
+            from datetime import datetime, timezone
+
+            cutoff = time.time() - int(query["sinceSeconds"])
+
+            def recent(line: str) -> bool:
+                try:
+                    stamp = datetime.strptime(line[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
+                except ValueError:
+                    return True
+                return stamp.timestamp() >= cutoff
+
+            lines = [line for line in lines if recent(line)]
+        if query.get("tailLines"):
+            lines = lines[-int(query["tailLines"]) :] if int(query["tailLines"]) > 0 else []
+        if query.get("timestamps") not in true:
+            lines = [re.sub(r"^\d{4}-\d\d-\d\dT\S+Z ", "", line) for line in lines]
+        return 200, "".join(line + "\n" for line in lines), "text"
+
+    def _namespace_or_discovery(self, method: str, path: str) -> tuple | None:
+        """``GET /api/v1/namespaces/NS`` and API discovery (``/apis/G``, ``/apis/G/V``); None for other paths."""
+        if method != "GET":
+            return None
+        if m := re.fullmatch(r"/api/v1/namespaces/([^/]+)", path):
+            if self.namespaces is not None and m.group(1) not in self.namespaces:
+                return answers.not_found("", "namespaces", m.group(1))
+            meta = {"name": m.group(1), "uid": f"uid-ns-{m.group(1)}", "creationTimestamp": NOW}
+            return (
+                200,
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": meta, "status": {"phase": "Active"}},
+                "json",
+            )
+        m = re.fullmatch(r"/apis/([^/]+)(?:/([^/]+))?", path)
+        if m is None:
+            return None
+        group, version = m.group(1), m.group(2)
+        served = [(p, v) for p, v in STORES.items() if v[0].startswith(group + "/") and p not in self.unserved]
+        versions = sorted({v[0].split("/")[1] for _, v in served})
+        if version is None and versions:
+            entries = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
+            return 200, {"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": entries}, "json"
+        resources = [
+            {
+                "name": p,
+                "singularName": v[1].lower(),
+                "namespaced": v[2],
+                "kind": v[1],
+                "verbs": ["get", "list", "patch"],
+            }
+            for p, v in served
+            if v[0] == f"{group}/{version}"
+        ]
+        if version is None or not resources:
+            return answers.not_served(legacy_text=self.legacy_not_found)
+        listing = {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": f"{group}/{version}"}
+        return 200, listing | {"resources": resources}, "json"
+
     def _finish_delete(self, plural: str, ns: str, key: Any, path: str) -> None:
         store, _ = self._store(plural)
         obj = store.pop(key, None)
@@ -388,6 +546,8 @@ class StandIn:
                 ),
                 "json",
             )
+        if key not in store and STORES[plural][2] and self.namespaces is not None and ns not in self.namespaces:
+            return answers.namespace_not_found(ns)  # NamespaceLifecycle admission, before anything else
         where = f"{ns}/{name}" if STORES[plural][2] else f"/{name}"
         gvk = f"{api_version}, Kind={kind}" if "/" in api_version else f"/{api_version}, Kind={kind}"
         if query.get("fieldValidation") == "Strict" and crd:
@@ -407,19 +567,9 @@ class StandIn:
         config.pop("status", None)  # the status subresource: the main resource's writes ignore it
         configs = dict(self.applied_configs.get(path) or {})
         if query.get("force") != "true":
-            for other, theirs in configs.items():
-                if other != manager:
-                    clash = _conflict(theirs, config)
-                    if clash:
-                        return (
-                            409,
-                            _status(
-                                409,
-                                f'Apply failed with 1 conflict: conflict with "{other}" using {api_version}: {clash}',
-                                "Conflict",
-                            ),
-                            "json",
-                        )
+            clashes = [(m, at) for m, theirs in configs.items() if m != manager for at in _conflicts(theirs, config)]
+            if clashes:
+                return answers.apply_conflict(clashes)
         configs[manager] = config
         old = store.get(key)
         merged: dict = {}
@@ -449,6 +599,11 @@ class StandIn:
                 else merged
             )
             merged["status"] = old.get("status") or {}
+            # Deletion's fields belong to the server: an apply to an object being deleted is accepted
+            # and leaves it terminating (kube-apiserver keeps deletionTimestamp and the finalizers).
+            for server_field in ("deletionTimestamp", "deletionGracePeriodSeconds", "finalizers"):
+                if server_field in old_meta:
+                    merged["metadata"][server_field] = copy.deepcopy(old_meta[server_field])
         else:
             merged["status"] = {}
         unchanged = old is not None and _same(old, merged)
@@ -572,27 +727,31 @@ def _merge(base: Any, top: Any, name: str = "") -> Any:
     return copy.deepcopy(top)
 
 
-def _conflict(theirs: Any, mine: Any, path: str = "", name: str = "") -> str:
-    """The first leaf both configurations set to different values (apply's conflict), or ""."""
+def _conflicts(theirs: Any, mine: Any, path: str = "", name: str = "") -> list[str]:
+    """Every leaf both configurations set to different values (apply's conflicts), in order."""
     if isinstance(theirs, dict) and isinstance(mine, dict):
-        for key in theirs.keys() & mine.keys():
-            if path == "" and key in ("apiVersion", "kind"):
+        out = []
+        for key in [k for k in theirs if k in mine]:
+            if (path == "" and key in ("apiVersion", "kind")) or (path == ".metadata" and key in ("name", "namespace")):
                 continue
-            if path == ".metadata" and key in ("name", "namespace"):
-                continue
-            if found := _conflict(theirs[key], mine[key], f"{path}.{key}", key):
-                return found
-        return ""
-    if isinstance(theirs, list) and isinstance(mine, list):
-        if all(_key_of(i, name) for i in theirs + mine):  # a list-map: entries of other keys never clash
-            ours = {_key_of(i, name): i for i in mine}
-            for item in theirs:
-                k = _key_of(item, name)
-                if k in ours and (found := _conflict(item, ours[k], f"{path}[{k}]", name)):
-                    return found
-            return ""
-        return "" if theirs == mine else path
-    return "" if theirs == mine else path
+            out += _conflicts(theirs[key], mine[key], f"{path}.{key}", key)
+        return out
+    if isinstance(theirs, list) and isinstance(mine, list) and all(_key_of(i, name) for i in theirs + mine):
+        ours = {_key_of(i, name): i for i in mine}  # a list-map: entries of other keys never clash
+        keyed = [(item, ours.get(_key_of(item, name))) for item in theirs]
+        return [
+            c
+            for item, other in keyed
+            if other is not None
+            for c in _conflicts(item, other, _entry(path, item, name), name)
+        ]
+    return [] if theirs == mine else [path]
+
+
+def _entry(path: str, item: dict, name: str) -> str:
+    """A list-map entry in apply's path form: ``.spec.containers[name="node"]``."""
+    key = LIST_KEYS.get(name, "name")
+    return f'{path}[{key}="{item.get(key)}"]'
 
 
 def _fields(config: Any) -> dict:
@@ -628,9 +787,8 @@ def _merge_patch(base: Any, patch: Any) -> Any:
 
 
 def _not_found(plural: str, name: str) -> dict:
-    group = STORES[plural][0].rpartition("/")[0]
-    resource = f"{plural}.{group}" if group else plural
-    return _status(404, f'{resource} "{name}" not found', "NotFound")
+    """``NewNotFound``'s Status (details name the object and its resource)."""
+    return answers.not_found(STORES[plural][0].rpartition("/")[0], plural, name)[1]
 
 
 def _status(code: int, message: str, reason: str | None = None) -> dict:
@@ -652,23 +810,33 @@ def serve(standin: StandIn) -> ThreadingHTTPServer:
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # As Go's net/http (kube-apiserver) does: TCP_NODELAY. Without it the headers and the body
+        # go out as two small writes and every keep-alive request waits out a delayed ACK (~40 ms).
+        disable_nagle_algorithm = True
 
         def _do(self) -> None:
             split = urlsplit(self.path)
             query = {k: v[-1] for k, v in parse_qs(split.query).items()}
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
-            code, payload, kind = standin.handle(self.command, split.path, query, dict(self.headers.items()), raw)
+            # (code, payload, kind) or, with headers to send, (code, payload, kind, headers)
+            code, payload, kind, *extra = standin.handle(
+                self.command, split.path, query, dict(self.headers.items()), raw
+            )
             if code < 0:  # drop the connection without an answer
                 self.close_connection = True
                 self.connection.shutdown(2)
                 return
-            data = (payload if kind in ("text", "watch") else json.dumps(payload)).encode("utf-8")
+            data = (payload if kind in ("text", "html", "watch") else json.dumps(payload)).encode("utf-8")
             self.send_response(code)
-            self.send_header(
-                "Content-Type",
-                {"text": "text/plain", "watch": "application/json;stream=watch"}.get(kind, "application/json"),
-            )
+            content_type = {
+                "text": "text/plain; charset=utf-8",
+                "html": "text/html",
+                "watch": "application/json;stream=watch",
+            }.get(kind, "application/json")
+            self.send_header("Content-Type", content_type)
+            for name, value in (extra[0] if extra else {}).items():
+                self.send_header(name, value)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
@@ -681,5 +849,6 @@ def serve(standin: StandIn) -> ThreadingHTTPServer:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     standin.url = f"http://127.0.0.1:{server.server_address[1]}"
-    threading.Thread(target=server.serve_forever, name="kube-standin", daemon=True).start()
+    # A short poll interval: shutting the stand-in down after each test waits for one poll.
+    threading.Thread(target=server.serve_forever, args=(0.05,), name="kube-standin", daemon=True).start()
     return server

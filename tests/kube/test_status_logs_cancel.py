@@ -123,14 +123,12 @@ def test_status_follows_suspended_queued_admitted_running_complete(api: StandIn,
     code, out, err = cli("status", "ddp-ckpt", "-n", "ml-dev", "--watch", "--interval", "1")
     assert code == 0, err
     assert "waiting for admission" not in err and "\r" not in err  # not a terminal: no progress line
-    firsts = [line for line in out.splitlines() if line.startswith("TrainJob ")]
-    # Each change is printed once: Running twice (resumed; then pods and progress appeared).
-    assert [f.split(": ", 1)[1].split(" ")[0] for f in firsts] == [
-        "Queued",
-        "Admitted",
-        "Running",
-        "Running",
-        "Complete",
+    # The whole status once, then a line per transition (pods and progress as they change).
+    assert [line for line in out.splitlines() if not line.startswith("  ")] == [
+        "TrainJob ml-dev/ddp-ckpt: Queued",
+        "ml-dev/ddp-ckpt: Queued (WaitingForQuota) -> Admitted",
+        "ml-dev/ddp-ckpt: Admitted -> Running",
+        "ml-dev/ddp-ckpt: Running -> Complete (JobsCompleted)",
     ]
     assert "  node: 2 pods: 2 ready, 2 running, 0 pending, 0 succeeded, 0 failed; 1 restarts" in out
     assert "  progress: 40%, about 10m left, loss=0.42" in out
@@ -202,6 +200,7 @@ def test_status_json_evicted_and_the_newest_pod_per_index(api: StandIn, tmp_path
             "failed": 0,
             "restarts": 0,
             "newest": {"0": "new-0"},
+            "nodes": {},  # not scheduled: no spec.nodeName (-o wide shows it)
         }
     ]
     code, out, _ = cli("list", "-n", "ml-dev")

@@ -139,7 +139,8 @@ def test_a_field_owned_by_another_manager_is_a_conflict(api: StandIn, tmp_path: 
     )
     code, _, err = cli("submit", spec, "--no-project")
     assert code == 1 and "error[TS714]" in err
-    assert 'conflict with "someone-else" using trainer.kubeflow.org/v1alpha1: .spec.activeDeadlineSeconds' in err
+    # kube-apiserver names an Apply manager without "using <apiVersion>" (that is for Update managers).
+    assert 'conflict with "someone-else": .spec.activeDeadlineSeconds' in err
     assert "--force-conflicts" in err
     code, _out, err = cli("submit", spec, "--no-project", "--force-conflicts")
     assert code == 0, err

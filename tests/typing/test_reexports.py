@@ -23,7 +23,7 @@ import pytest
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("trainspec", "trainspec.stages", "trainspec.kfp", "trainspec.k8s")
+PACKAGES = ("trainspec", "trainspec.stages", "trainspec.kfp", "trainspec.k8s", "trainspec.client")
 
 
 def _mypy() -> str:

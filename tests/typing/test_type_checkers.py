@@ -65,6 +65,31 @@ part = job.spec.resources_per_node
 if part is not None and part.memory is not None:
     k8s: int | str = part.memory.to_k8s()
 """,
+    # the cluster client: typed results and exceptions (never run here: a Client connects)
+    "client": """
+from trainspec.client import Client, ClusterError, JobState, WaitTimeout
+
+def follow(client: Client) -> str:
+    submitted = client.submit(TrainingJob(name="a", runtime="b"), dry_run=True)
+    names: tuple[str, ...] = submitted.jobs
+    actions = [(a.kind, a.action) for a in submitted]
+    state: JobState = client.wait("a", {"Running"}, timeout=60.0)
+    if state.admission is not None and not state.admission.admitted:
+        reason: str = state.admission.reason
+    for line in client.logs("a", node=0, follow=True):
+        rank: int | None = line.rank
+        text: str = line.text
+    try:
+        final = client.wait("a")
+    except WaitTimeout as late:
+        last: JobState | None = late.state
+        raise
+    except ClusterError as error:
+        codes: list[str] = error.codes
+        raise
+    listed: list[JobState] = trainspec.Client(namespace="ml-dev").list(all_namespaces=True)
+    return final.phase
+""",
 }
 
 #: Snippets that must fail: (code, the error mypy reports, the error pyright reports).
@@ -122,6 +147,21 @@ FAILS = {
         "Resources(8)",
         r'Too many positional arguments for "Resources"',
         r"Expected 0 positional arguments",
+    ),
+    "client_unknown_keyword": (
+        'trainspec.Client().submit("a.yaml", dryrun=True)',
+        r'Unexpected keyword argument "dryrun" for "submit" of "Client"; did you mean "dry_run"\?',
+        r'No parameter named "dryrun"',
+    ),
+    "client_wrong_type": (
+        'trainspec.Client().wait("a", timeout="10m")',
+        r'Argument "timeout" to "wait" of "Client" has incompatible type "str"; expected "float"',
+        r'Argument of type "Literal\[.10m.\]" cannot be assigned to parameter "timeout"',
+    ),
+    "client_frozen_result": (
+        'trainspec.Client().get("a").phase = "Complete"',
+        r'Property "phase" defined in "JobState" is read-only',
+        r'Cannot assign to attribute "phase" for class "JobState"\n.*Attribute "phase" is read-only',
     ),
     "frozen": (
         "Resources(gpu=8).gpu = 4",

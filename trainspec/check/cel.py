@@ -366,13 +366,15 @@ def check_cel(
             count = sum(1 for _ in iter_rules(schema))
             if not count:
                 return []
+            from trainspec.extras import install_hint  # here: `import trainspec.check` stays self-contained
+
             return [
                 Diagnostic(
                     code="TS502",
                     severity=Severity.WARNING,
                     message=f"{count} CEL rule(s) not evaluated: no CEL engine (cel-expr-python or cel-python) "
                     f"is installed",
-                    hint="pip install 'trainspec[check]'",
+                    hint=install_hint("check"),
                 )
             ]
     if defaults:

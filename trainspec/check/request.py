@@ -95,7 +95,12 @@ def missing_paths(request: CheckRequest) -> list[str]:
     """``--crds PATH: no such file or directory`` lines for the request's paths that do not exist."""
     out = []
     for option, paths in (("--crds", request.crds or ()), ("--cluster", request.cluster)):
-        out += [f"{option} {p}: no such file or directory" for p in paths if not Path(p).exists()]
+        # `--cluster -` is standard input (trainspec.kueue.located.read_inputs)
+        out += [
+            f"{option} {p}: no such file or directory"
+            for p in paths
+            if not Path(p).exists() and not (option == "--cluster" and p == "-")
+        ]
     return out
 
 

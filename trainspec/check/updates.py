@@ -223,6 +223,8 @@ def _transition_problems(
     if engine is None:
         engine = _engine_or_none()
     if engine is None:
+        from trainspec.extras import install_hint  # here: `import trainspec.check` stays self-contained
+
         count = sum(1 for _ in iter_rules(schema))
         return [
             Diagnostic(
@@ -230,7 +232,7 @@ def _transition_problems(
                 severity=Severity.WARNING,
                 message=f"{count} CRD transition rule(s) of {crd.kind} not evaluated: no CEL engine "
                 f"(cel-expr-python or cel-python) is installed",
-                hint="pip install 'trainspec[check]'",
+                hint=install_hint("check"),
             )
         ]
     out = []

@@ -27,15 +27,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from trainspec.cli import report
     from trainspec.kube import reading, resources as R
+    from trainspec.kube.errors import being_deleted
     from trainspec.kube.session import CommandError, connect, namespace_of
     from trainspec.kube.submit import claim_names
 
     try:
-        kube = connect(args.context)
+        kube = connect(args.context, args.kubeconfig)
         ns = namespace_of(args, kube)
         job = reading.trainjob(kube, ns, args.job)
         args.job = reading.name_of(job) or args.job  # a job's name gives its current run
         claims = sorted(set(claim_names(job.get("spec") or {})))
+        if being_deleted(job):  # deleting it again changes nothing; say so, then wait as usual
+            since = (job.get("metadata") or {}).get("deletionTimestamp")
+            print(f"TrainJob {ns}/{args.job} was already being deleted (since {since})", file=sys.stderr)
         answer = reading.retried(
             kube,
             lambda: kube.delete(R.TRAINJOB, ns, args.job, propagation="Foreground"),

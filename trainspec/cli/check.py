@@ -33,7 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         help="Kueue objects of the cluster (ClusterQueues, LocalQueues, ResourceFlavors, "
-        "WorkloadPriorityClasses, Cohorts, Topologies, Namespaces) for the pre-flight",
+        "WorkloadPriorityClasses, Cohorts, Topologies, Namespaces) for the pre-flight; - reads "
+        "standard input (kubectl get clusterqueues,localqueues,resourceflavors -A -o yaml | ...)",
     )
     parser.add_argument(
         "--previous",
@@ -50,6 +51,12 @@ def run(args: argparse.Namespace) -> int:
     from trainspec.cli.common import pipeline_options, report_foreign
     from trainspec.compiler.pipeline import Stop
 
+    if "-" in args.cluster and "-" in args.paths:  # standard input can be read once
+        print(
+            "trainspec check: `-` (standard input) given for both the specs and --cluster; name a file for one",
+            file=sys.stderr,
+        )
+        return 2
     request = CheckRequest(
         paths=args.paths,
         crds=args.crds or None,

@@ -30,7 +30,7 @@ def add_input_options(
         "paths",
         nargs="+" if paths_required else "*",
         metavar="PATH",
-        help="spec files or directories (searched for *.yaml, *.yml, *.py)",
+        help="spec files or directories (searched for *.yaml, *.yml, *.py); - reads YAML from standard input",
     )
     parser.add_argument(
         "--values",

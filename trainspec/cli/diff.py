@@ -22,7 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "paths",
         nargs="*",
         metavar="PATH",
-        help="OLD NEW: two spec files or directories; with --git: the paths to compare (default .)",
+        help="OLD NEW: two spec files or directories (one may be - for standard input); "
+        "with --git: the paths to compare (default .)",
     )
     parser.add_argument(
         "--git", metavar="REF", help="compare the specs at git REF (a commit, branch or tag) with the working tree"
@@ -119,6 +120,11 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.git and len(args.paths) != 2:
         print("trainspec diff: give OLD and NEW (two files or directories), or --git REF [PATH...]", file=sys.stderr)
+        return EXIT_FAILED
+    # `-` is standard input, read once: one side at most, and never a path looked up at a git ref.
+    if args.paths.count("-") > 1 or (args.git and "-" in args.paths):
+        said = "with --git, the paths name files at REF and here" if args.git else "it can be read only once"
+        print(f"trainspec diff: `-` (standard input) is one side at most: {said}", file=sys.stderr)
         return EXIT_FAILED
     if args.git:
         paths = args.paths or ["."]

@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-EXTRA_HINT = "trainspec kfp needs the kfp extra: pip install 'trainspec[kfp]'"
+from trainspec.extras import install_hint
+
+EXTRA_HINT = install_hint("kfp", "trainspec kfp needs the kfp extra")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,19 +1,27 @@
-"""``trainspec list``: the TrainJobs of a namespace (or all, ``-A``), one line each, phase from conditions."""
+"""``trainspec list``: the TrainJobs of a namespace (or all, ``-A``), one line each, phase from conditions.
+
+``-o wide|json|yaml|name`` as kubectl has them (:mod:`trainspec.cli.output`).
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
+from trainspec.cli.output import add_output_option
 from trainspec.kube.session import add_cluster_options
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_cluster_options(parser)
     parser.add_argument("-A", "--all-namespaces", action="store_true", help="list every namespace")
-    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
+    add_output_option(parser)
+
+
+def nothing_found(namespace: str | None) -> str:
+    """What is said (on stderr) when there is no TrainJob to show, as kubectl says it."""
+    return f"no TrainJobs in namespace {namespace}" if namespace else "no TrainJobs in any namespace"
 
 
 def views(kube: Any, namespace: str | None) -> list[Any]:
@@ -22,7 +30,11 @@ def views(kube: Any, namespace: str | None) -> list[Any]:
     from trainspec.kube import reading, resources as R
     from trainspec.kube.state import view
 
-    listed = reading.retried(kube, lambda: kube.list(R.TRAINJOB, namespace), "list TrainJobs")
+    what = f"list TrainJobs in namespace {namespace}" if namespace else "list TrainJobs in every namespace"
+    listed = reading.retried(kube, lambda: kube.list(R.TRAINJOB, namespace), what)
+    if namespace and not listed.get("items"):
+        # A real API server lists nothing in a namespace that does not exist: say so, not "no TrainJobs".
+        reading.missing_namespace(kube, namespace, what)
     jobs = sorted(listed.get("items") or [], key=lambda j: (j["metadata"].get("namespace", ""), j["metadata"]["name"]))
     pods_by_ns: dict[str, list[Any]] = {}
     loads_by_ns: dict[str, list[Any]] = {}
@@ -41,49 +53,37 @@ def views(kube: Any, namespace: str | None) -> list[Any]:
 
 
 def _workloads(kube: Any, namespace: str) -> list[Any]:
+    """The namespace's Kueue Workloads; [] without Kueue (a 404 on the list) or the right to read them."""
     from trainspec.kube import resources as R
     from trainspec.kube.reading import POLICY
     from trainspec.kube.retry import call
+    from trainspec.kube.session import CommandError, api_diagnostic
 
+    what = f"list Kueue workloads in namespace {namespace}"
     try:
         return list(
-            call(lambda: kube.list(R.WORKLOAD, namespace), POLICY, what="list workloads", log=lambda m: None).get(
-                "items"
-            )
-            or []
+            call(lambda: kube.list(R.WORKLOAD, namespace), POLICY, what=what, log=lambda m: None).get("items") or []
         )
     except Exception as exc:
-        if getattr(exc, "status", None) in (403, 404):  # no Kueue, or no right to read it
+        if getattr(exc, "status", None) in (403, 404):  # no Kueue, or no right to read it: Kueue is optional
             return []
-        raise
+        raise CommandError(api_diagnostic(exc, kube, what=what)) from None
 
 
 def run(args: argparse.Namespace) -> int:
     from trainspec.cli import report
+    from trainspec.cli.output import diagnostics_format, list_text
     from trainspec.kube.session import CommandError, connect, namespace_of
-    from trainspec.kube.state import human_duration
 
     try:
-        kube = connect(args.context)
-        found = views(kube, None if args.all_namespaces else namespace_of(args, kube))
+        kube = connect(args.context, args.kubeconfig)
+        ns = None if args.all_namespaces else namespace_of(args, kube)
+        found = views(kube, ns)
     except CommandError as exc:
-        report.write(exc.diagnostics, sys.stderr, args.format)
+        report.write(exc.diagnostics, sys.stderr, diagnostics_format(args.format))
         return 2 if exc.usage else 1
-    if args.format == "json":
-        print(json.dumps([v.to_dict() for v in found], indent=2, sort_keys=True))
+    if not found and args.format in ("text", "wide"):
+        print(nothing_found(ns), file=sys.stderr)
         return 0
-    if not found:
-        print("no TrainJobs", file=sys.stderr)
-        return 0
-    rows = [("NAMESPACE", "NAME", "PHASE", "PODS", "AGE", "DETAIL")]
-    for v in found:
-        ready = sum(g.ready for g in v.groups)
-        total = sum(g.pods for g in v.groups)
-        age = human_duration(v.age_seconds) if v.age_seconds is not None else "-"
-        rows.append((v.namespace, v.name, v.phase, f"{ready}/{total}", age, v.detail()))
-    widths = [max(len(r[i]) for r in rows) for i in range(5)]
-    for r in rows:
-        print(
-            "  ".join(c.ljust(w) for c, w in zip(r[:5], widths, strict=True)) + ("  " + r[5] if r[5] else "").rstrip()
-        )
+    sys.stdout.write(list_text(found, args.format))
     return 0

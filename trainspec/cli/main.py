@@ -12,6 +12,8 @@ if TYPE_CHECKING:
     from types import ModuleType
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+#: The hidden command the shell completion scripts call for job, namespace and context names.
+COMPLETE_NAMES = "__complete"
 
 COMMANDS = {
     "validate": ("trainspec.cli.validate", "check specs and report every problem at once"),
@@ -99,6 +101,8 @@ def _import(module: str) -> ModuleType:
 
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == [COMPLETE_NAMES]:  # the completion scripts' helper: hidden from help and completion
+        return int(_import("trainspec.cli.complete_names").main(words[1:]))
     chosen = next((w for w in words if not w.startswith("-")), None)
     known = chosen if chosen in COMMANDS else None
     args = build_parser(known, alone=known is not None and words[0] == known).parse_args(words)

@@ -16,7 +16,10 @@ TARGETS = ("trainer", "source", "ray", "training-operator")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "paths", nargs="+", metavar="FILE", help="manifests to migrate (files or directories of *.yaml / *.yml)"
+        "paths",
+        nargs="+",
+        metavar="FILE",
+        help="manifests to migrate (files or directories of *.yaml / *.yml; - reads standard input)",
     )
     parser.add_argument(
         "-o",

@@ -95,6 +95,9 @@ class Options(Record):
     #: Replace every job by its scaling ladder (1 GPU, 1 node, 2, 4 ... nodes up to its own size),
     #: expanded in the plan pass so every later pass sees each rung (trainspec.compiler.ladder).
     ladder: bool = False
+    #: The namespace of jobs whose spec names none, over the project's ``defaults.namespace``
+    #: (``submit -n``, as kubectl's ``-n`` places objects without a namespace); None: the project's.
+    namespace: str | None = None
 
 
 class Output(Record):
@@ -193,6 +196,7 @@ class Compilation:
 
 def load_pass(c: Compilation) -> None:
     """Values files, spec files (YAML and Python), the project file and spec objects given in code."""
+    from trainspec.dsl.discovery import split_stdin
     from trainspec.dsl.sources import DEFAULT_PYTHON_TIMEOUT, LoadedSpec, discover, load_files, spec_problems
     from trainspec.dsl.values import load_values
 
@@ -201,9 +205,11 @@ def load_pass(c: Compilation) -> None:
     if c.options.values is not None:
         values = {**(values or {}), **c.options.values}
     c.values = values
-    files, problems = discover(c.paths)
+    paths, stdin, problems = split_stdin(c.paths)  # `-`: YAML from standard input, read once
     c.diagnostics.extend(problems)
-    c.result.files = len(files)
+    files, problems = discover(paths)
+    c.diagnostics.extend(problems)
+    c.result.files = len(files) + stdin
     project_file, project_obj = _project_choice(c.options)
     seen = {os.path.realpath(f) for f in files}
     extra = [Path(project_file)] if project_file and os.path.realpath(project_file) not in seen else []
@@ -217,6 +223,7 @@ def load_pass(c: Compilation) -> None:
         python=c.options.python,
         project=project_obj,
         project_file=project_file,
+        stdin=stdin,
     )
     c.diagnostics.extend(problems)
     for given in c.objects:  # specs built in Python and handed over: the same single-spec checks
@@ -251,6 +258,8 @@ def project_pass(c: Compilation) -> None:
     c.result.gitops = c.options.gitops or (chosen.value if chosen is not None else None)
     defaults = c.result.project.spec.defaults
     c.result.runtimes = [apply_to_runtime(s, defaults) for s in c.result.specs if isinstance(s.spec, Runtime)]
+    if c.options.namespace:
+        defaults = defaults.model_copy(update={"namespace": c.options.namespace})
     c.jobs = [apply_to_job(s, defaults) for s in c.result.specs if isinstance(s.spec, TrainingJob)]
     c.diagnostics.extend(_duplicates(c.result.runtimes, [loaded for loaded, _ in c.jobs]))
 

@@ -49,7 +49,8 @@ CODES: dict[str, str] = {
     "TS120": "a Python spec module ended without handing back its specs (exit, signal, crash, malformed result)",
     "TS121": "a Python spec module handed back more data than the cap",
     "TS122": "a Python spec module left processes running after it ended (they were killed)",
-    "TS123": "a Python spec module was not run (--no-python, or project spec.python: warn or deny)",
+    "TS123": "a Python spec module was not run (--no-python, project spec.python: warn or deny, or read from "
+    "standard input)",
     "TS124": "file name with a control or bidirectional-override character: not read",
     # -- the spec schema ----------------------------------------------------------------
     "TS200": "unknown field",
@@ -172,7 +173,19 @@ CODES: dict[str, str] = {
     "TS714": "the API server refused an object or a request (validation, field ownership conflict)",
     "TS715": "no job of that name in the specs",
     "TS716": "no TrainJob of that name in the cluster",
-    "TS717": "not allowed by the cluster's RBAC",
+    "TS717": "not allowed by the cluster's RBAC (names the user, verb, resource and namespace)",
+    "TS718": "TLS with the cluster failed (its certificate is not signed by the kubeconfig's CA, or the host differs)",
+    "TS719": "the cluster rejected the credentials (HTTP 401: expired or invalid token, login needed; not RBAC)",
+    "TS720": "the namespace does not exist in the cluster (or is being deleted)",
+    "TS721": "the cluster does not serve the resource type (its CRD is not installed, or another version)",
+    "TS722": "the object is being deleted (an apply reached it; it will be gone once its dependents are)",
+    "TS723": "the API server kept throttling (429) or failing (5xx) until the retries gave up",
+    "TS724": "the server did not answer like a Kubernetes API server (HTML or non-JSON from a proxy or login page)",
+    "TS730": "an object submit would apply is of a kind the cluster does not serve (its operator is not "
+    "installed): not applied, the job is submitted without it (warning)",
+    "TS731": "an object submit does not apply: cluster-scoped or shared, it is never created or changed "
+    "unless asked (warning)",
+    "TS732": "the spec's namespace differs from -n/--namespace, or -n is not a namespace name",
     # -- running a job on this machine (trainspec run --local) --------------------------
     "TS700": "the job cannot run locally (its engine or framework is not supported by run --local yet)",
     "TS701": "a secretEnv value is in neither the local environment nor the --env-file",

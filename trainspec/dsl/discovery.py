@@ -13,6 +13,8 @@ Rules (README "Commands"):
   too long for the file system is TS119, an unreadable directory TS100.
 * The same file reached through two names (a symlink, or a file also inside a walked
   directory) is loaded once.
+* ``-`` is standard input (:func:`split_stdin` takes it out of the paths; the loader reads it
+  once, YAML only: ``trainspec.dsl.sources.load_stdin``); a file named ``-`` is ``./-``.
 * A name holding a control character (newline, carriage return, tab, any other C0 or C1 code,
   DEL, a line separator, a bidirectional override or isolate) is refused before it is read:
   TS124, with the name shown escaped. It would forge or hide lines in every report that names
@@ -30,6 +32,11 @@ from pathlib import Path
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 
 SPEC_SUFFIXES = (".yaml", ".yml", ".py")
+#: The command-line path that means standard input (YAML specs or manifests piped in), as in
+#: kubectl's ``-f -``; a file named ``-`` is ``./-``.
+STDIN = "-"
+#: How diagnostics name standard input: ``<stdin>:3:5``.
+STDIN_NAME = "<stdin>"
 IGNORE_FILE = ".trainspecignore"
 #: The project file is found and loaded on its own (see ``dsl.project``), not by directory walks.
 PROJECT_FILE = "trainspec.yaml"
@@ -126,6 +133,24 @@ def read_regular(path: str | os.PathLike, limit: int = _PEEK_BYTES) -> bytes | N
         os.close(fd)
 
 
+def split_stdin(paths: list[str]) -> tuple[list[str], bool, list[Diagnostic]]:
+    """``paths`` without :data:`STDIN` (``-``), whether it was among them, and a TS100 for each repeat.
+
+    Standard input can be read once: a second ``-`` would find it empty (nothing vanishes silently).
+    """
+    rest = [path for path in paths if path != STDIN]
+    count = len(paths) - len(rest)
+    if count <= 1:
+        return rest, count == 1, []
+    repeated = _diag(
+        "TS100",
+        STDIN_NAME,
+        f"`-` (standard input) is named {count} times; it can be read only once",
+        "give `-` once, and name files for the other inputs",
+    )
+    return rest, True, [repeated]
+
+
 def discover(paths: list[str]) -> tuple[list[Path], list[Diagnostic]]:
     """Spec files under ``paths`` (files as given; directories recursively), sorted, de-duplicated."""
     found: list[Path] = []
@@ -188,15 +213,13 @@ def _loop(file: str, severity: Severity) -> Diagnostic:
 
 def _not_regular(file: str, mode: int, severity: Severity) -> Diagnostic:
     skipped = "skipped" if severity is Severity.WARNING else "not read"
-    return _diag(
-        "TS118",
-        file,
-        f"{file_type(mode)}, not a regular file; {skipped}",
-        "specs are regular files; list the path in .trainspecignore to silence this"
-        if severity is Severity.WARNING
-        else "name a regular file (reading this could block or never end)",
-        severity,
-    )
+    if severity is Severity.WARNING:
+        hint = "specs are regular files; list the path in .trainspecignore to silence this"
+    elif stat.S_ISFIFO(mode):  # `trainspec validate <(producer)`: a pipe is what `-` reads
+        hint = "pipe the specs into standard input and give - as the path: producer | trainspec validate -"
+    else:
+        hint = "name a regular file (reading this could block or never end)"
+    return _diag("TS118", file, f"{file_type(mode)}, not a regular file; {skipped}", hint, severity)
 
 
 def _probe(raw: str) -> tuple[str, Diagnostic | None]:

@@ -12,7 +12,16 @@ from pathlib import Path
 from typing import Any
 
 from trainspec.dsl.diagnostics import Diagnostic, Related, Severity
-from trainspec.dsl.discovery import IGNORE_FILE, PROJECT_FILE, SPEC_SUFFIXES, discover, is_spec_module, unsafe_name
+from trainspec.dsl.discovery import (
+    IGNORE_FILE,
+    PROJECT_FILE,
+    SPEC_SUFFIXES,
+    STDIN_NAME,
+    discover,
+    is_spec_module,
+    split_stdin,
+    unsafe_name,
+)
 from trainspec.dsl.models import Runtime, TrainingJob
 from trainspec.dsl.record import Record, field
 from trainspec.dsl.semantics import check_job
@@ -33,6 +42,7 @@ __all__ = [
     "load_files",
     "load_path",
     "load_specs",
+    "load_stdin",
     "load_string",
     "runtime_problems",
     "spec_problems",
@@ -180,15 +190,23 @@ def load_specs(
 ) -> tuple[list[LoadedSpec], list[Diagnostic]]:
     """The load pass: every spec of every file under ``paths``, and every problem found.
 
+    ``-`` among ``paths`` is standard input (see :func:`load_stdin`).
     ``foreign``, when given, collects the documents left alone as not trainspec's.
     ``python_timeout`` bounds how long each Python spec module may run (None: no limit);
     ``python`` says whether they run at all (see :func:`load_files`).
     """
+    paths, stdin, repeated = split_stdin(paths)
     files, problems = discover(paths)
     specs, found = load_files(
-        files, values=values, limits=limits, foreign=foreign, python_timeout=python_timeout, python=python
+        files,
+        values=values,
+        limits=limits,
+        foreign=foreign,
+        python_timeout=python_timeout,
+        python=python,
+        stdin=stdin,
     )
-    return specs, [*problems, *found]
+    return specs, [*repeated, *problems, *found]
 
 
 def load_files(
@@ -201,8 +219,10 @@ def load_files(
     python: str | None = None,
     project: Any = None,
     project_file: str | None = None,
+    stdin: bool = False,
 ) -> tuple[list[LoadedSpec], list[Diagnostic]]:
-    """Every spec of the given files (already discovered), and every problem found, in file order.
+    """Every spec of the given files (already discovered), and every problem found, in file order;
+    with ``stdin``, then the YAML read from standard input (:func:`load_stdin`).
 
     Python spec modules are read after the other files, since a project file among them may say
     whether they run. ``python``: ``allow`` (run each in a supervised child), ``warn`` or ``deny``
@@ -217,6 +237,9 @@ def load_files(
             modules.append(index)
         else:
             results[index] = load_path(path, values=values, limits=limits, foreign=foreign)
+    if stdin:  # read before any module runs: a Project document piped in has its say on Python
+        files = [*files, Path(STDIN_NAME)]
+        results.append(load_stdin(values=values, limits=limits, foreign=foreign))
     if modules:
         from trainspec.dsl.pypolicy import load_modules
 
@@ -257,6 +280,32 @@ def load_path(
 
         return load_modules([path], python=python, timeout=python_timeout)[0]
     docs, problems = load_file(path, display, limits or LoadLimits())
+    return _specs_of(docs, problems, values, foreign)
+
+
+def load_stdin(
+    *,
+    values: dict[str, Any] | None = None,
+    limits: LoadLimits | None = None,
+    foreign: list[ForeignDoc] | None = None,
+    stream: Any = None,
+) -> tuple[list[LoadedSpec], list[Diagnostic]]:
+    """Specs (and manifests, into ``foreign``) read from standard input, located as ``<stdin>:line:col``.
+
+    Read once, up to the same size cap as a file; YAML only: a Python spec module piped in is
+    refused, never run (:mod:`trainspec.dsl.stdin`). ``stream`` (binary; default ``sys.stdin``)
+    is for tests.
+    """
+    from trainspec.dsl.stdin import python_refusal, read_stdin
+
+    limits = limits or LoadLimits()
+    data, problems = read_stdin(limits.max_bytes, stream)
+    if data is None:
+        return [], problems
+    docs, problems = load_text(data, STDIN_NAME, limits)
+    refused = python_refusal(data) if any(d.is_error for d in problems) else None
+    if refused is not None:
+        return [], [refused]
     return _specs_of(docs, problems, values, foreign)
 
 

@@ -94,19 +94,24 @@ class KubeApi:
     context: str = ""
 
     @classmethod
-    def connect(cls, context: str | None = None) -> Self:
-        """Configure the client from the environment (see the module docstring)."""
+    def connect(cls, context: str | None = None, kubeconfig: str | None = None) -> Self:
+        """Configure the client from the environment (see the module docstring).
+
+        ``kubeconfig`` is a kubeconfig file (or an ``os.pathsep``-separated list, as
+        ``$KUBECONFIG``) read instead of ``$KUBECONFIG`` / ``~/.kube/config``; with it, or with a
+        ``context``, a pod's in-cluster configuration is not used.
+        """
         url = os.environ.get(API_ENV)
         if url:
             configuration = client.Configuration()
             configuration.host = url.rstrip("/")
             return cls(client.ApiClient(configuration), context=url)
-        if os.environ.get("KUBERNETES_SERVICE_HOST") and context is None:
+        if os.environ.get("KUBERNETES_SERVICE_HOST") and context is None and kubeconfig is None:
             configuration = client.Configuration()
             config.load_incluster_config(client_configuration=configuration)
             return cls(client.ApiClient(configuration), context="in-cluster")
         # Read KUBECONFIG now: the client module captured its value when it was imported.
-        path = os.environ.get("KUBECONFIG") or None
+        path = kubeconfig or os.environ.get("KUBECONFIG") or None
         configuration = client.Configuration()
         config.load_kube_config(config_file=path, context=context, client_configuration=configuration)
         try:
@@ -139,18 +144,19 @@ class KubeApi:
         body: Any = None,
         content_type: str = "application/json",
     ) -> Any:
-        """One API call; the decoded JSON answer (None for an empty one). Raises ``ApiException`` for an error status."""
+        """One API call; the decoded JSON answer (None for an empty one). Raises ``ApiException`` for an
+        error status, and for an answer that is not JSON (with its status, 2xx)."""
         response = self.stream(method, path, query=query, body=body, content_type=content_type)
         try:
             data = response.data
         finally:
             response.release_conn()
-        if not data:
+        if not data and method != "GET":
             return None
-        try:
+        try:  # an empty answer to a GET is not the API server's either
             return json.loads(data)
-        except ValueError:  # not JSON (as the client's "object" type did): the text itself
-            return data.decode("utf-8", errors="replace")
+        except ValueError:  # not JSON: a proxy's or login page's answer, not the API server's
+            raise _not_json(response, data, method, path) from None
 
     def stream(
         self,
@@ -211,6 +217,7 @@ class KubeApi:
             # Set after construction: the constructor's other arguments differ between releases.
             error.body = data.decode("utf-8", errors="replace")
             error.headers = response.headers
+            error.method, error.path = method, path  # what the request was about (trainspec.kube.errors)
             raise error
         return response
 
@@ -286,20 +293,42 @@ class KubeApi:
         )
         try:
             for line in _lines(response):
-                if line.strip():
-                    yield json.loads(line)
+                if not line.strip():
+                    continue
+                try:
+                    event = json.loads(line)
+                except ValueError:  # a proxy's page in place of the event stream: not a defect
+                    raise _not_json(response, line.encode("utf-8"), "GET", resource.path(namespace)) from None
+                yield event
         finally:
             response.release_conn()
 
     def stream_log(
-        self, namespace: str, pod: str, container: str, *, follow: bool, since_seconds: int | None = None
+        self,
+        namespace: str,
+        pod: str,
+        container: str,
+        *,
+        follow: bool,
+        since_seconds: int | None = None,
+        tail_lines: int | None = None,
+        previous: bool = False,
     ) -> Iterator[str]:
-        """Lines of a container's log, with RFC 3339 timestamps (used to skip lines on reconnect)."""
+        """Lines of a container's log, with RFC 3339 timestamps (used to skip lines on reconnect).
+
+        ``since_seconds``, ``tail_lines`` and ``previous`` (the container's previous instance,
+        the one before its last restart) are the log API's ``sinceSeconds``, ``tailLines`` and
+        ``previous``; the server applies them.
+        """
         # Booleans spelled as the generated client up to 35 sent them; the API server parses
         # true/True alike (strconv.ParseBool).
         query = [("container", container), ("follow", str(follow)), ("timestamps", "True")]
         if since_seconds is not None:
             query.append(("sinceSeconds", str(since_seconds)))
+        if tail_lines is not None:
+            query.append(("tailLines", str(tail_lines)))
+        if previous:
+            query.append(("previous", "True"))
         response = self.stream(
             "GET",
             f"/api/v1/namespaces/{quote(namespace, safe='')}/pods/{quote(pod, safe='')}/log",
@@ -343,6 +372,14 @@ class KubeApi:
     def list_pods(self, namespace: str, selector: str) -> builtins.list[dict[str, Any]]:  # `list` is a method here
         """The pods matching a label selector."""
         return list(self.list(R.POD, namespace, selector=selector).get("items") or [])
+
+
+def _not_json(response: Any, data: bytes, method: str, path: str) -> ApiException:
+    """The error for a 2xx answer that is not JSON (its status kept: the classifier names it TS724)."""
+    error = ApiException(status=response.status, reason=f"{response.reason} (not JSON)")
+    error.body, error.headers = data.decode("utf-8", errors="replace"), response.headers
+    error.method, error.path = method, path
+    return error
 
 
 def _lines(response: Any) -> Iterator[str]:

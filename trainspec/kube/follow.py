@@ -4,6 +4,11 @@ Each pod's stream runs in its own thread while following, so one quiet node does
 the others. A stream that ends while the pod still runs (its container restarted) is opened
 again; a node whose pod JobSet replaced is followed in the new pod from its start. Log lines
 carry timestamps, so a reconnect skips what was printed.
+
+``tail``, ``since`` and ``previous`` are kubectl's ``--tail``, ``--since`` and ``--previous``,
+handed to the log API (``tailLines``, ``sinceSeconds``, ``previous``) for each pod's first read;
+a reconnect asks for what followed the last line printed instead. ``timestamps`` prints each
+line's timestamp after the node and rank prefix.
 """
 
 from __future__ import annotations
@@ -75,11 +80,23 @@ class PodLogs:
         out: TextIO | None = None,
         err: TextIO | None = None,
         poll_seconds: float = 2.0,
+        tail: int | None = None,
+        since: int | None = None,
+        timestamps: bool = False,
+        previous: bool = False,
     ) -> None:
         self.kube, self.namespace, self.trainjob = kube, namespace, trainjob
         self.nodes, self.procs = nodes, max(1, procs_per_node)
         self.out, self.err = out or sys.stdout, err or sys.stderr
         self.poll_seconds = poll_seconds
+        #: kubectl's --tail (None or negative: every line), --since (seconds), --timestamps, --previous.
+        self.tail = tail if tail is not None and tail >= 0 else None
+        self.since, self.timestamps, self.previous = since, timestamps, previous
+        #: Pods whose log could not be read (the command then exits 1).
+        self.failed: set[str] = set()
+        #: The pods found first: --tail and --since cut their logs; a pod that replaces one later
+        #: is read from its start, so a follow loses nothing of it.
+        self._first: set[str] | None = None
         self.lock = threading.Lock()
         # pod uid -> (timestamp key of the last printed line, lines printed with that timestamp):
         # a reconnect skips what is older, and as many lines of that very timestamp as were printed.
@@ -125,9 +142,14 @@ class PodLogs:
             try:
                 started = [(i, p) for i, p in self.newest() if (p.get("status") or {}).get("phase") in STARTED_PHASES]
             except Exception as exc:
-                if not is_transient(exc):
-                    raise
+                if not is_transient(exc):  # RBAC, a missing CRD...: a located diagnostic, as every command
+                    from trainspec.kube.session import CommandError, api_diagnostic
+
+                    what = f"list the pods of TrainJob {self.namespace}/{self.trainjob}"
+                    raise CommandError(api_diagnostic(exc, self.kube, what=what)) from None
                 started = []
+            if started and self._first is None:
+                self._first = {_uid(pod) for _, pod in started}
             if not started:
                 if finished():
                     self._say(
@@ -181,18 +203,28 @@ class PodLogs:
             self._say(f"==> node-{node}: pod {self.namespace}/{meta.get('name')}", self.err)
         resume = self._last.get(uid)
         skip_same = resume[1] if resume else 0
+        # The user's --tail/--since shape the first read of the pods found first; a reconnect reads
+        # on from the last line printed (its own sinceSeconds; nothing else may cut it).
+        fresh = resume is None and uid in (self._first or ())
+        options: dict[str, Any] = {"since_seconds": since_seconds(resume[0]) if resume else None}
+        if fresh:
+            options["since_seconds"] = self.since
+            if self.tail is not None:
+                options["tail_lines"] = self.tail
+        if self.previous:
+            options["previous"] = True
         try:
             for line in self.kube.stream_log(
                 self.namespace,
                 meta["name"],
                 W.NODE,
-                follow=follow and phase not in DONE_PHASES,
-                since_seconds=since_seconds(resume[0] if resume else None),
+                follow=follow and phase not in DONE_PHASES and not self.previous,
+                **options,
             ):
                 stamp, _, text = line.partition(" ")
                 key = stamp_key(stamp)
                 if key is None:
-                    text = line
+                    text, stamp = line, ""
                 else:
                     if resume is not None and key < resume[0]:
                         continue  # printed before the reconnect
@@ -202,14 +234,33 @@ class PodLogs:
                     previous = self._last.get(uid)
                     self._last[uid] = (key, previous[1] + 1 if previous and previous[0] == key else 1)
                 prefix, rest = line_prefix(node, self.procs, text)
+                if self.timestamps and stamp:  # kubectl --prefix --timestamps: the prefix, then the time
+                    prefix += " " + stamp
                 self._say(f"{prefix} {rest}")
         except Exception as exc:  # a broken stream: the next pass reconnects
             if not is_transient(exc):
-                self._say(f"cannot read the log of pod {meta.get('name')}: {type(exc).__name__}: {exc}", self.err)
+                self._say(self._unreadable(meta.get("name"), exc), self.err)
                 self._finished.add(uid)
+                self.failed.add(uid)
             return
-        if phase in DONE_PHASES or not follow:
+        if phase in DONE_PHASES or not follow or self.previous:
             self._finished.add(uid)
+
+    def _unreadable(self, pod: Any, exc: Exception) -> str:
+        """Why a pod's log cannot be read, in the API server's words."""
+        status = getattr(exc, "status", None)
+        body = getattr(exc, "body", None)
+        message = f"{type(exc).__name__}: {exc}"
+        if status:
+            from trainspec.kube.client import error_message
+
+            message = error_message(exc)
+        if self.previous and status == 400 and body and "previous terminated container" in str(body):
+            return (
+                f"pod {pod} has no previous container instance (--previous reads the one before the last "
+                f"restart; this container has not restarted): {message}"
+            )
+        return f"cannot read the log of pod {pod}: {message}"
 
 
 def _uid(pod: dict[str, Any]) -> str:

@@ -7,24 +7,68 @@ from typing import Any
 from trainspec.dsl.diagnostics import Diagnostic
 from trainspec.k8s import wellknown as W
 from trainspec.kube import resources as R
+from trainspec.kube.errors import get_or_none
 from trainspec.kube.retry import RetryPolicy, call
 from trainspec.kube.session import CommandError, api_diagnostic, where
 from trainspec.kube.state import JobView, view
 
-__all__ = ["R", "job_view", "name_of", "newest_run", "pods", "retried", "trainjob", "workloads"]
+__all__ = [
+    "R",
+    "job_view",
+    "missing_namespace",
+    "name_of",
+    "namespace_exists",
+    "newest_run",
+    "pods",
+    "retried",
+    "trainjob",
+    "workloads",
+]
 
+NAMESPACE = R.Resource("v1", "Namespace", "namespaces", namespaced=False)
 #: Status and logs retry like the launcher, but give up sooner: a person is waiting.
 POLICY = RetryPolicy(base=0.5, cap=5.0, attempts=5)
 
 
-def retried(kube: Any, fn: Any, what: str, *, policy: RetryPolicy = POLICY) -> Any:
-    """``fn()`` with the launcher's backoff; a located diagnostic when it still fails."""
+def retried(kube: Any, fn: Any, what: str, *, policy: RetryPolicy = POLICY, file: str | None = None) -> Any:
+    """``fn()`` with the launcher's backoff; a located diagnostic naming the cause when it still fails
+    (with how many attempts were made over how long, for throttling and server failures)."""
     import sys
+    import time
+
+    from trainspec.kube.errors import GaveUp
+
+    attempts, started = [1], time.monotonic()
+
+    def log(message: str) -> None:
+        attempts[0] += 1
+        print(message, file=sys.stderr)
 
     try:
-        return call(fn, policy, what=what, log=lambda m: print(m, file=sys.stderr))
+        return call(fn, policy, what=what, log=log)
     except Exception as exc:
-        raise CommandError(api_diagnostic(exc, kube, what=what)) from None
+        failed = GaveUp(exc, attempts[0], time.monotonic() - started)
+        raise CommandError(api_diagnostic(failed, kube, what=what, file=file)) from None
+
+
+def namespace_exists(kube: Any, namespace: str) -> bool | None:
+    """Whether the namespace exists (None: unknown, e.g. no right to read namespaces).
+
+    Asked when a list came back empty or an object is missing: a real API server lists nothing,
+    and answers an object's 404, in a namespace that does not exist.
+    """
+    try:
+        return get_or_none(kube, NAMESPACE, None, namespace) is not None
+    except Exception:  # 403 on namespaces is common for namespaced users: then do not judge
+        return None
+
+
+def missing_namespace(kube: Any, namespace: str, what: str) -> None:
+    """Raise TS720 when ``namespace`` does not exist (nothing when it does, or when that is unknown)."""
+    if namespace and namespace_exists(kube, namespace) is False:
+        from trainspec.kube.errors import Context, namespace_diagnostic
+
+        raise CommandError(namespace_diagnostic(namespace, Context(what, where(kube, namespace))))
 
 
 def trainjob(kube: Any, namespace: str, name: str) -> dict[str, Any]:
@@ -33,10 +77,13 @@ def trainjob(kube: Any, namespace: str, name: str) -> dict[str, Any]:
     A job compiled by trainspec runs as ``<job>-<run id>`` (docs/gitops.md), so users name the
     job and get its current run. Callers use the returned object's name from then on.
     """
-    found = retried(kube, lambda: kube.get(R.TRAINJOB, namespace, name), f"read TrainJob {namespace}/{name}")
+    # get_or_none, not kube.get: a TrainJob CRD the cluster does not serve is TS721, not "no TrainJob".
+    what = f"read TrainJob {namespace}/{name}"
+    found = retried(kube, lambda: get_or_none(kube, R.TRAINJOB, namespace, name), what)
     if found is None:
         found = newest_run(kube, namespace, name)
     if found is None:
+        missing_namespace(kube, namespace, what)
         raise CommandError(
             Diagnostic(
                 "TS716",
@@ -44,7 +91,7 @@ def trainjob(kube: Any, namespace: str, name: str) -> dict[str, Any]:
                 file=where(kube, namespace),
                 line=1,
                 column=1,
-                hint="trainspec list -n NS shows the TrainJobs there; -n picks the namespace",
+                hint=f"trainspec list -n {namespace} shows the TrainJobs there; -n picks the namespace",
             )
         )
     return found
@@ -71,7 +118,8 @@ def name_of(job: dict[str, Any]) -> str:
 
 
 def workloads(kube: Any, namespace: str, job: dict[str, Any]) -> list[dict[str, Any]]:
-    """The namespace's Workloads for this job ([] without Kueue: its CRD missing is a 404)."""
+    """The namespace's Workloads for this job ([] without Kueue, whose CRD missing is a 404 on the
+    list, or without the right to read them: Kueue is optional)."""
     uid = (job.get("metadata") or {}).get("uid") or ""
     try:
         listed = call(

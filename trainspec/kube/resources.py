@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from trainspec.k8s.wellknown import KUEUE_GROUP, KUEUE_VERSION, TRAINER_API_VERSION
+from trainspec.k8s.wellknown import KUEUE_GROUP, KUEUE_VERSION, MONITORING_API_VERSION, TRAINER_API_VERSION
 
 
 @dataclass(frozen=True)
@@ -43,8 +43,29 @@ CLUSTER_TRAINING_RUNTIME = Resource(
 PVC = Resource("v1", "PersistentVolumeClaim", "persistentvolumeclaims")
 POD = Resource("v1", "Pod", "pods")
 WORKLOAD = Resource(f"{KUEUE_GROUP}/{KUEUE_VERSION}", "Workload", "workloads")
+#: What else ``submit`` applies for a job (trainspec.kube.submit decides the order and the rules).
+CONFIG_MAP = Resource("v1", "ConfigMap", "configmaps")
+SERVICE_ACCOUNT = Resource("v1", "ServiceAccount", "serviceaccounts")
+ROLE = Resource("rbac.authorization.k8s.io/v1", "Role", "roles")
+ROLE_BINDING = Resource("rbac.authorization.k8s.io/v1", "RoleBinding", "rolebindings")
+POD_MONITOR = Resource(MONITORING_API_VERSION, "PodMonitor", "podmonitors")
 
-KINDS = {r.kind: r for r in (TRAINJOB, TRAINING_RUNTIME, CLUSTER_TRAINING_RUNTIME, PVC, POD, WORKLOAD)}
+KINDS = {
+    r.kind: r
+    for r in (
+        TRAINJOB,
+        TRAINING_RUNTIME,
+        CLUSTER_TRAINING_RUNTIME,
+        PVC,
+        POD,
+        WORKLOAD,
+        CONFIG_MAP,
+        SERVICE_ACCOUNT,
+        ROLE,
+        ROLE_BINDING,
+        POD_MONITOR,
+    )
+}
 
 
 def resource_of(obj: dict[str, Any]) -> Resource:

@@ -63,6 +63,8 @@ def is_transient(exc: BaseException) -> bool:
         return False
     if status is not None:
         return status in TRANSIENT_STATUS
+    if _tls_verdict(exc):  # a certificate the client does not trust stays untrusted: not worth a retry
+        return False
     if type(exc).__name__ == "ApiException":  # status 0: the client could not talk to the server
         return True
     # ConnectionResetError/RefusedError are OSErrors; urllib3 wraps them (MaxRetryError, ProtocolError).
@@ -74,6 +76,12 @@ def is_transient(exc: BaseException) -> bool:
     else:
         network = (OSError, Urllib3Error)
     return isinstance(exc, network)
+
+
+def _tls_verdict(exc: BaseException) -> bool:
+    """Whether ``exc`` is a failed TLS certificate check (urllib3 wraps it in ``MaxRetryError.reason``)."""
+    text = f"{exc} {getattr(exc, 'reason', '')}"
+    return "CERTIFICATE_VERIFY_FAILED" in text or "certificate verify failed" in text
 
 
 def _retry_after(exc: BaseException) -> float | None:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 from typing import Any, TypedDict
 
 from trainspec.dsl.diagnostics import Diagnostic
+from trainspec.extras import install_hint
 
-EXTRA_HINT = "pip install 'trainspec[kube]' (the kubernetes client)"
+EXTRA_HINT = install_hint("kube", "the kubernetes client")
 RBAC_HINT = (
     "ask for RBAC on trainjobs.trainer.kubeflow.org (and pods, pods/log, workloads.kueue.x-k8s.io) in the namespace"
 )
@@ -47,7 +47,12 @@ def _versions() -> str:
 
 
 def add_cluster_options(parser: argparse.ArgumentParser, *, namespace: bool = True) -> None:
-    """``--context`` and ``-n/--namespace``, as kubectl spells them."""
+    """``--kubeconfig``, ``--context`` and ``-n/--namespace``, as kubectl spells them."""
+    parser.add_argument(
+        "--kubeconfig",
+        metavar="FILE",
+        help="kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)",
+    )
     parser.add_argument("--context", metavar="NAME", help="kubeconfig context (default: the current one)")
     if namespace:
         parser.add_argument(
@@ -64,8 +69,9 @@ def where(kube: Any, namespace: str | None = None, name: str | None = None) -> s
     return "/".join(filter(None, (text, namespace, name)))
 
 
-def connect(context: str | None) -> Any:
-    """A :class:`~trainspec.kube.client.KubeApi`; :class:`CommandError` (TS710/TS711) when impossible."""
+def connect(context: str | None, kubeconfig: str | None = None) -> Any:
+    """A :class:`~trainspec.kube.client.KubeApi` for ``context`` of ``kubeconfig`` (None: the current
+    context of ``$KUBECONFIG`` or ``~/.kube/config``); :class:`CommandError` (TS710/TS711) when impossible."""
     try:
         from trainspec.kube.client import KubeApi
     except ImportError:
@@ -81,19 +87,16 @@ def connect(context: str | None) -> Any:
             usage=True,
         ) from None
     try:
-        return KubeApi.connect(context)
+        return KubeApi.connect(context, kubeconfig)
     except Exception as exc:  # ConfigException, a missing file, a broken kubeconfig
-        raise CommandError(
-            Diagnostic(
-                "TS711",
-                f"cannot configure the Kubernetes client: {exc}",
-                file=os.environ.get("KUBECONFIG") or "~/.kube/config",
-                line=1,
-                column=1,
-                hint="set KUBECONFIG or --context to a cluster you can reach (kubectl config get-contexts), "
-                "or TRAINSPEC_KUBE_API to the API's URL (e.g. kubectl proxy)",
-            )
-        ) from None
+        from trainspec.kube.errors import kubeconfig_diagnostic
+
+        if os.environ.get("KUBERNETES_SERVICE_HOST") and context is None and kubeconfig is None:
+            files = ["<in-cluster configuration>"]
+        else:
+            paths = kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
+            files = [os.path.expanduser(p) for p in paths.split(os.pathsep) if p]
+        raise CommandError(kubeconfig_diagnostic(exc, files, context)) from None
 
 
 def namespace_of(args: argparse.Namespace, kube: Any) -> str:
@@ -117,55 +120,51 @@ def api_diagnostic(
     file: str | None = None,
     line: int | None = None,
     column: int | None = None,
+    sources: Any = None,
 ) -> Diagnostic:
-    """A failed API call as a diagnostic: unreachable (TS711), forbidden (TS717), rejected (TS714).
+    """A failed API call as a diagnostic naming its cause (:func:`trainspec.kube.errors.classify`).
 
-    A ``TypeError`` or ``AttributeError`` without an HTTP status is neither an answer nor a
-    network failure but a defect (in trainspec, or a kubernetes client release it does not work
-    with): it is raised again as :class:`ClientDefect`, which the CLI reports as an internal error.
+    An exception that is neither an HTTP answer nor a network failure (a ``TypeError`` or
+    ``AttributeError`` from a kubernetes client release trainspec does not work with, say) is a
+    defect: it is raised again as :class:`ClientDefect`, which the CLI reports as an internal error.
+    ``sources`` (the applied object's ``FieldSources``) places rejected fields at their spec fields.
     """
-    from trainspec.kube.client import error_message
+    from trainspec.kube.errors import Context, classify
 
-    status = getattr(exc, "status", None)
-    if not status and isinstance(exc, (TypeError, AttributeError)):
+    config = getattr(getattr(kube, "api", None), "configuration", None)
+    if os.environ.get("TRAINSPEC_KUBE_API"):
+        auth = "url"  # the client adds no credentials to that URL
+    elif getattr(config, "cert_file", None):
+        auth = "certificate"
+    else:
+        # The kubeconfig loader files the token under "authorization" up to kubernetes 36 and
+        # under "BearerToken" from 37 on; read without auth_settings(), which would run an exec plugin.
+        keys = getattr(config, "api_key", None) or {}
+        auth = "token" if keys.get("authorization") or keys.get("BearerToken") else ""
+    context = Context(
+        what,
+        file or where(kube),
+        line or 1,
+        column or 1,
+        server=str(getattr(config, "host", "") or ""),
+        context=str(getattr(kube, "context", "") or ""),
+        auth=auth,
+        probe=(lambda path: kube.request("GET", path)) if hasattr(kube, "request") else None,
+        sources=sources,
+    )
+    found = classify(exc, context)
+    if found is None:
+        from trainspec.kube.client import error_message
+
         # Blaming the network here sent users debugging their connection for a library mismatch.
         raise ClientDefect(
             f"calling the cluster API to {what} failed inside trainspec {_versions()}: {error_message(exc)}"
         ) from exc
-    message = error_message(exc)
-    location = Location(file=file or where(kube), line=line or 1, column=column or 1)
-    if not status:
-        return Diagnostic(
-            "TS711",
-            f"cannot reach the cluster to {what}: {message}",
-            **location,
-            hint="check the context (kubectl cluster-info) and your network",
-        )
-    if status == 403:
-        return Diagnostic("TS717", f"not allowed to {what}: {message}", **location, hint=RBAC_HINT)
-    if status == 409:
-        return Diagnostic(
-            "TS714",
-            f"cannot {what}: {message}",
-            **location,
-            hint="another field manager owns these fields; rerun with --force-conflicts to take "
-            "them over (server-side apply force)",
-        )
-    return Diagnostic(
-        "TS714",
-        f"the API server refused to {what}: {message}",
-        path=rejected_path(message),
-        **location,
-        hint="the cluster's CRDs or webhooks disagree with the manifest: check the "
-        "cluster's Trainer version against --target (trainspec check)",
-    )
+    return found
 
 
 def rejected_path(message: str) -> str:
-    """The field a rejection names: ``.spec.trainer.gpus: field not declared`` (apply) or
-    ``is invalid: spec.trainer.numNodes: ...`` (validation); "" when none is named."""
-    if m := re.search(r"\): \.([A-Za-z0-9_.\[\]=\"-]+): ", message):
-        return m.group(1)
-    if m := re.search(r"is invalid: \[?([a-z][A-Za-z0-9_.\[\]]*): ", message):
-        return m.group(1)
-    return ""
+    """The field a rejection names (see :func:`trainspec.kube.errors.rejected_path`)."""
+    from trainspec.kube.errors import rejected_path as named
+
+    return named(message)

@@ -13,11 +13,26 @@ from datetime import datetime, timezone
 from typing import Any
 
 from trainspec.k8s import wellknown as W
+from trainspec.kube.kueue_state import Queueing, kueue_lines, queueing, requeue_note, workload_of
+from trainspec.kube.times import human_duration, parse_time
 
 JOB_INDEX_LABEL = W.JOB_INDEX_LABEL
 TERMINAL = frozenset({"Complete", "Failed"})
+#: Phases whose message says why the job is not running (a transition line repeats it).
+EXPLAINED = frozenset({"Queued", "Evicted", "Preempted", "Deactivated", "Suspended", "Failed"})
 
-__all__ = ["JobView", "PodGroup", "job_state", "newest_per_index", "parse_time", "view"]
+__all__ = [
+    "JobView",
+    "PodGroup",
+    "Queueing",
+    "human_duration",
+    "job_state",
+    "newest_per_index",
+    "parse_time",
+    "transition",
+    "view",
+    "workload_of",
+]
 
 
 def job_state(trainjob: dict[str, Any]) -> tuple[str, str, str]:
@@ -38,42 +53,6 @@ def _true_conditions(status: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {c.get("type"): c for c in status.get("conditions") or [] if c.get("status") == "True"}
 
 
-def parse_time(text: str | None) -> datetime | None:
-    """An RFC 3339 time of the API (``2026-01-01T00:00:00Z``), or None."""
-    if not text:
-        return None
-    try:
-        return datetime.strptime(text[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
-    except ValueError:
-        return None
-
-
-def human_duration(seconds: float) -> str:
-    """``45s``, ``12m``, ``3h20m``, ``2d4h``: the way kubectl shows ages."""
-    seconds = max(0, int(seconds))
-    if seconds < 120:
-        return f"{seconds}s"
-    minutes = seconds // 60
-    if minutes < 120:
-        return f"{minutes}m"
-    hours, minutes = divmod(minutes, 60)
-    if hours < 48:
-        return f"{hours}h{minutes}m" if minutes else f"{hours}h"
-    days, hours = divmod(hours, 24)
-    return f"{days}d{hours}h" if hours else f"{days}d"
-
-
-@dataclass
-class Queueing:
-    """What Kueue says of the job's Workload."""
-
-    workload: str
-    queue: str = ""
-    state: str = "Pending"  # Pending, QuotaReserved, Admitted, Evicted, Preempted, Finished
-    reason: str = ""
-    message: str = ""
-
-
 @dataclass
 class PodGroup:
     """The newest pod of each index of one replicated job, counted."""
@@ -88,6 +67,8 @@ class PodGroup:
     restarts: int = 0
     #: Pod names by node index (the completion index), newest pod only.
     newest: dict[int, str] = field(default_factory=dict)
+    #: The Kubernetes node each of those pods was scheduled to (``spec.nodeName``), by node index.
+    nodes: dict[int, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -110,6 +91,13 @@ class JobView:
     age_seconds: int | None = None
     deadline_seconds: int | None = None
     deadline_left_seconds: int | None = None
+    #: Who the TrainJob is (``-o wide``): the trainspec job it is a run of (``trainspec.dev/job``),
+    #: the run id (``trainspec.dev/run``), its runtime (``Kind/name``) and the Kueue LocalQueue
+    #: it was submitted to (``kueue.x-k8s.io/queue-name``); "" when the TrainJob does not say.
+    job: str = ""
+    run: str = ""
+    runtime: str = ""
+    queue_name: str = ""
 
     @property
     def done(self) -> bool:
@@ -120,6 +108,7 @@ class JobView:
         data = asdict(self)
         for group in data["groups"]:
             group["newest"] = {str(k): v for k, v in group["newest"].items()}
+            group["nodes"] = {str(k): v for k, v in group["nodes"].items()}
         return data
 
     def headline(self) -> str:
@@ -144,14 +133,8 @@ class JobView:
         )
         out = [f"TrainJob {self.namespace}/{self.name}: {self.phase}" + (f" {detail}" if detail else "")]
         if self.queue is not None:
-            q = self.queue
-            why = f" ({q.reason}: {q.message})" if q.reason or q.message else ""
-            out.append(f"  kueue: workload {q.workload} in queue {q.queue or '?'}: {q.state}{why}")
-        out.extend(
-            f"  {g.name}: {g.pods} pods: {g.ready} ready, {g.running} running, {g.pending} pending, "
-            f"{g.succeeded} succeeded, {g.failed} failed; {g.restarts} restarts"
-            for g in self.groups
-        )
+            out.extend(kueue_lines(self.queue))
+        out.extend(group_line(g) for g in self.groups)
         if self.progress is not None or self.remaining_seconds is not None or self.metrics or self.last_updated:
             out.append("  progress: " + self._progress())
         timing = []
@@ -168,6 +151,16 @@ class JobView:
             out.append("  " + "; ".join(timing))
         return out
 
+    def label(self) -> str:
+        """``Queued (WaitingForQuota)``, ``Evicted (PodsReadyTimeout)``, ``Running``: the phase and
+        its reason, as ``status --watch`` names the two ends of a transition. A queued job is named
+        by the cause of its wait (:attr:`Waiting.cause`) when Kueue's reason is the legacy ``Pending``."""
+        reason = self.reason
+        waiting = self.queue.waiting if self.queue is not None else None
+        if self.phase == "Queued" and waiting is not None and waiting.cause:
+            reason = waiting.cause
+        return self.phase + (f" ({reason})" if reason and reason != self.phase else "")
+
     def _progress(self) -> str:
         """``45%, about 60m left, loss=0.23; updated 30s ago``: Trainer's ``trainerStatus``."""
         parts = []
@@ -182,43 +175,53 @@ class JobView:
         return text
 
 
-def workload_of(trainjob: dict[str, Any], workloads: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The Kueue Workload owned by the TrainJob (ownerReference uid), the newest if several."""
-    uid = (trainjob.get("metadata") or {}).get("uid")
-    owned = [
-        w
-        for w in workloads
-        if any(
-            r.get("uid") == uid and r.get("kind") == "TrainJob"
-            for r in (w.get("metadata") or {}).get("ownerReferences") or []
-        )
-    ]
-    owned.sort(key=lambda w: (w.get("metadata") or {}).get("creationTimestamp") or "")
-    return owned[-1] if owned else None
+def group_line(g: PodGroup) -> str:
+    """``  node: 2 pods: 2 ready, 2 running, ...``: one replicated job's newest pods, counted."""
+    return (
+        f"  {g.name}: {g.pods} pods: {g.ready} ready, {g.running} running, {g.pending} pending, "
+        f"{g.succeeded} succeeded, {g.failed} failed; {g.restarts} restarts"
+    )
 
 
-def queueing(workload: dict[str, Any]) -> Queueing:
-    """Admitted, pending and why, evicted or preempted: from the Workload's condition statuses."""
-    meta = workload.get("metadata") or {}
-    spec = workload.get("spec") or {}
-    status = workload.get("status") or {}
-    true = _true_conditions(status)
-    q = Queueing(str(meta.get("name") or ""), str(spec.get("queueName") or ""))
-    # Order matters: an evicted Workload may still hold Admitted=True until Kueue clears it.
-    for state in ("Finished", "Evicted", "Preempted", "Admitted", "QuotaReserved"):
-        if state in true:
-            q.state, q.reason, q.message = (
-                state,
-                str(true[state].get("reason") or ""),
-                str(true[state].get("message") or ""),
-            )
-            return q
-    pending = next((c for c in status.get("conditions") or [] if c.get("type") == "QuotaReserved"), None)
-    if pending is not None:
-        q.reason, q.message = str(pending.get("reason") or ""), str(pending.get("message") or "")
-    if not spec.get("active", True):
-        q.state, q.reason = "Deactivated", q.reason or "Inactive"
-    return q
+def transition(before: JobView | None, after: JobView) -> list[str]:
+    """What ``status --watch`` prints when the job changes: the whole status the first time, then
+    one line per change, such as ``ml-dev/ddp: Queued (WaitingForQuota) -> Admitted`` or
+    ``ml-dev/ddp: Running -> Evicted (PodsReadyTimeout): Exceeded the PodsReady timeout ...;
+    requeued at T (2nd time)``, followed by what else changed (pods, progress, Kueue's details).
+    [] when nothing people read has changed (ages and "updated ... ago" do not count)."""
+    if before is None:
+        return after.lines()
+    out: list[str] = []
+    name = f"{after.namespace}/{after.name}"
+    moved = (before.phase, before.reason, before.message) != (after.phase, after.reason, after.message)
+    if moved:
+        head = f"{before.label()} -> {after.label()}" if before.label() != after.label() else after.label()
+        note = requeue_note(after.queue) if after.queue is not None and after.phase == "Evicted" else ""
+        said = after.message if after.phase in EXPLAINED else ""
+        tail = "; ".join(p for p in (said, note) if p)
+        out.append(f"{name}: {head}" + (f": {tail}" if tail else ""))
+    old = kueue_lines(before.queue) if before.queue is not None else []
+    new = kueue_lines(after.queue) if after.queue is not None else []
+    # The first kueue line restates the state the transition line has just named.
+    out.extend(line for i, line in enumerate(new) if line not in old and not (moved and i == 0))
+    out.extend(group_line(g) for g in after.groups if g not in before.groups)
+    if (before.progress, before.remaining_seconds, before.metrics) != (
+        after.progress,
+        after.remaining_seconds,
+        after.metrics,
+    ):
+        out.append("  progress: " + after._progress())
+    return out
+
+
+def _identify(v: JobView, trainjob: dict[str, Any]) -> None:
+    """The job, run, runtime and queue a TrainJob names in its labels and ``runtimeRef``."""
+    meta = trainjob.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    ref = (trainjob.get("spec") or {}).get("runtimeRef") or {}
+    v.job, v.run = str(labels.get(W.JOB_LABEL) or ""), str(labels.get(W.RUN_LABEL) or "")
+    v.runtime = "/".join(str(part) for part in (ref.get("kind"), ref.get("name")) if part)
+    v.queue_name = str(labels.get(W.QUEUE_NAME_LABEL) or "")
 
 
 def _index(pod: dict[str, Any]) -> tuple[int, int]:
@@ -258,7 +261,10 @@ def pod_groups(pods: list[dict[str, Any]]) -> list[PodGroup]:
         g.failed += phase == "Failed"
         g.ready += any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
         g.restarts += sum(int(c.get("restartCount") or 0) for c in status.get("containerStatuses") or [])
-        g.newest[job_index * 10_000 + completion if job_index else completion] = pod["metadata"]["name"]
+        index = job_index * 10_000 + completion if job_index else completion
+        g.newest[index] = pod["metadata"]["name"]
+        if (pod.get("spec") or {}).get("nodeName"):
+            g.nodes[index] = str(pod["spec"]["nodeName"])
     return list(groups.values())
 
 
@@ -276,7 +282,10 @@ def view(
     phase, reason, message = job_state(trainjob)
     found = workload_of(trainjob, list(workloads))
     queue = queueing(found) if found is not None else None
-    if phase == "Suspended" and queue is not None:
+    if phase in ("Running", "Created") and queue is not None and queue.state in ("Evicted", "Preempted"):
+        # Kueue is stopping the job: the TrainJob says Running until Kueue has suspended it.
+        phase, reason, message = queue.state, queue.reason, queue.message
+    elif phase == "Suspended" and queue is not None:
         # Kueue suspends every job it queues: say what Kueue says rather than "Suspended".
         phase = {
             "Admitted": "Admitted",
@@ -297,6 +306,7 @@ def view(
         queue,
         pod_groups(list(pods)),
     )
+    _identify(v, trainjob)
     trainer = status.get("trainerStatus") or {}
     if trainer:
         v.progress = trainer.get("progressPercentage")

@@ -1,150 +1,130 @@
-"""``trainspec submit``: the compiled objects of each Trainer job, server-side applied.
+"""``trainspec submit``: every object ``compile`` emits for each Trainer job, server-side applied.
 
-Order: the runtime the job references is read first (never created or changed unless asked:
-``with_runtimes``), then the checkpoint PVCs, then the TrainJob, each applied with field manager
-``trainspec`` and ``fieldValidation=Strict``. What each apply did is read from the object before
-and after: created, configured (the resourceVersion moved) or unchanged.
+What belongs to a job, the order and what is never applied unless asked:
+:mod:`trainspec.kube.submit_plan`. In short: the runtime first, only with ``with_runtimes``
+(cluster-scoped, the object RBAC most often refuses, so a refusal leaves nothing half-applied;
+Trainer's webhook refuses a TrainJob whose runtime is missing, so it precedes the job anyway);
+then per job its namespaced prerequisites (ServiceAccount, Role, RoleBinding, ConfigMaps,
+PersistentVolumeClaims), the TrainJob, and its observability objects (PodMonitor, dashboard
+ConfigMap); then its earlier runs are deleted.
+
+Before anything is applied every object is read, so these stop or skip early: a runtime missing
+from the cluster (TS712); a kind the cluster does not serve (TS721 for what the job needs, a
+TS730 warning for an observability object: it is skipped and the job is submitted); an object
+being deleted (TS722: "unchanged" would be a lie, it is about to be gone). Each apply uses field
+manager ``trainspec`` and ``fieldValidation=Strict``; what it did is read from the object before
+and after: created, configured (the resourceVersion moved) or unchanged. A failure on an
+observability object does not stop the others (the job is already submitted); the command then
+ends with its error, as ``kubectl apply`` does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from trainspec.dsl.diagnostics import Diagnostic
+from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.k8s import wellknown as W
 from trainspec.kube import resources as R
 from trainspec.kube.session import CommandError, api_diagnostic
+from trainspec.kube.submit_plan import (
+    OBSERVABILITY,
+    RUNTIME_KINDS,
+    SHARED,
+    JobObjects,
+    claim_names,
+    describe,
+    key_of,
+    select_jobs,
+)
 
-RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
+__all__ = [
+    "RUNTIME_KINDS",
+    "JobObjects",
+    "Outcome",
+    "SubmitIncomplete",
+    "apply_one",
+    "check_runtime",
+    "claim_names",
+    "describe",
+    "retire_old_runs",
+    "select_jobs",
+    "submit",
+]
+
+#: What a cluster needs before it serves an observability kind, and how a job stops asking for it.
+OPERATORS = {
+    "PodMonitor": (
+        "the Prometheus Operator (e.g. the kube-prometheus-stack Helm chart)",
+        "set spec.observability.podMonitor: false on the job (or its runtime) to stop emitting it",
+    )
+}
 
 
 @dataclass
-class JobObjects:
-    """One job's objects to apply, and where its spec is (for diagnostics)."""
+class Outcome:
+    """What submit did with one object: ``created``, ``configured``, ``unchanged``, ``skipped``
+    (``why`` says why, ``diagnostic`` is the warning), ``deleted`` or ``would be deleted`` (an
+    earlier run of the job)."""
 
-    name: str
-    namespace: str
-    trainjob: dict[str, Any]
-    claims: list[dict[str, Any]] = field(default_factory=list)
-    runtime: dict[str, Any] | None = None  # the compiled runtime, when trainspec compiles it
-    file: str | None = None
-    line: int | None = None
-    column: int | None = None
+    target: str  # kubectl's kind.group/namespace/name
+    action: str
+    why: str = ""
+    dry_run: bool = False
+    diagnostic: Diagnostic | None = None
 
-
-def claim_names(obj: Any) -> Iterator[str]:
-    """Every ``persistentVolumeClaim.claimName`` inside a manifest."""
-    if isinstance(obj, dict):
-        claim = obj.get("persistentVolumeClaim")
-        if isinstance(claim, dict) and claim.get("claimName"):
-            yield str(claim["claimName"])
-        for value in obj.values():
-            yield from claim_names(value)
-    elif isinstance(obj, list):
-        for value in obj:
-            yield from claim_names(value)
+    def line(self) -> str:
+        """The line ``trainspec submit`` prints for it."""
+        text = f"{self.target} {self.action}" + (f": {self.why}" if self.why else "")
+        return text + (" (server dry run)" if self.dry_run else "")
 
 
-def select_jobs(result: Any, job: str | None) -> list[JobObjects]:
-    """The Trainer jobs of a compile result (``job`` picks one): TS713 for other engines, TS715 for none."""
-    from trainspec.compiler.emit import manifest_dicts
+class SubmitIncomplete(CommandError):
+    """The job was submitted, but objects applied after it were refused; ``outcomes`` is what was done."""
 
-    plans = [p for p in result.plans if job is None or p.resolved.name == job]
-    specs = {(s.namespace, s.name): s for s in result.specs}
-    other = [p for p in plans if p.engine != "trainer"]
-    if other:
-        diagnostics = []
-        for p in other:
-            spec = specs.get((p.resolved.namespace, p.resolved.name))
-            mark = spec.origin if spec is not None else None
-            diagnostics.append(
-                Diagnostic(
-                    "TS713",
-                    f"job {p.resolved.name} runs on engine {p.engine}; trainspec submit/status/logs/cancel "
-                    "handle Kubeflow Trainer TrainJobs only (not supported yet for this engine)",
-                    file=spec.file if spec else None,
-                    line=getattr(mark, "line", None),
-                    column=getattr(mark, "column", None),
-                    path="spec.runtime",
-                    hint="compile it (trainspec compile SPEC -o DIR) and apply it with kubectl, or use a trainer runtime",
-                )
-            )
-        raise CommandError(*diagnostics)
-    dicts = manifest_dicts(result.objects())
-    jobs: list[JobObjects] = []
-    for d in dicts:
-        if d["kind"] != "TrainJob" or (job is not None and d["metadata"]["name"] != job):
-            continue
-        meta = d["metadata"]
-        ns = meta.get("namespace") or ""
-        wanted = set(claim_names(d))
-        claims = [
-            c
-            for c in dicts
-            if c["kind"] == "PersistentVolumeClaim"
-            and c["metadata"]["name"] in wanted
-            and (c["metadata"].get("namespace") or "") == ns
-        ]
-        ref = d["spec"].get("runtimeRef") or {}
-        runtime = next(
-            (
-                r
-                for r in dicts
-                if r["kind"] == (ref.get("kind") or "ClusterTrainingRuntime")
-                and r["metadata"]["name"] == ref.get("name")
-            ),
-            None,
-        )
-        spec = specs.get((ns, meta["name"])) or specs.get((None, meta["name"]))
-        mark = spec.origin if spec is not None else None
-        jobs.append(
-            JobObjects(
-                meta["name"],
-                ns,
-                d,
-                claims,
-                runtime,
-                spec.file if spec else None,
-                getattr(mark, "line", None),
-                getattr(mark, "column", None),
-            )
-        )
-    if not jobs:
-        found = ", ".join(sorted(p.resolved.name for p in result.plans)) or "none"
-        raise CommandError(
-            Diagnostic(
-                "TS715",
-                f"no job{f' named {job!r}' if job else ''} in the specs (jobs: {found})",
-                file=(result.specs[0].file if result.specs else None),
-                line=1,
-                column=1,
-                hint="name one of the jobs with --job NAME",
-            )
-        )
-    return jobs
+    def __init__(self, outcomes: list[Outcome], *diagnostics: Diagnostic) -> None:
+        super().__init__(*diagnostics)
+        self.outcomes = outcomes
 
 
-def describe(obj: dict[str, Any]) -> str:
-    """``trainjob.trainer.kubeflow.org/ml-dev/ddp-cpu`` (kubectl's ``kind.group/name``, namespace added)."""
-    resource = R.resource_of(obj)
-    group = resource.api_version.rpartition("/")[0]
-    kind = resource.kind.lower() + (f".{group}" if group else "")
-    meta = obj["metadata"]
-    return "/".join(filter(None, (kind, meta.get("namespace"), meta["name"])))
+@dataclass
+class _Step:
+    """One object to apply, as read before anything is applied."""
+
+    job: JobObjects
+    stage: str
+    obj: dict[str, Any]
+    before: dict[str, Any] | None = None
+    skip: Outcome | None = None
+    sources: Any = field(default=None, repr=False)
 
 
-def apply_one(kube: Any, obj: dict[str, Any], *, dry_run: bool, force: bool, job: JobObjects) -> str:
-    """Apply one object; the line saying what happened (created / configured / unchanged)."""
+def _where(job: JobObjects) -> dict[str, Any]:
+    return {"file": job.file, "line": job.line, "column": job.column}
+
+
+def apply_one(
+    kube: Any,
+    obj: dict[str, Any],
+    *,
+    dry_run: bool,
+    force: bool,
+    job: JobObjects,
+    before: Any = ...,
+    sources: Any = None,
+) -> Outcome:
+    """Apply one object: what happened (created / configured / unchanged). ``before``: the object
+    as read before (``...``: read it now)."""
     resource = R.resource_of(obj)
     meta = obj["metadata"]
     try:
-        before = kube.get(resource, meta.get("namespace"), meta["name"])
+        if before is ...:
+            before = kube.get(resource, meta.get("namespace"), meta["name"])
         after = kube.apply(obj, force=force, dry_run=dry_run)
     except Exception as exc:
         raise CommandError(
-            api_diagnostic(exc, kube, what=f"apply {describe(obj)}", file=job.file, line=job.line, column=job.column)
+            api_diagnostic(exc, kube, what=f"apply {describe(obj)}", sources=sources, **_where(job))
         ) from None
     if before is None:
         verb = "created"
@@ -154,11 +134,11 @@ def apply_one(kube: Any, obj: dict[str, Any], *, dry_run: bool, force: bool, job
         verb = "unchanged"
     else:
         verb = "configured"
-    return f"{describe(obj)} {verb}" + (" (server dry run)" if dry_run else "")
+    return Outcome(describe(obj), verb, dry_run=dry_run)
 
 
-def check_runtime(kube: Any, job: JobObjects, *, with_runtimes: bool, dry_run: bool, force: bool) -> str | None:
-    """Read the runtime the job needs; apply it only ``with_runtimes``. A line to print, or None."""
+def check_runtime(kube: Any, job: JobObjects, *, with_runtimes: bool, dry_run: bool, force: bool) -> Outcome | None:
+    """Read the runtime the job needs; apply it only ``with_runtimes`` (then: what happened)."""
     ref = job.trainjob["spec"].get("runtimeRef") or {}
     kind, name = ref.get("kind") or "ClusterTrainingRuntime", str(ref.get("name") or "")
     resource = R.TRAINING_RUNTIME if kind == "TrainingRuntime" else R.CLUSTER_TRAINING_RUNTIME
@@ -166,11 +146,12 @@ def check_runtime(kube: Any, job: JobObjects, *, with_runtimes: bool, dry_run: b
     if with_runtimes and job.runtime is not None:
         return apply_one(kube, job.runtime, dry_run=dry_run, force=force, job=job)
     try:
-        found = kube.get(resource, ns, name)
+        from trainspec.kube.errors import get_or_none
+
+        # Not kube.get: without Trainer's CRDs the runtime's 404 is "not served" (TS721), not "no runtime".
+        found = get_or_none(kube, resource, ns, name)
     except Exception as exc:
-        raise CommandError(
-            api_diagnostic(exc, kube, what=f"read {kind} {name}", file=job.file, line=job.line, column=job.column)
-        ) from None
+        raise CommandError(api_diagnostic(exc, kube, what=f"read {kind} {name}", **_where(job))) from None
     if found is not None:
         return None
     place = f" in namespace {job.namespace}" if ns else ""
@@ -192,11 +173,64 @@ def check_runtime(kube: Any, job: JobObjects, *, with_runtimes: bool, dry_run: b
             "unless asked (--with-runtimes)",
             path="spec.runtime",
             hint=hint,
-            file=job.file,
-            line=job.line,
-            column=job.column,
+            **_where(job),
         )
     )
+
+
+def _shared(step: _Step) -> Outcome:
+    """TS731: a cluster-scoped or shared object of the job's output, which submit never applies."""
+    what = describe(step.obj)
+    why = "cluster-scoped or shared, submit never creates or changes it; a cluster admin applies it (kubectl apply)"
+    warning = Diagnostic(
+        "TS731",
+        f"{what} not applied: {why}",
+        severity=Severity.WARNING,
+        hint="trainspec compile SPEC -o DIR writes it; kubectl apply -f applies it",
+        **_where(step.job),
+    )
+    return Outcome(what, "skipped", why, diagnostic=warning)
+
+
+def _unserved(step: _Step) -> Outcome:
+    """TS730: an observability object whose kind the cluster does not serve: skipped, the job goes on."""
+    what, kind, resource = describe(step.obj), str(step.obj.get("kind")), R.resource_of(step.obj)
+    operator, stop = OPERATORS.get(kind, ("the operator that defines it", "drop it from the spec"))
+    served = f"the cluster does not serve {kind} ({resource.api_version})"
+    why = f"{served}; the job is submitted without it"
+    crd = f"{resource.plural}.{resource.api_version.rpartition('/')[0]}"
+    warning = Diagnostic(
+        "TS730",
+        f"{what} not applied: {served}, its CustomResourceDefinition {crd} is not installed; the job is "
+        "submitted without it",
+        severity=Severity.WARNING,
+        hint=f"install {operator} and submit again to apply it; or {stop}",
+        **_where(step.job),
+    )
+    return Outcome(what, "skipped", why, diagnostic=warning)
+
+
+def _read(kube: Any, job: JobObjects, stage: str, obj: dict[str, Any]) -> _Step:
+    """An object as the cluster has it now (TS721 when the job needs a kind the cluster does not serve)."""
+    from trainspec.kube.errors import being_deleted, deleting_diagnostic, get_or_none
+
+    step = _Step(job, stage, obj, sources=job.sources.get(key_of(obj)))
+    if stage == SHARED:
+        step.skip = _shared(step)
+        return step
+    meta = obj["metadata"]
+    try:
+        step.before = get_or_none(kube, R.resource_of(obj), meta.get("namespace"), meta["name"])
+    except Exception as exc:
+        found = api_diagnostic(exc, kube, what=f"read {describe(obj)}", **_where(job))
+        if found.code == "TS721" and stage == OBSERVABILITY:
+            step.skip = _unserved(step)
+            return step
+        raise CommandError(found) from None
+    if step.before is not None and being_deleted(step.before):
+        # "unchanged" would hide that it is about to be gone, and with it the job's run.
+        raise CommandError(deleting_diagnostic({**step.before, "kind": obj.get("kind")}, **_where(job)))
+    return step
 
 
 def submit(
@@ -207,25 +241,56 @@ def submit(
     dry_run: bool = False,
     force: bool = False,
     say: Callable[[str], None] = print,
-) -> None:
-    """Check every job's runtime first (nothing is applied when one is missing), then apply."""
-    lines: dict[str, list[str]] = {}
-    if not with_runtimes:
-        for job in jobs:
-            check_runtime(kube, job, with_runtimes=False, dry_run=dry_run, force=force)
+) -> list[Outcome]:
+    """Check every job's runtime and read every object first (nothing is applied when one of them
+    stops the submit), then apply in order; ``say`` gets each outcome's line. Returns the outcomes
+    (a skipped object's warning is its ``diagnostic``); raises :class:`SubmitIncomplete` when an
+    object after the job was refused (the rest was applied)."""
+    outcomes: list[Outcome] = []
+
+    def record(outcome: Outcome) -> None:
+        outcomes.append(outcome)
+        say(outcome.line())
+
     for job in jobs:
-        if with_runtimes:
-            line = check_runtime(kube, job, with_runtimes=True, dry_run=dry_run, force=force)
-            if line and line not in lines:
-                lines[line] = []
-                say(line)
-        for obj in [*job.claims, job.trainjob]:
-            say(apply_one(kube, obj, dry_run=dry_run, force=force, job=job))
-        for line in retire_old_runs(kube, job, dry_run=dry_run):
-            say(line)
+        if not (with_runtimes and job.runtime is not None):
+            check_runtime(kube, job, with_runtimes=False, dry_run=dry_run, force=force)
+    seen: set[tuple[str, str, str, str]] = set()
+    steps: dict[int, list[_Step]] = {}
+    for i, job in enumerate(jobs):
+        for stage, obj in job.objects():
+            if key_of(obj) not in seen:  # one object of two jobs (a shared ServiceAccount) is applied once
+                seen.add(key_of(obj))
+                steps.setdefault(i, []).append(_read(kube, job, stage, obj))
+    late: list[Diagnostic] = []
+    for i, job in enumerate(jobs):
+        if with_runtimes and job.runtime is not None and key_of(job.runtime) not in seen:
+            seen.add(key_of(job.runtime))
+            applied = check_runtime(kube, job, with_runtimes=True, dry_run=dry_run, force=force)
+            if applied is not None:
+                record(applied)
+        for step in steps.get(i, []):
+            if step.skip is not None:
+                record(step.skip)
+                continue
+            try:
+                record(
+                    apply_one(
+                        kube, step.obj, dry_run=dry_run, force=force, job=job, before=step.before, sources=step.sources
+                    )
+                )
+            except CommandError as exc:
+                if step.stage != OBSERVABILITY:
+                    raise
+                late.extend(exc.diagnostics)  # the job runs: apply the rest, then say what failed
+        for outcome in retire_old_runs(kube, job, dry_run=dry_run):
+            record(outcome)
+    if late:
+        raise SubmitIncomplete(outcomes, *late)
+    return outcomes
 
 
-def retire_old_runs(kube: Any, job: JobObjects, *, dry_run: bool) -> list[str]:
+def retire_old_runs(kube: Any, job: JobObjects, *, dry_run: bool) -> list[Outcome]:
     """Delete the job's earlier runs, as a GitOps prune would: the new run resumes from their claim.
 
     A run is ``<job>-<run id>`` (docs/gitops.md); the earlier ones carry the same
@@ -242,14 +307,14 @@ def retire_old_runs(kube: Any, job: JobObjects, *, dry_run: bool) -> list[str]:
         listed = kube.list(R.TRAINJOB, ns, selector=f"{W.JOB_LABEL}={label}")
     except Exception as exc:
         raise CommandError(api_diagnostic(exc, kube, what=f"list the runs of {ns}/{label}", file=job.file)) from None
-    lines = []
+    outcomes = []
     for item in listed.get("items") or []:
         old = (item.get("metadata") or {}).get("name")
         if not old or old == name:
             continue
         what = describe({**item, "apiVersion": item.get("apiVersion") or R.TRAINJOB.api_version, "kind": "TrainJob"})
         if dry_run:
-            lines.append(f"{what} would be deleted: run {name} replaces it (server dry run)")
+            outcomes.append(Outcome(what, "would be deleted", f"run {name} replaces it", dry_run=True))
             continue
         try:
             kube.delete(R.TRAINJOB, ns, old, propagation="Background")
@@ -257,5 +322,5 @@ def retire_old_runs(kube: Any, job: JobObjects, *, dry_run: bool) -> list[str]:
             raise CommandError(
                 api_diagnostic(exc, kube, what=f"delete the earlier run {what}", file=job.file)
             ) from None
-        lines.append(f"{what} deleted: run {name} replaces it and resumes from the same checkpoints")
-    return lines
+        outcomes.append(Outcome(what, "deleted", f"run {name} replaces it and resumes from the same checkpoints"))
+    return outcomes

@@ -21,7 +21,7 @@ from typing import Any
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.dsl.quantity import quantity_value
 from trainspec.k8s.wellknown import KUEUE_GROUP, KUEUE_VERSION, KUEUE_VERSIONS, METADATA_NAME_LABEL, NODE_ALLOCATABLE
-from trainspec.kueue.located import Located, read_objects, yaml_files
+from trainspec.kueue.located import Located, read_inputs
 
 
 def _map(value: Any) -> dict[str, Any]:
@@ -175,9 +175,8 @@ def quantity(value: Any) -> Fraction:
 
 def load_cluster(paths: Iterable[str | PathLike[str]]) -> Cluster:
     """Read the cluster files under ``paths`` and index their Kueue objects (first definition wins)."""
-    files, problems = yaml_files(paths)
-    objects, found = read_objects(files)
-    cluster = Cluster(objects=objects, problems=[*problems, *found])
+    objects, problems = read_inputs(paths)  # `-`: standard input
+    cluster = Cluster(objects=objects, problems=problems)
     for obj in objects:
         group, _, version = obj.api_version.rpartition("/")
         if obj.api_version == "v1" and obj.kind == "Namespace":

@@ -101,12 +101,45 @@ def read_objects(files: Iterable[Path], limits: LoadLimits | None = None) -> tup
     problems: list[Diagnostic] = []
     for path in files:
         docs, found = load_file(path, display_name(path), limits or LoadLimits())
-        problems.extend(d for d in found if d.code != "TS109")  # YAML 1.1 bools: a spec-language rule
-        for doc in docs:
-            api_version, kind = doc.data.get("apiVersion"), doc.data.get("kind")
-            if isinstance(api_version, str) and isinstance(kind, str) and not api_version.startswith("trainspec.dev/"):
-                objects.append(Located(doc))
+        objects.extend(_objects(docs, found, problems))
     return objects, problems
 
 
-__all__ = ["Located", "read_objects", "yaml_files"]
+def _objects(docs: list[SourceDoc], found: list[Diagnostic], problems: list[Diagnostic]) -> list[Located]:
+    """The Kubernetes objects among ``docs`` (``found``, the loader's findings, go to ``problems``)."""
+    problems.extend(d for d in found if d.code != "TS109")  # YAML 1.1 bools: a spec-language rule
+    return [
+        Located(doc)
+        for doc in docs
+        if isinstance(doc.data.get("apiVersion"), str)
+        and isinstance(doc.data.get("kind"), str)
+        and not doc.data["apiVersion"].startswith("trainspec.dev/")
+    ]
+
+
+def read_inputs(
+    paths: Iterable[str | PathLike[str]], limits: LoadLimits | None = None, *, stream: Any = None
+) -> tuple[list[Located], list[Diagnostic]]:
+    """The objects under ``paths``, where ``-`` is standard input (read once, YAML, ``<stdin>:line:col``).
+
+    ``stream`` (binary; default ``sys.stdin``) is for tests.
+    """
+    from trainspec.dsl.discovery import STDIN_NAME, split_stdin
+    from trainspec.dsl.stdin import read_stdin
+    from trainspec.dsl.yaml_loader import load_text
+
+    rest, stdin, problems = split_stdin([str(p) for p in paths])
+    files, found = yaml_files(rest)
+    objects, read = read_objects(files, limits)
+    problems = [*problems, *found, *read]
+    if stdin:
+        limits = limits or LoadLimits()
+        data, found = read_stdin(limits.max_bytes, stream)
+        problems.extend(found)
+        if data is not None:
+            docs, found = load_text(data, STDIN_NAME, limits)
+            objects.extend(_objects(docs, found, problems))
+    return objects, problems
+
+
+__all__ = ["Located", "read_inputs", "read_objects", "yaml_files"]

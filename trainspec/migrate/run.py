@@ -64,14 +64,12 @@ class MigrateResult:
 
 def migrate(paths: Iterable[str | os.PathLike[str]], *, target: str = "trainer") -> MigrateResult:
     """Migrate the manifests under ``paths``; ``target`` is one of :data:`TARGETS`."""
-    from trainspec.kueue.located import read_objects, yaml_files
+    from trainspec.kueue.located import read_inputs
 
     if target not in TARGETS:
         raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
     result = MigrateResult()
-    files, problems = yaml_files(paths)
-    result.diagnostics.extend(problems)
-    objects, problems = read_objects(files)
+    objects, problems = read_inputs(paths)  # `-`: standard input
     result.diagnostics.extend(problems)
     sources = [Source(obj) for obj in objects]
     runtimes = {

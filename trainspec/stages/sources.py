@@ -26,11 +26,12 @@ from trainspec.dsl.record import Record  # start-up: see stages/config.py
 from trainspec.dsl.wellknown import (
     PVC_ROOT_ENV,  # the in-pod contract, shared with the compiler
 )
+from trainspec.extras import install_hint
 from trainspec.stages.errors import StageError, UsageError
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://(.*)$")
 _MAGIC = re.compile(r"[*?\[]")
-DATA_EXTRA = "pip install 'trainspec[data]'"
+DATA_EXTRA = install_hint("data")
 #: Object-storage metadata keys that identify a version of an object, most specific first.
 _STAMP_KEYS = ("ETag", "etag", "md5Hash", "generation", "LastModified", "mtime", "updated", "last_modified")
 
