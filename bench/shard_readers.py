@@ -150,7 +150,7 @@ def plain_json(shards: list[list[tuple[str, int, int]]]) -> Got:
 
 def shard_records(data_dir: Path, world: int, decode: str) -> Got:
     """Iterate ``ShardRecords(decode=...)`` of every rank (records only; no byte count)."""
-    from trainspec.stages.readers import ShardRecords
+    from trainspec.stages.records import ShardRecords
 
     lines = 0
     for rank in range(world):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pytest
 
 from tests.conftest import ROOT
-from trainspec.compiler.lower.runtime import SHARD_COMMAND
+from trainspec.compiler.lower.trainer.runtime import SHARD_COMMAND
 from trainspec.k8s.wellknown import STAGE_UID
 
 DOCKERFILE = ROOT / "Dockerfile"
@@ -164,7 +164,7 @@ def test_trainspec_is_installed_with_the_data_extra_from_local_wheels(instructio
 def test_the_entrypoint_is_the_shard_stage_the_runtime_runs(instructions: list[Instruction]) -> None:
     final = stages(instructions)[-1]
     (entrypoint,) = [ins for ins in final if ins.keyword == "ENTRYPOINT"]
-    assert json.loads(entrypoint.args) == SHARD_COMMAND  # exec form, the command lower/runtime.py sets
+    assert json.loads(entrypoint.args) == SHARD_COMMAND  # exec form, the command lower/trainer/runtime.py sets
 
 
 def ignored(path: str, patterns: list[str]) -> bool:

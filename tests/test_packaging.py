@@ -26,6 +26,7 @@ import pytest
 import trainspec
 from tests.conftest import ROOT
 from tests.wheelhouse import build_wheelhouse
+from trainspec.schemas import FILES
 
 if sys.version_info < (3, 11):  # pragma: no cover - CI runs 3.11
     pytest.skip("reads pyproject.toml with tomllib (Python 3.11+)", allow_module_level=True)
@@ -46,9 +47,15 @@ SKIP = (
     ".hypothesis",
     ".trainspec",
 )
-#: Files of the package directory that stay out of the wheel: the model generator's inputs
-#: (``python -m trainspec.k8s.generate`` is run from a checkout).
-NOT_SHIPPED = re.compile(r"^trainspec/k8s/_gen/[^/]+\.json$")
+#: Where the generators of the package's data lived before they moved to ``tools/`` (never installed,
+#: run from a checkout by ``python -m tools.regenerate``): none of them may come back into the wheel.
+GENERATORS = (
+    "trainspec/k8s/generate.py",
+    "trainspec/k8s/_gen/",
+    "trainspec/check/vendor.py",
+    "trainspec/schemas/generate.py",
+    "tools/",
+)
 
 
 def _env(house: Path) -> dict[str, str]:
@@ -119,17 +126,22 @@ def test_the_wheel_holds_the_package_with_its_data_and_nothing_else(built: dict[
         for p in (checkout / "trainspec").rglob("*")
         if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
     }
-    expected = {name for name in source if not NOT_SHIPPED.match(name)}
-    assert expected != source  # the generator inputs exist, and are left out on purpose
     with zipfile.ZipFile(_wheel(built)) as wheel:
         names = set(wheel.namelist())
     info = f"trainspec-{VERSION}.dist-info/"
-    assert {n for n in names if not n.startswith(info)} == expected
-    # the data the commands read at run time
-    for data in ("py.typed", "schemas/trainingjob.schema.json", "runtimes/trainspec-torch.yaml"):
-        assert f"trainspec/{data}" in names
-    assert any(n.startswith("trainspec/check/data/") and n.endswith(".json") for n in names)
-    assert any(n.startswith("trainspec/gitops/health/") and n.endswith(".lua") for n in names)
+    assert {n for n in names if not n.startswith(info)} == source
+    # no generator: they are development tools (tools/), and the package never imports them
+    assert [n for n in names if n.startswith(GENERATORS)] == []
+    # the data the commands read at run time: every file of the package that is not Python
+    data = {n for n in source if not n.endswith(".py")}
+    assert data <= names
+    for name in ("py.typed", "schemas/trainingjob.schema.json", "runtimes/trainspec-torch.yaml"):
+        assert f"trainspec/{name}" in data
+    assert {f"trainspec/schemas/{name}" for name in FILES.values()} <= data
+    index = json.loads((checkout / "trainspec/check/data/index.json").read_text(encoding="utf-8"))
+    listed = {f"trainspec/check/data/{crd['file']}" for bundle in index["bundles"] for crd in bundle["crds"]}
+    assert listed and listed | {"trainspec/check/data/index.json"} <= data
+    assert any(n.startswith("trainspec/gitops/health/") and n.endswith(".lua") for n in data)
     assert f"{info}licenses/LICENSE" in names  # Apache-2.0 asks for its text with every copy
 
 
@@ -229,6 +241,21 @@ def test_the_wheel_installs_and_runs_in_a_fresh_venv(built: dict[str, Path]) -> 
         theirs = _run(*editable, *command, env=env, cwd=work)
         assert (ours.stdout, ours.stderr) == (theirs.stdout, theirs.stderr), command
         assert ours.stdout or ours.stderr
+
+
+def test_the_generators_live_outside_the_package_and_it_never_imports_them() -> None:
+    """The wheel is built from ``trainspec/`` alone (``[tool.setuptools.packages.find]``), so a
+    generator outside it cannot ship; and a module that imported one would fail once installed."""
+    assert PYPROJECT["tool"]["setuptools"]["packages"]["find"]["include"] == ["trainspec*"]
+    for generator in ("regenerate.py", "k8s_models/generator.py", "crd_data.py", "json_schemas.py"):
+        assert (ROOT / "tools" / generator).is_file(), generator
+    assert [name for name in GENERATORS[:-1] if (ROOT / name).exists()] == []
+    importing = [
+        path.relative_to(ROOT).as_posix()
+        for path in sorted((ROOT / "trainspec").rglob("*.py"))
+        if re.search(r"^\s*(from|import)\s+tools\b", path.read_text(encoding="utf-8"), flags=re.MULTILINE)
+    ]
+    assert importing == []
 
 
 def test_the_docs_name_the_wheel_of_this_version() -> None:

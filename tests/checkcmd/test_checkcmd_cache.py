@@ -25,7 +25,7 @@ SAMPLES = [
 
 def _same(a: dict, b: dict) -> bool:
     """Equal schemas, descriptions aside."""
-    from trainspec.check.vendor import strip_schema
+    from tools.crd_data import strip_schema
 
     return strip_schema(a, "a") == strip_schema(b, "b")
 

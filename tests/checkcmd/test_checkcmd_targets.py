@@ -13,7 +13,7 @@ import yaml
 from tests.checkcmd.conftest import RUNTIME_SPEC, check, job_spec, line_of
 from tests.conftest import run_cli
 from trainspec.cli.main import main
-from trainspec.compiler.lower.trainer_v21 import trainjob_v21
+from trainspec.compiler.lower.trainer.trainer_v21 import trainjob_v21
 from trainspec.compiler.targets import MATRIX, Target, matrix_problems, parse_target_option
 
 

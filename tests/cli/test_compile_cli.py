@@ -143,7 +143,7 @@ def test_a_crash_mid_compile_leaves_the_old_tree_intact(tmp_path: Path, monkeypa
     def explode(*args, **kwargs):
         raise RuntimeError("simulated crash while lowering")
 
-    monkeypatch.setattr("trainspec.compiler.lower.trainjob.lower_job", explode)
+    monkeypatch.setattr("trainspec.compiler.lower.trainer.trainjob.lower_job", explode)
     assert main(["compile", "examples/", "-o", str(out)]) == 2
     after = tree(out)
     del before["team-nlp/llama-sft.yaml"]

@@ -135,7 +135,7 @@ def test_a_run_puts_the_collector_thresholds_back(monkeypatch: pytest.MonkeyPatc
     run([str(ROOT / "examples" / "ddp-cpu.yaml")], options)
     assert gc.get_threshold() == before and seen and all(t[0] >= pipeline._GC_THRESHOLD for t in seen)
 
-    def boom(_: object) -> None:
+    def boom(*_: object) -> None:
         raise RuntimeError("a pass failed")
 
     monkeypatch.setattr(pipeline, "PASSES", (pipeline.PASSES[0]._replace(run=boom),))

@@ -18,8 +18,9 @@ from trainspec.compiler.pipeline import compile_paths, compile_specs
 from trainspec.compiler.plan import SHARDED_SUFFIX
 from trainspec.compiler.resolve import RuntimeEntry, RuntimeIndex, build_index
 from trainspec.dsl.diagnostics import CODES
+from trainspec.dsl.loaded import LoadedSpec
 from trainspec.dsl.models import Framework, Runtime
-from trainspec.dsl.sources import LoadedSpec, load_string
+from trainspec.dsl.sources import load_string
 from trainspec.dsl.upstream import UPSTREAM_RUNTIME_NAMES, is_upstream_name
 from trainspec.runtimes import builtin_names, builtin_runtime
 from trainspec.runtimes.upstream import CATALOG, unmodeled, upstream_runtime

@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tests.conftest import EXAMPLES
 from trainspec.dsl.diagnostics import CODES
-from trainspec.dsl.sources import ForeignDoc, load_string
+from trainspec.dsl.loaded import ForeignDoc
+from trainspec.dsl.sources import load_string
 
 SOURCES = [
     (EXAMPLES / name).read_text()

@@ -13,7 +13,8 @@ import textwrap
 import pytest
 
 from trainspec.dsl.diagnostics import CODES
-from trainspec.dsl.sources import ForeignDoc, load_string
+from trainspec.dsl.loaded import ForeignDoc
+from trainspec.dsl.sources import load_string
 
 JOB_BODY = """\
 metadata: {name: smoke}

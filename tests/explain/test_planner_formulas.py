@@ -11,21 +11,21 @@ from fractions import Fraction
 
 import pytest
 
-from trainspec.explain.planner.inputs import (
+from trainspec.compiler.parallelism.inputs import (
     Arch,
     Cluster,
     PlannerInputs,
     Shape,
     arch_for,
 )
-from trainspec.explain.planner.layouts import Layout
-from trainspec.explain.planner.memory import (
+from trainspec.compiler.parallelism.layouts import Layout
+from trainspec.compiler.parallelism.memory import (
     activations,
     estimate,
     layer_activations,
     model_state,
 )
-from trainspec.explain.planner.recommend import plan_layouts
+from trainspec.compiler.parallelism.recommend import plan_layouts
 
 GB = 10**9
 GIB = 2**30
@@ -166,7 +166,7 @@ def test_405b_on_56_nodes_recommends_pp_across_nodes() -> None:
 
 def test_the_largest_world_is_bounded_work() -> None:
     # 10,000 nodes x 256 ranks: the enumeration stays within MAX_LAYOUTS and every kept layout is valid.
-    from trainspec.explain.planner.recommend import MAX_LAYOUTS
+    from trainspec.compiler.parallelism.recommend import MAX_LAYOUTS
 
     big = Cluster(world=10_000 * 256, gpus_per_node=256, gpu_memory=80 * GIB)
     plan = plan_layouts(PlannerInputs(arch(70 * GB, L70), big))

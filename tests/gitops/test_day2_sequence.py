@@ -24,9 +24,9 @@ from typing import Any
 import pytest
 import yaml
 
+from trainspec.check.day2 import identity
 from trainspec.check.updates import update_problems
 from trainspec.cli.main import main
-from trainspec.compiler.day2 import identity
 from trainspec.compiler.runs import RUN_KINDS
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

@@ -10,8 +10,8 @@ import pytest
 
 from tests.observability.grafana_schema import DASHBOARD
 from tests.observability.helpers import compile_specs, of_kind
-from trainspec.observability import dashboard as D
-from trainspec.observability.promql import problems
+from trainspec.compiler.observability import dashboard as D
+from trainspec.compiler.observability.promql import problems
 
 METRICS = {
     D.GPU_UTIL,

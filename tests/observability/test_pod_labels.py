@@ -122,17 +122,17 @@ def test_a_job_cannot_relabel_itself_as_another_job(tmp_path) -> None:
     ],
 )
 def test_the_rank_zero_selector_uses_the_engines_labels(tmp_path, framework, target, selector, exact) -> None:
-    from trainspec.compiler.lower.labels import rank_zero_selector
+    from trainspec.compiler.lower.dialects import dialect_for
 
     result = compile_specs(tmp_path, framework=framework, target=target)
     (plan,) = result.plans
-    found, is_exact = rank_zero_selector(plan)
+    found, is_exact = dialect_for(None, plan.engine).rank_zero_selector(plan)
     assert found == {JOB_LABEL: "demo", **selector} and is_exact is exact
 
 
 def test_an_elastic_pytorchjob_has_no_rank_zero_pod(tmp_path) -> None:
-    from trainspec.compiler.lower.labels import rank_zero_selector
+    from trainspec.compiler.lower.dialects import dialect_for
 
     result = compile_specs(tmp_path, target="training-operator", job={"nodes": {"min": 1, "max": 3}})
     (plan,) = result.plans
-    assert rank_zero_selector(plan) == ({JOB_LABEL: "demo"}, False)
+    assert dialect_for(None, plan.engine).rank_zero_selector(plan) == ({JOB_LABEL: "demo"}, False)

@@ -47,7 +47,9 @@ grouped = subprocess.Popen(sleeper)
 detached = subprocess.Popen(sleeper, start_new_session=True)
 hold = os.environ.get("HOLD")
 if hold:
-    (out / f"node-{node}.json").write_text(json.dumps([os.getpid(), grouped.pid, detached.pid]))
+    # Written whole, then renamed: the test polls for these files and must never read a half-written one.
+    (out / f"node-{node}.tmp").write_text(json.dumps([os.getpid(), grouped.pid, detached.pid]))
+    os.replace(out / f"node-{node}.tmp", out / f"node-{node}.json")
     while not Path(hold).exists():
         time.sleep(0.02)
 print(f"node {node} done", flush=True)

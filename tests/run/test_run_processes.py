@@ -23,7 +23,9 @@ from pathlib import Path
 node = os.environ["PET_NODE_RANK"]
 out = Path(sys.argv[1])
 child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1000)"])
-(out / f"node-{node}.json").write_text(__import__("json").dumps([os.getpid(), child.pid]))
+# Written whole, then renamed: the test polls for these files and must never read a half-written one.
+(out / f"node-{node}.tmp").write_text(__import__("json").dumps([os.getpid(), child.pid]))
+os.replace(out / f"node-{node}.tmp", out / f"node-{node}.json")
 print(f"node {node} up", flush=True)
 print(f"to stderr from {node}", file=sys.stderr, flush=True)
 if node == os.environ.get("FAIL_NODE"):

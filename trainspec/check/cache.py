@@ -231,17 +231,21 @@ def _fingerprint() -> str:
     """What the checker's verdicts depend on besides the manifest and its CRD: the checker's own
     code (hashed by content), the engine that runs, and the libraries (versions, and their files'
     sizes and times, for copies changed in place)."""
-    import trainspec.check as check
-
     from .cel_engines import distribution_version, engine_identity, findable
 
     # The engine decides CEL verdicts: which one runs, and which release, is part of the key.
     digest = hashlib.sha256(f"format {_FORMAT}\nengine {engine_identity()}\n".encode())
-    package = Path(check.__file__).parents[1]
+    checker = Path(__file__).parent  # this package: every module of it decides verdicts
+    package = checker.parent
     # The checker's own modules, and those outside it that decide verdicts: the one quantity
     # parser (CEL quantity(), quantity patterns) and the Kubernetes facts (bounds, names).
-    shared = [package / "dsl" / "quantity.py", package / "dsl" / "wellknown.py", package / "k8s" / "wellknown.py"]
-    for path in [*sorted(Path(check.__file__).parent.glob("*.py")), *shared]:
+    shared = [
+        package / "dsl" / "quantity.py",
+        package / "dsl" / "wellknown.py",
+        package / "k8s" / "wellknown.py",
+        package / "k8s" / "name_rules.py",
+    ]
+    for path in [*sorted(checker.glob("*.py")), *shared]:
         digest.update(path.name.encode() + path.read_bytes())
     for module, distribution in _LIBRARIES:
         if not findable(module):
@@ -296,7 +300,7 @@ class VerdictCache:
         api_version, kind = manifest.get("apiVersion"), manifest.get("kind")
         if not isinstance(api_version, str) or not isinstance(kind, str):
             return None
-        from trainspec.check.core import CORE_KINDS
+        from trainspec.check.core_kinds import CORE_KINDS
 
         crd = self._registry.lookup(api_version, kind)
         if crd is not None:

@@ -34,8 +34,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from trainspec.dsl.quantity import QuantityError, is_quantity, parse_quantity
 from trainspec.dsl.wellknown import DNS1035_LABEL_PATTERN, DNS1123_LABEL_MAX, INT64_MAX
-
-from .core import label_problem, label_value_problem, qualified_name_problem, subdomain_problem
+from trainspec.k8s.name_rules import label_problem, label_value_problem, qualified_name_problem, subdomain_problem
 
 
 class LibraryError(ValueError):

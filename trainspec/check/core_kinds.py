@@ -23,9 +23,10 @@ from typing import Any
 
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.dsl.quantity import QUANTITY_PATTERN, QuantityError, parse_quantity
+from trainspec.k8s.name_rules import label_problem, label_value_problem, qualified_name_problem, subdomain_problem
 
 from ._paths import render_path, short
-from .core import OBJECT_META, label_problem, label_value_problem, qualified_name_problem, subdomain_problem
+from .core import OBJECT_META
 
 _STRING = {"type": "string"}
 _STRING_MAP = {"type": "object", "additionalProperties": _STRING}

@@ -26,7 +26,7 @@ def crd_findings(manifests: list[Manifest], source: CrdSource, target: Any) -> l
     from trainspec.dsl.diagnostics import Diagnostic, Severity
     from trainspec.k8s.wellknown import TRAINER_API_VERSION
 
-    from . import check_manifest
+    from .api_server import check_manifest
     from .cache import CachedCelEngine, CachedCrdRegistry, VerdictCache, default_cache
 
     cache = default_cache()

@@ -157,7 +157,7 @@ def run_check(request: CheckRequest) -> CheckReport:
 
 def _update_findings(previous: str, manifests: list[Any], result: CompileResult) -> list[Diagnostic]:
     """The updates from ``previous`` to the checked manifests that the cluster would refuse."""
-    from trainspec.compiler.day2 import manifest_updates, read_previous
+    from trainspec.check.day2 import manifest_updates, read_previous
     from trainspec.dsl.diagnostics import Diagnostic
     from trainspec.dsl.models import RunPolicy
 

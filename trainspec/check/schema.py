@@ -27,15 +27,10 @@ from typing import Any
 
 from trainspec.dsl.diagnostics import Diagnostic
 from trainspec.dsl.wellknown import ANNOTATIONS_TOTAL_MAX, INT32_MAX, INT64_MAX
+from trainspec.k8s.name_rules import label_problem, label_value_problem, qualified_name_problem, subdomain_problem
 
 from ._paths import render_path, short
-from .core import (
-    OBJECT_META,
-    label_problem,
-    label_value_problem,
-    qualified_name_problem,
-    subdomain_problem,
-)
+from .core import OBJECT_META
 
 # OpenAPI keywords copied unchanged into the JSON Schema.
 _COPIED = (

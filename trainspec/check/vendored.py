@@ -1,7 +1,7 @@
 """The CRD data shipped in the package, and how the registry reads it.
 
 ``trainspec/check/data/`` holds the CRDs of the default target (see ``index.json`` and
-:mod:`.vendor`, which derives them from the real CRDs): one compact JSON CRD document a file,
+``tools/crd_data.py``, which derives them from the real CRDs): one compact JSON CRD document a file,
 keys sorted, no descriptions. :class:`~.crds.CrdRegistry` reads them like any CRD file; two
 hooks make that cheap: :func:`scan_json_header` finds the group and kind of such a file
 without parsing it (so only the CRDs a check needs are ever parsed), and

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainspec.dsl.diagnostics import Diagnostic, Related
+from trainspec.k8s.name_rules import subdomain_problem
 from trainspec.k8s.wellknown import (
     DATASET_INITIALIZER,
     JOBSET_GROUP,
@@ -39,7 +40,6 @@ from trainspec.k8s.wellknown import (
 )
 
 from ._paths import join_path
-from .core import subdomain_problem
 from .jobset_trainer import check_jobset, check_runtime_jobset, check_trainjob_jobset
 from .runtime_rules import (
     check_runtime,

@@ -109,8 +109,8 @@ def run(args: argparse.Namespace) -> int:
         *(s.file for s in result.specs),
         *([project.file] if project is not None else []),
     ]
+    from trainspec.check.day2 import previous_tree, run_notes, update_diagnostics
     from trainspec.check.manifests import compiled_manifests
-    from trainspec.compiler.day2 import previous_tree, run_notes, update_diagnostics
 
     # Day 2: the objects the tree holds now are what the cluster has; an update it would refuse
     # stops the compile before anything is written (and fails --check).

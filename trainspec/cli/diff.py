@@ -114,8 +114,8 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from trainspec.cli import report
+    from trainspec.compiler.outtree.gitref import GitError, export_ref
     from trainspec.diff import diff_results
-    from trainspec.diff.gitref import GitError, export_ref
     from trainspec.diff.render import render
 
     if not args.git and len(args.paths) != 2:
@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
     diff = diff_results(old, new)
     sys.stdout.write(render(diff, args.format))
     # Day 2: the old side's objects are what the cluster has; say which updates it would refuse.
-    from trainspec.compiler.day2 import update_diagnostics
+    from trainspec.check.day2 import update_diagnostics
     from trainspec.compiler.emit import manifest_dicts
 
     previous = [d for output in old.outputs for d in manifest_dicts(output.objects)]

@@ -10,8 +10,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-#: Kept in step with trainspec.migrate.run.TARGETS (not imported: the CLI starts without it).
-TARGETS = ("trainer", "source", "ray", "training-operator")
+from trainspec.compiler.engines import DEFAULT_ENGINE, ENGINE_NAMES
+
+#: trainspec.migrate.run.TARGETS (not imported: the CLI starts without it); a test keeps them equal.
+TARGETS = (DEFAULT_ENGINE.value, "source", *(name for name in ENGINE_NAMES if name != DEFAULT_ENGINE.value))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--target",
         choices=TARGETS,
-        default="trainer",
+        default=DEFAULT_ENGINE.value,
         help="engine of the result: trainer (default; jobs Trainer cannot run as they are keep "
         "their engine, TS546), source (every job keeps its engine), or ray / "
         "training-operator",

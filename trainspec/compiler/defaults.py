@@ -6,10 +6,10 @@ are kept so explain can say a value came from the project defaults.
 
 from __future__ import annotations
 
+from trainspec.dsl.loaded import LoadedSpec
 from trainspec.dsl.models import Runtime, TrainingJob
 from trainspec.dsl.project import Defaults
 from trainspec.dsl.record import replace
-from trainspec.dsl.sources import LoadedSpec
 
 
 def apply_to_job(loaded: LoadedSpec, defaults: Defaults) -> tuple[LoadedSpec, frozenset[str]]:

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from trainspec.compiler.outtree.marker import seal
-from trainspec.compiler.pipeline import Output
+from trainspec.compiler.passes.products import Output
 from trainspec.dsl.diagnostics import escape_text
 from trainspec.k8s import Resource, to_dict
 from trainspec.k8s.wellknown import (

@@ -53,7 +53,7 @@ from trainspec.dsl.types import Duration, Quantity
 from trainspec.k8s.wellknown import LADDER_LABEL, LADDER_RUNG_LABEL
 
 if TYPE_CHECKING:
-    from trainspec.dsl.sources import LoadedSpec
+    from trainspec.dsl.loaded import LoadedSpec
 
 #: The longest a rung runs (``maxRunTime``); a job's own shorter deadline is kept.
 RUNG_MAX_RUN_TIME = Duration(3600)

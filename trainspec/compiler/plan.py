@@ -7,13 +7,19 @@ variant the job references, the checkpoint storage and the data shards.
 from __future__ import annotations
 
 import enum
+from typing import TYPE_CHECKING
 
+from trainspec.compiler.engines import DEFAULT_ENGINE, Engine
+from trainspec.compiler.observability.settings import Settings, settings_of
 from trainspec.compiler.resolve import ResolvedJob
 from trainspec.compiler.sizing import CheckpointSize, checkpoint_size
 from trainspec.dsl.models import AccessMode, Data, Framework, Runtime, ShardBy, ShardMode
 from trainspec.dsl.record import Record
 from trainspec.dsl.types import Quantity
 from trainspec.k8s.wellknown import DATASET_INITIALIZER, LAUNCHER, NODE
+
+if TYPE_CHECKING:
+    from trainspec.compiler.parallelism.recommend import Plan as LayoutPlan
 
 SHARDED_SUFFIX = "-sharded"
 # The replicated jobs Trainer knows by name (defined in trainspec.k8s.wellknown).
@@ -67,6 +73,8 @@ class ElasticPlan(Record):
 
 
 class JobPlan(Record):
+    """What one job becomes: every decision made once, read by the rules, the lowering and ``explain``."""
+
     resolved: ResolvedJob
     runtime_name: str  # the runtime object the TrainJob references (may be the -sharded variant)
     rjobs: tuple[RJob, ...]
@@ -75,8 +83,14 @@ class JobPlan(Record):
     data: DataPlan | None
     #: The node range of an elastic job (``nodes: {min, max}``); None for a fixed node count.
     elastic: ElasticPlan | None = None
-    #: The engine the job runs on (``trainer``, ``ray``, ``training-operator``): the lowering dialect.
-    engine: str = "trainer"
+    #: The engine the job runs on: the lowering dialect.
+    engine: Engine = DEFAULT_ENGINE
+    #: The job's effective ``observability`` block (job over runtime over defaults).
+    observability: Settings | None = None
+    #: The parallelism planner's answer (every valid layout, the choice and why), decided once in
+    #: the plan pass; None when the job has no ``spec.model``/``spec.parallelism`` to plan, runs on
+    #: no GPU, or its runtime gives no GPU memory.
+    parallel: LayoutPlan | None = None
 
 
 def runtime_variants(runtime: Runtime) -> list[tuple[str, bool]]:
@@ -111,6 +125,7 @@ def plan_job(resolved: ResolvedJob) -> JobPlan:
         checkpoint=_checkpoint(resolved),
         data=_data(resolved, data) if data is not None else None,
         elastic=_elastic(resolved),
+        observability=settings_of(resolved),
     )
 
 

@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterator
 from trainspec.compiler.plan import JobPlan
 from trainspec.compiler.resolve import Origin, related_at
 from trainspec.dsl.diagnostics import Diagnostic, Related, format_path
+from trainspec.dsl.loaded import LoadedSpec
 from trainspec.dsl.project import Policy
 from trainspec.dsl.record import replace
-from trainspec.dsl.sources import LoadedSpec
 
 PolicyRule = Callable[[JobPlan, Policy], Iterator[Diagnostic]]
 DIGEST_MARK = "@sha256:"

@@ -11,9 +11,9 @@ from typing import TypeVar
 
 from trainspec.compiler.provenance import Origin, Sourced
 from trainspec.dsl.diagnostics import Diagnostic, Related
+from trainspec.dsl.loaded import LoadedSpec
 from trainspec.dsl.models import Framework, NodeRange, Resources, Runtime, Scope, TrainingJob
 from trainspec.dsl.record import Record, field
-from trainspec.dsl.sources import LoadedSpec
 from trainspec.dsl.types import Quantity
 
 T = TypeVar("T")

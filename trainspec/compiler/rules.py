@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from trainspec.compiler.names import name_budget
+from trainspec.compiler.engines import DEFAULT_ENGINE, Engine
+from trainspec.compiler.lower.dialects import Dialect, dialect_for
 from trainspec.compiler.plan import WORKSPACE, CheckpointKind, JobPlan
 from trainspec.compiler.resolve import Origin, related_at
 from trainspec.dsl.diagnostics import Diagnostic, Severity
@@ -151,12 +152,12 @@ def _data_needs_sharding(plan: JobPlan) -> Iterator[Diagnostic]:
         )
 
 
-def _stage_image(plan: JobPlan, engine: str) -> Iterator[Diagnostic]:
+def _stage_image(plan: JobPlan, dialect: Dialect) -> Iterator[Diagnostic]:
     """TS416: the sharding stage would run, but nobody named its image (no built-in default exists)."""
     resolved = plan.resolved
     sharding = resolved.runtime.spec.spec.data_sharding
     # Other engines cannot run the stage at all; their own rules say so (TS521).
-    if engine != "trainer" or plan.data is None or sharding is None or sharding.image is not None:
+    if not dialect.sharding_stage or plan.data is None or sharding is None or sharding.image is not None:
         return
     name = resolved.runtime.name
     yield resolved.loaded.diagnostic(
@@ -203,7 +204,7 @@ def _gang(plan: JobPlan) -> Iterator[Diagnostic]:
 
 
 def _names(plan: JobPlan) -> Iterator[Diagnostic]:
-    budget = name_budget(plan)
+    budget = dialect_for(None, plan.engine).name_budget(plan)  # the names this engine derives
     resolved = plan.resolved
     if len(resolved.name) > budget.max_length:
         yield resolved.loaded.diagnostic(
@@ -226,7 +227,7 @@ def _pod_the_server_refuses(plan: JobPlan) -> Iterator[Diagnostic]:
         taken = {}
         if runtime.shared_memory is not None:
             taken[SHM_MOUNT_PATH] = f"runtime {resolved.runtime.name}'s sharedMemory volume"
-        if plan.data is not None and plan.engine == "trainer":
+        if plan.data is not None and dialect_for(None, plan.engine).sharding_stage:
             taken[WORKSPACE] = "the data-sharding stage's shard volume"
         if resolved.framework in (Framework.DEEPSPEED, Framework.MPI):
             taken[(runtime.mpi or Mpi()).ssh_auth_mount_path] = "the MPI SSH keys (mpi.sshAuthMountPath)"
@@ -255,7 +256,7 @@ def _pod_the_server_refuses(plan: JobPlan) -> Iterator[Diagnostic]:
 
 
 def _observability(plan: JobPlan) -> Iterator[Diagnostic]:
-    from trainspec.observability.rules import observability_problems
+    from trainspec.compiler.observability.rules import observability_problems
 
     return observability_problems(plan)
 
@@ -273,19 +274,16 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-#: Engines that run a job on a node range (``nodes: {min, max}``).
-ELASTIC_ENGINES = ("training-operator", "ray")
-
-
-def _elastic_engine(plan: JobPlan, engine: str) -> Iterator[Diagnostic]:
+def _elastic_engine(plan: JobPlan, dialect: Dialect) -> Iterator[Diagnostic]:
     """TS521: an elastic node range on Kubeflow Trainer v2, which has no elastic policy (KEP-2903 is open)."""
     resolved = plan.resolved
-    if plan.elastic is None or engine in ELASTIC_ENGINES:
+    if plan.elastic is None or dialect.elastic:
         return
+    engine = dialect.name
     span = plan.elastic
     name = resolved.runtime.name
     chosen = resolved.runtime.spec.spec.engine
-    if chosen is not None and chosen.value in ELASTIC_ENGINES:  # the command line overrode the runtime
+    if chosen is not None and dialect_for(None, chosen).elastic:  # the command line overrode the runtime
         hint = f"drop engine={engine} from --target: runtime {name} runs its jobs on {chosen.value}"
         related = (related_at(resolved.runtime.loaded, ("spec", "engine"), f"runtime {name} asks for {chosen.value}"),)
     else:
@@ -304,10 +302,11 @@ def _elastic_engine(plan: JobPlan, engine: str) -> Iterator[Diagnostic]:
     )
 
 
-def _ray_settings_engine(plan: JobPlan, engine: str) -> Iterator[Diagnostic]:
+def _ray_settings_engine(plan: JobPlan, dialect: Dialect) -> Iterator[Diagnostic]:
     """TS521: ``ray:`` (the Ray head's size) on a job or runtime whose engine is not ray."""
-    if engine == "ray":
+    if dialect.ray_head:
         return
+    engine = dialect.name
     resolved = plan.resolved
     for loaded, what in ((resolved.loaded, "job"), (resolved.runtime.loaded, f"runtime {resolved.runtime.name}")):
         spec = getattr(loaded.spec, "spec", None)
@@ -326,18 +325,19 @@ def _parallel_layout(plan: JobPlan) -> Iterator[Diagnostic]:
     """TS420-TS428: the parallelism planner's checks of spec.model and a pinned spec.parallelism."""
     if plan.resolved.job.spec.model is None and plan.resolved.job.spec.parallelism is None:
         return  # most jobs: the planner is not even imported
-    from trainspec.explain.planner.check import check
+    from trainspec.compiler.parallelism.check import check
 
     yield from check(plan)
 
 
-def check_plan(plan: JobPlan, engine: str = "trainer") -> list[Diagnostic]:
+def check_plan(plan: JobPlan, engine: Engine | str = DEFAULT_ENGINE) -> list[Diagnostic]:
     """Every plan rule's findings for ``plan``, in :data:`RULES` order, then the rules that depend
-    on the ``engine`` the job runs on (``trainer``, ``ray``, ``training-operator``)."""
+    on the ``engine`` the job runs on (they ask its dialect)."""
+    dialect = dialect_for(None, engine)
     return [
         *(d for rule in RULES for d in rule(plan)),
-        *_stage_image(plan, engine),
-        *_elastic_engine(plan, engine),
-        *_ray_settings_engine(plan, engine),
+        *_stage_image(plan, dialect),
+        *_elastic_engine(plan, dialect),
+        *_ray_settings_engine(plan, dialect),
         *_parallel_layout(plan),
     ]

@@ -7,7 +7,7 @@ project file's ``spec.target``, else the newest supported pair (Trainer 2.3, Kue
   ``torch.envInjection``, ``terminationGracePeriodSeconds`` in patches, the storageUri CEL rule,
   ``resourcesPerNode`` merged instead of replaced) are either unused by the compiler or already
   covered: the compiler writes the fully merged per-node resources.
-* **Trainer 2.1** is its own lowering dialect (``compiler.lower.trainer_v21``): pod patches
+* **Trainer 2.1** is its own lowering dialect (``compiler.lower.trainer.trainer_v21``): pod patches
   become ``podTemplateOverrides``, JobSet-level metadata ``spec.labels``/``annotations``, and
   what 2.1 cannot express or enforce is a diagnostic (TS521, TS522).
 * **The version matrix** (TS520): Kueue 0.14 speaks the Trainer v2.0 API (podSpecOverrides),
@@ -15,22 +15,22 @@ project file's ``spec.target``, else the newest supported pair (Trainer 2.3, Kue
   >= 0.17 is admitted but never started; Trainer >= 2.2 with Kueue < 0.17 likewise.
 
 Importing this module is cheap (the argument parser uses :func:`parse_target_option`).
-Which lowering a target selects is :func:`trainspec.compiler.lower.dialect_for`.
+Which lowering a target selects is :func:`trainspec.compiler.lower.dialects.dialect_for`.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from trainspec.compiler.engines import DEFAULT_ENGINE, EMITS_FOR
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.dsl.record import TupleRecord
+from trainspec.dsl.versions import Version as Version, parse_version
 
 if TYPE_CHECKING:
-    from trainspec.dsl.sources import LoadedSpec
+    from trainspec.dsl.loaded import LoadedSpec
 
-Version = tuple[int, int]
 SUPPORTED_TRAINER: tuple[Version, ...] = ((2, 1), (2, 2), (2, 3))
 KNOWN_KUEUE: tuple[Version, Version] = ((0, 14), (0, 19))
 DEFAULT_TRAINER: Version = (2, 3)
@@ -40,7 +40,6 @@ MATRIX = (
     "(podTemplateOverrides), 0.17 and later v2.2+ (runtimePatches)"
 )
 OPTION = "--target"
-_VERSION = r"^v?(\d+)\.(\d+)(?:\.\d+)?$"
 
 
 def _fmt(version: Version | None) -> str:
@@ -56,12 +55,12 @@ class Target(TupleRecord):
 
     trainer: Version = DEFAULT_TRAINER
     kueue: Version | None = DEFAULT_KUEUE
-    engine: str = "trainer"
+    engine: str = DEFAULT_ENGINE.value
     #: JobSet feature gates the cluster turned on (off by default upstream: InPlaceRestart, ...).
     jobset_gates: tuple[str, ...] = ()
 
     def __str__(self) -> str:
-        engine = f"engine={self.engine}," if self.engine != "trainer" else ""
+        engine = f"engine={self.engine}," if self.engine != DEFAULT_ENGINE else ""
         gates = "".join(f",jobset-gate={g}" for g in self.jobset_gates)
         return f"{engine}trainer={_fmt(self.trainer)},kueue={_fmt(self.kueue)}{gates}"
 
@@ -74,14 +73,11 @@ class Target(TupleRecord):
 def _version(text: str, *, allow_none: bool) -> Version | None:
     if allow_none and text.strip().lower() in ("none", "null", ""):
         return None
-    match = re.match(_VERSION, text.strip())
-    if match is None:
-        raise ValueError(f"{text!r} is not a version like 2.3")
-    return int(match.group(1)), int(match.group(2))
+    return parse_version(text)
 
 
 #: Engines a target may name, and the one version of each that trainspec emits for.
-ENGINES: dict[str, Version | None] = {"trainer": None, "ray": (1, 7), "training-operator": (1, 9)}
+ENGINES: dict[str, Version | None] = {engine.value: version for engine, version in EMITS_FOR.items()}
 
 
 def parse_target_option(text: str) -> dict[str, Any]:
@@ -93,10 +89,11 @@ def parse_target_option(text: str) -> dict[str, Any]:
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, eq, value = item.partition("=")
         name = name.strip().lower()
-        if name in ENGINES and name != "trainer" and (not eq or _version(value, allow_none=False) == ENGINES[name]):
+        # An engine of one version may be named alone (`ray`); trainer=X.Y is Trainer's version.
+        if ENGINES.get(name) is not None and (not eq or _version(value, allow_none=False) == ENGINES[name]):
             fields["engine"] = name  # `ray`, `ray=1.7`, `training-operator`, `training-operator=1.9`
             continue
-        if name in ENGINES and name != "trainer":
+        if ENGINES.get(name) is not None:
             raise ValueError(f"trainspec emits for {name} {_fmt(ENGINES[name])} only, got {item!r}")
         if name == "jobset-gate" and eq and value.strip():
             fields.setdefault("jobset_gates", []).append(value.strip())
@@ -153,7 +150,7 @@ def resolve_target(project: LoadedSpec | None, option: Mapping[str, Any] | None)
                         path=f"spec.target.{name}",
                     )
                 )
-    engine = "trainer"
+    engine: str = DEFAULT_ENGINE.value
     gates: tuple[str, ...] = ()
     if project is not None and project.spec.spec.target.engine is not None:
         engine = project.spec.spec.target.engine.value

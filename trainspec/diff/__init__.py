@@ -23,7 +23,7 @@ def diff_results(old: CompileResult, new: CompileResult) -> DiffReport:
     A job whose run object changes (a new run replaces the old one on the cluster) gets a
     ``run`` change saying which run replaces which and where it resumes from.
     """
-    from trainspec.compiler.day2 import new_runs
+    from trainspec.check.day2 import new_runs
     from trainspec.compiler.emit import manifest_dicts
 
     report = compare(snapshot(old), snapshot(new))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from trainspec.compiler.engines import DEFAULT_ENGINE
 from trainspec.compiler.pipeline import CompileResult
 from trainspec.compiler.plan import JobPlan
 from trainspec.compiler.resolve import DEFAULT_NAMESPACE, Origin, Sourced
@@ -150,7 +151,7 @@ def job_snapshot(plan: JobPlan) -> JobSnapshot:
         facts[("runtime", "restarts", "max")] = Fact(restarts.max, Origin.RUNTIME.value)
     # The engine decides which object the job becomes (TrainJob, RayJob, PyTorchJob...).
     facts[("runtime", "engine")] = Fact(
-        plan.engine, Origin.COMPUTED.value if plan.engine == "trainer" else Origin.RUNTIME.value
+        plan.engine.value, Origin.COMPUTED.value if plan.engine is DEFAULT_ENGINE else Origin.RUNTIME.value
     )
     gpus = resolved.nodes.value * resolved.gpus_per_node.value
     facts[(DERIVED, "gpus")] = Fact(gpus, COMPUTED)

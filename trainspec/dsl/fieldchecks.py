@@ -15,8 +15,8 @@ import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from trainspec.dsl.errors import Invalid, error_dict
 from trainspec.dsl.fields import REJECTED, STRICT, Errors, FieldInfo, Loc, Validator
-from trainspec.dsl.modeling import Invalid, Model, error_dict, validator_of_model
 
 
 def validator_for(
@@ -46,7 +46,7 @@ def validator_for(
     if origin is typing.Literal:
         return _collect(_constrained(_literal(args), info), optional)
     if isinstance(annotation, type):
-        if issubclass(annotation, Model):
+        if _is_model(annotation):
             _unconstrained(info, annotation.__name__)
             return _none_or(validator_of_model(annotation), optional)
         if issubclass(annotation, enum.Enum):
@@ -60,7 +60,10 @@ def validator_for(
 
 
 def _is_model(annotation: Any) -> bool:
-    return isinstance(annotation, type) and issubclass(annotation, Model)
+    # A model class (trainspec.dsl.modeling.Model) is known by the constructor its validator
+    # calls, not by issubclass: the models build their validators with this module, so it
+    # cannot import them.
+    return isinstance(annotation, type) and callable(getattr(annotation, "_from_mapping", None))
 
 
 def _scalar_or_model(alternatives: list[Any], info: FieldInfo | None, strict: bool, optional: bool) -> Validator:
@@ -342,5 +345,23 @@ def _dict(key: Validator, item: Validator, info: FieldInfo | None) -> Validator:
             valid_key = key(raw_key, (*loc, raw_key, "[key]"), errors)
             out[valid_key] = item(raw_value, (*loc, raw_key), errors)
         return out if len(errors) == start and sized(len(out), loc, errors, value) else REJECTED
+
+    return check
+
+
+def validator_of_model(cls: type[Any]) -> Validator:
+    """Takes an instance of the model class ``cls`` as it is and validates a mapping into one
+    (with ``cls._from_mapping``)."""
+    message = f"Input should be a valid dictionary or instance of {cls.__name__}"
+
+    def check(value: Any, loc: Loc, errors: Errors) -> Any:
+        if type(value) is dict:
+            return cls._from_mapping(value, loc, errors)
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, Mapping):
+            return cls._from_mapping(value, loc, errors)
+        errors.append(error_dict("model_type", loc, message, value, {"class_name": cls.__name__}))
+        return REJECTED
 
     return check

@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from trainspec.dsl.errors import Invalid, ValidationError, error_dict, short_repr, suggest
+from trainspec.dsl.fieldchecks import validator_for, validator_of_model
 from trainspec.dsl.fields import MISSING, REJECTED, STRICT, Errors, FieldInfo, Loc, Validator, field, to_camel
 
 if sys.version_info >= (3, 11):
@@ -55,7 +56,6 @@ __all__ = [
     "field",
     "short_repr",
     "to_camel",
-    "validator_of_model",
 ]
 
 
@@ -254,7 +254,6 @@ class _Table:
     """A model class's fields, resolved and with their validators: built on its first validation."""
 
     def __init__(self, cls: type) -> None:
-        from trainspec.dsl.fieldchecks import validator_for  # it builds on this module
         from trainspec.dsl.hints import type_hints
 
         try:
@@ -329,20 +328,3 @@ def _parameter(info: FieldInfo, annotation: Any) -> Any:
         else info.default
     )
     return inspect.Parameter(info.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
-
-
-def validator_of_model(cls: type[Model]) -> Validator:
-    """Takes an instance of ``cls`` as it is and validates a mapping into one."""
-    message = f"Input should be a valid dictionary or instance of {cls.__name__}"
-
-    def check(value: Any, loc: Loc, errors: Errors) -> Any:
-        if type(value) is dict:
-            return cls._from_mapping(value, loc, errors)
-        if isinstance(value, cls):
-            return value
-        if isinstance(value, Mapping):
-            return cls._from_mapping(value, loc, errors)
-        errors.append(error_dict("model_type", loc, message, value, {"class_name": cls.__name__}))
-        return REJECTED
-
-    return check

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Annotated, Any
 
+from trainspec.dsl.engine import Engine as Engine  # the spec vocabulary, read from here by models and runtime_spec
 from trainspec.dsl.fieldchecks import After
 from trainspec.dsl.modeling import Invalid, Model, field
 from trainspec.dsl.quantity import Quantity
@@ -69,14 +70,6 @@ class Framework(str, enum.Enum):
     DEEPSPEED = "deepspeed"
     MPI = "mpi"
     JAX = "jax"
-
-
-class Engine(str, enum.Enum):
-    """The engine that runs a job on the cluster (the compile target's lowering dialect)."""
-
-    TRAINER = "trainer"  # Kubeflow Trainer v2: TrainJob on a (Cluster)TrainingRuntime
-    RAY = "ray"  # KubeRay RayJob (Ray Train)
-    TRAINING_OPERATOR = "training-operator"  # Kubeflow Training Operator v1 PyTorchJob / mpi-operator MPIJob
 
 
 class Scope(str, enum.Enum):

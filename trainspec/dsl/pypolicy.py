@@ -16,8 +16,8 @@ from typing import Any
 
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.dsl.discovery import unsafe_name
+from trainspec.dsl.loaded import DEFAULT_PYTHON_TIMEOUT, LoadedSpec, display_name
 from trainspec.dsl.project import Project, PythonPolicy
-from trainspec.dsl.sources import DEFAULT_PYTHON_TIMEOUT, LoadedSpec, display_name
 
 Loaded = tuple[list[LoadedSpec], list[Diagnostic]]
 

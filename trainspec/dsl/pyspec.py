@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trainspec.dsl.diagnostics import Diagnostic, Related, Severity, format_path
+from trainspec.dsl.loaded import DEFAULT_PYTHON_TIMEOUT, LoadedSpec, spec_problems
 from trainspec.dsl.modeling import ValidationError
 from trainspec.dsl.models import Runtime, TrainingJob
-from trainspec.dsl.sources import DEFAULT_PYTHON_TIMEOUT, LoadedSpec, spec_problems
 from trainspec.dsl.validation import _CODE_BY_ERROR, _clean_loc, _message
 from trainspec.dsl.yaml_loader import Mark
 

@@ -39,7 +39,7 @@ def load_values(files: list[str] | tuple[str, ...]) -> tuple[dict[str, Any] | No
     """
     if not files:
         return None, []
-    from trainspec.dsl.sources import display_name
+    from trainspec.dsl.loaded import display_name
     from trainspec.dsl.yaml_loader import load_file
 
     merged = Values()

@@ -2,7 +2,7 @@
 
 Every figure is exact integer (or fractional) arithmetic on bytes; people see decimal units
 (``human_bytes``: 1 GB = 10^9 bytes). The model state is the parallelism planner's
-(``explain/planner``, docs/parallelism.md), so the two never disagree. With ``P`` parameters:
+(``compiler/parallelism``, docs/parallelism.md), so the two never disagree. With ``P`` parameters:
 
 * **weights** = P x ``w``, **gradients** = P x ``g`` (the training dtype: bf16/fp16 2 bytes);
 * **optimizer state** = P x ``K``: an fp32 master copy (4 bytes, when the weights are narrower)
@@ -31,10 +31,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+from trainspec.compiler.parallelism.inputs import Arch, arch_for
+from trainspec.compiler.parallelism.memory import model_state
 from trainspec.compiler.sizing import DTYPE_BYTES
 from trainspec.dsl.models import ModelSize
-from trainspec.explain.planner.inputs import Arch, arch_for
-from trainspec.explain.planner.memory import model_state
 
 
 def _ceil_div(numerator: int, denominator: int) -> int:

@@ -12,12 +12,16 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TypeVar
 
+from trainspec.compiler.parallelism import fromplan
+from trainspec.compiler.parallelism.inputs import Arch
+from trainspec.compiler.parallelism.memory import model_state
+from trainspec.compiler.parallelism.recommend import Plan
 from trainspec.compiler.plan import CheckpointKind, JobPlan
 from trainspec.compiler.resolve import Origin, Sourced
 from trainspec.compiler.sizing import CheckpointSize, checkpoint_size
+from trainspec.dsl.loaded import LoadedSpec
 from trainspec.dsl.models import ModelSize
 from trainspec.dsl.project import Project
-from trainspec.dsl.sources import LoadedSpec
 from trainspec.dsl.types import Quantity
 from trainspec.explain.estimate import (
     MemoryFit,
@@ -27,14 +31,22 @@ from trainspec.explain.estimate import (
     gpu_hours,
     memory_fit,
 )
-from trainspec.explain.planner import Arch, Plan, fromplan, plan_layouts
-from trainspec.explain.planner.memory import model_state
 
 T = TypeVar("T")
 #: Origin of a value trainspec derived from others (world size, GPUs in total, sizes).
 COMPUTED = Origin.COMPUTED.value
 #: A value of the explanation and where it came from: the resolver's own :class:`Sourced`.
 Item = Sourced
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of an explanation as the text and markdown renderings print it: a label, the value
+    as text, and the value's origin ('' if none)."""
+
+    label: str
+    text: str
+    origin: str = ""
 
 
 @dataclass(frozen=True)
@@ -169,9 +181,8 @@ def explain_plan(plan: JobPlan, project: Project | None = None, *, price: float 
     if arch is not None and gpus_total > 0:
         state = TrainingState(*model_state(arch, 1, 1, 1, 0))
         memory = memory_fit(state, gpus_total, resolved.gpus_per_node.value, gpu_memory_bytes)
-        inputs = fromplan.inputs(plan)
-        if arch.shape is not None and inputs is not None and gpu_memory_bytes is not None:
-            planner = plan_layouts(inputs)
+        # The plan pass ran the planner (JobPlan.parallel); a model without its shape gets no table.
+        planner = plan.parallel if arch.shape is not None else None
     hours = gpu_hours(gpus_total, seconds) if seconds is not None and gpus_total > 0 else None
     chosen = _price(project, accelerator.name if accelerator else None, price) if gpus_total > 0 else None
     return Explanation(

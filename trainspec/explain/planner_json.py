@@ -5,8 +5,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from trainspec.explain.planner import Plan, Scored
-from trainspec.explain.planner.memory import HEADROOM
+from trainspec.compiler.parallelism.memory import HEADROOM
+from trainspec.compiler.parallelism.recommend import Plan, Scored
 
 
 def _num(value: Fraction | None) -> float | int | None:

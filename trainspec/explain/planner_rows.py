@@ -7,17 +7,14 @@ one marked ``*``), what it needs per GPU and whether it fits. JSON carries every
 
 from __future__ import annotations
 
+from trainspec.compiler.parallelism.memory import HEADROOM
+from trainspec.compiler.parallelism.recommend import Plan, Scored, rank
 from trainspec.compiler.sizing import human_bytes
-from trainspec.explain.model import COMPUTED, Explanation
-from trainspec.explain.planner import Plan, Scored
-from trainspec.explain.planner.memory import HEADROOM
-from trainspec.explain.planner.recommend import rank
+from trainspec.explain.model import COMPUTED, Explanation, Row
 
 
-def planner_rows(ex: Explanation) -> list:
+def planner_rows(ex: Explanation) -> list[Row]:
     """Rows for the planner's verdict (none when the job has no spec.model or no GPU memory)."""
-    from trainspec.explain.rows import Row
-
     plan = ex.planner
     if plan is None:
         if ex.arch is not None and ex.arch.shape is None and ex.gpus_total:

@@ -5,25 +5,17 @@ Keeping the wording in one place means the text and the markdown renderings say 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 
+from trainspec.compiler.engines import DEFAULT_ENGINE
+from trainspec.compiler.lower.dialects import dialect_for
 from trainspec.compiler.sizing import human_bytes
 from trainspec.explain.estimate import format_number
-from trainspec.explain.model import COMPUTED, Explanation, Item
+from trainspec.explain.model import COMPUTED, Explanation, Item, Row
 from trainspec.explain.planner_rows import planner_rows
 
 #: Where to set a price, said whenever a cost cannot be computed.
 PRICE_HINT = "set spec.pricing.gpuHour in trainspec.yaml or pass --gpu-hour-price"
-
-
-@dataclass(frozen=True)
-class Row:
-    """One line of an explanation: a label, the value as text, and the value's origin ('' if none)."""
-
-    label: str
-    text: str
-    origin: str = ""
 
 
 def money(amount: Fraction, currency: str) -> str:
@@ -43,14 +35,6 @@ def fit_text(per_gpu: int, fits: bool | None, gpu_memory: int | None) -> str:
     return f"{text}: does not fit ({human_bytes(gpu_memory)} per GPU)"
 
 
-#: Where each engine puts the runtime's restart budget.
-_RESTARTS_FIELD = {
-    "trainer": "JobSet failurePolicy.maxRestarts",
-    "ray": "RayJob backoffLimit",
-    "training-operator": "runPolicy.backoffLimit",
-}
-
-
 def _from(item: Item | None) -> str:
     return item.origin.value if item is not None else ""
 
@@ -58,7 +42,7 @@ def _from(item: Item | None) -> str:
 def rows(ex: Explanation) -> list[Row]:
     """Every row of ``ex``, in reading order: placement, scale, scheduling, memory, storage, cost."""
     runtime = f"{ex.runtime} ({ex.framework}{', built-in' if ex.runtime_builtin else ''})"
-    if ex.engine != "trainer":
+    if ex.engine != DEFAULT_ENGINE:
         runtime += f", engine {ex.engine}"
     if ex.runtime_object != ex.runtime:
         runtime += f", compiled as {ex.runtime_object}"
@@ -95,7 +79,7 @@ def rows(ex: Explanation) -> list[Row]:
     out.append(
         Row(
             "restarts",
-            f"{ex.restarts.value} ({_RESTARTS_FIELD.get(ex.engine, ex.engine)})"
+            f"{ex.restarts.value} ({dialect_for(None, ex.engine).restarts_field})"
             if ex.restarts
             else "none (the first failure fails the job)",
             _from(ex.restarts),

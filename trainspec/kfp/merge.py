@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from trainspec.dsl.versions import parse_version
 from trainspec.k8s.wellknown import ANCESTOR_TRAINER
 from trainspec.kfp import names as N
 
@@ -39,9 +40,8 @@ class MergeError(ValueError):
 
 def parse_trainer_api(value: str) -> tuple[int, int]:
     """``"2.3"``, ``"v2.3.0"`` -> ``(2, 3)``; refuses releases without runtimePatches."""
-    parts = value.strip().lstrip("vV").split(".")
     try:
-        version = (int(parts[0]), int(parts[1]) if len(parts) > 1 else 0)
+        version = parse_version(value)
     except ValueError:
         raise MergeError(f"trainer_api {value!r} is not a version like 2.3") from None
     if version < MIN_TRAINER or version[0] != 2:

@@ -71,9 +71,10 @@ def compile_trainjob(
     if isinstance(spec_or_path, CompiledJob):
         return spec_or_path
     from trainspec.compiler.emit import manifest_dicts
+    from trainspec.compiler.lower.dialects import dialect_for
     from trainspec.compiler.pipeline import DISCOVER, Options, Stop, run
+    from trainspec.dsl.loaded import LoadedSpec
     from trainspec.dsl.models import Runtime, TrainingJob
-    from trainspec.dsl.sources import LoadedSpec
 
     items = list(spec_or_path) if isinstance(spec_or_path, (list, tuple)) else [spec_or_path]
     paths = [str(i) for i in items if isinstance(i, (str, Path))]
@@ -87,7 +88,11 @@ def compile_trainjob(
         lines = "\n".join(str(d) for d in result.diagnostics)
         raise KfpSpecError(f"the spec does not compile:\n{lines}")
     # The launcher applies and watches TrainJobs: jobs of the other engines cannot be a KFP step yet.
-    other = [p for p in result.plans if p.engine != "trainer" and (job is None or p.resolved.name == job)]
+    other = [
+        p
+        for p in result.plans
+        if not dialect_for(result.target, p.engine).kfp_step and (job is None or p.resolved.name == job)
+    ]
     if other:
         names = ", ".join(f"{p.resolved.namespace}/{p.resolved.name} ({p.engine})" for p in other)
         raise KfpSpecError(

@@ -150,8 +150,14 @@ def describe(obj: dict[str, Any]) -> str:
 
 
 def _not_trainer(result: Any, job: str | None) -> None:
-    """TS713 for the selected jobs of other engines (submit handles Kubeflow Trainer's TrainJobs)."""
-    other = [p for p in result.plans if (job is None or p.resolved.name == job) and p.engine != "trainer"]
+    """TS713 for the selected jobs of engines whose dialect the cluster commands do not handle."""
+    from trainspec.compiler.lower.dialects import dialect_for
+
+    other = [
+        p
+        for p in result.plans
+        if (job is None or p.resolved.name == job) and not dialect_for(result.target, p.engine).cluster_commands
+    ]
     if other:
         raise CommandError(
             *(

@@ -94,7 +94,7 @@ def yaml_files(paths: Iterable[str | PathLike[str]]) -> tuple[list[Path], list[D
 def read_objects(files: Iterable[Path], limits: LoadLimits | None = None) -> tuple[list[Located], list[Diagnostic]]:
     """Every document with an ``apiVersion`` and ``kind`` in ``files``, except trainspec's own specs.
     ``limits``: a :class:`~trainspec.dsl.yaml_loader.LoadLimits` (None: the loader's defaults)."""
-    from trainspec.dsl.sources import display_name
+    from trainspec.dsl.loaded import display_name
     from trainspec.dsl.yaml_loader import load_file
 
     objects: list[Located] = []

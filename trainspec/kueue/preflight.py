@@ -282,7 +282,7 @@ class _Preflight:
 
 def kueue_label_problems(trainjob: Mapping[str, Any]) -> list[Finding]:
     """Kueue webhook rules on a TrainJob's own labels and annotations (TS503); no cluster needed."""
-    from trainspec.check.core import subdomain_problem
+    from trainspec.k8s.name_rules import subdomain_problem
 
     meta = _map(trainjob.get("metadata"))
     labels, annotations = _map(meta.get("labels")), _map(meta.get("annotations"))

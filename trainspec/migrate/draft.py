@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from trainspec.dsl.models import API_VERSION, Engine, Framework
+from trainspec.compiler.engines import DEFAULT_ENGINE, Engine
+from trainspec.dsl.models import API_VERSION, Framework
 from trainspec.migrate.source import Path, Source
 
 #: Where a spec field sits in the written documents: ("Runtime" | "TrainingJob", *field path).
@@ -109,7 +110,7 @@ class Draft:
         docs: list[dict[str, Any]] = []
         if self.runtime_ref is None:
             spec = {"framework": self.framework.value, **self.runtime}
-            if engine is not None and engine is not Engine.TRAINER:
+            if engine is not None and engine is not DEFAULT_ENGINE:
                 spec["engine"] = engine.value
             docs.append(
                 {

@@ -10,7 +10,8 @@
 
 from __future__ import annotations
 
-from trainspec.dsl.models import Engine, Framework, Mpi
+from trainspec.compiler.engines import Engine
+from trainspec.dsl.models import Framework, Mpi
 from trainspec.k8s.wellknown import REPLICA_LAUNCHER, REPLICA_WORKER
 from trainspec.migrate import common
 from trainspec.migrate.draft import Draft

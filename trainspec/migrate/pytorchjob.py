@@ -10,7 +10,8 @@
 
 from __future__ import annotations
 
-from trainspec.dsl.models import Engine, Framework
+from trainspec.compiler.engines import Engine
+from trainspec.dsl.models import Framework
 from trainspec.k8s.wellknown import ELASTIC_RDZV_BACKEND, PYTORCH_CONTAINER, REPLICA_MASTER, REPLICA_WORKER
 from trainspec.migrate import common
 from trainspec.migrate.draft import Draft

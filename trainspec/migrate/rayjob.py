@@ -15,7 +15,8 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from trainspec.dsl.models import Engine, Framework
+from trainspec.compiler.engines import Engine
+from trainspec.dsl.models import Framework
 from trainspec.k8s.wellknown import (
     RAY_DEFAULT_SUBMISSION_MODE,
     RAY_HEAD_CONTAINER,

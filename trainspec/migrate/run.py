@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trainspec.compiler.engines import DEFAULT_ENGINE, ENGINE_NAMES, Engine
 from trainspec.dsl.diagnostics import Diagnostic, Severity, format_path, has_errors
-from trainspec.dsl.models import Engine
 from trainspec.k8s.wellknown import KUBEFLOW_V1_API_VERSION, MPI_API_VERSION, RAY_API_VERSION, TRAINER_API_VERSION
 from trainspec.migrate import mpijob, pytorchjob, rayjob, trainjob
 from trainspec.migrate.draft import Draft
@@ -28,7 +28,10 @@ from trainspec.migrate.pod import MigrationError
 from trainspec.migrate.source import Source
 from trainspec.migrate.writer import render, with_header
 
-TARGETS = ("trainer", "source", Engine.RAY.value, Engine.TRAINING_OPERATOR.value)
+#: ``--target source``: every job keeps its own engine.
+SOURCE = "source"
+#: What ``target`` takes: the default engine, ``source``, or another engine.
+TARGETS = (DEFAULT_ENGINE.value, SOURCE, *(name for name in ENGINE_NAMES if name != DEFAULT_ENGINE.value))
 
 _READERS: dict[tuple[str, str], Callable[[Source], Draft]] = {
     (KUBEFLOW_V1_API_VERSION, pytorchjob.KIND): pytorchjob.read,
@@ -62,7 +65,7 @@ class MigrateResult:
         return "---\n".join(f.text for f in self.files if f.documents)
 
 
-def migrate(paths: Iterable[str | os.PathLike[str]], *, target: str = "trainer") -> MigrateResult:
+def migrate(paths: Iterable[str | os.PathLike[str]], *, target: str = DEFAULT_ENGINE.value) -> MigrateResult:
     """Migrate the manifests under ``paths``; ``target`` is one of :data:`TARGETS`."""
     from trainspec.kueue.located import read_inputs
 
@@ -140,11 +143,11 @@ def _read(src: Source, runtimes: dict, diagnostics: list[Diagnostic]) -> Draft |
 
 def engine_for(draft: Draft, target: str) -> Engine | None:
     """The engine recorded in the draft's runtime (None: the default, Trainer)."""
-    if target == "source":
-        return draft.engine if draft.engine is not Engine.TRAINER else None
-    if target != "trainer":
+    if target == SOURCE:
+        return draft.engine if draft.engine is not DEFAULT_ENGINE else None
+    if target != DEFAULT_ENGINE:
         return Engine(target)
-    if draft.needs_engine is not None and draft.engine is not Engine.TRAINER:
+    if draft.needs_engine is not None and draft.engine is not DEFAULT_ENGINE:
         draft.source.diagnostics.append(
             draft.source.diagnostic(
                 "TS546",

@@ -11,7 +11,8 @@ annotations and checkpoint claim of trainspec's ``runtimePatches`` entry go to t
 
 from __future__ import annotations
 
-from trainspec.dsl.models import Engine, Framework, Mpi
+from trainspec.compiler.engines import Engine
+from trainspec.dsl.models import Framework, Mpi
 from trainspec.k8s.wellknown import (
     ANCESTOR_LABEL,
     FRAMEWORK_LABEL,

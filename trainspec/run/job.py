@@ -16,8 +16,8 @@ from typing import Any
 from trainspec.compiler.pipeline import CompileResult
 from trainspec.compiler.plan import JobPlan
 from trainspec.dsl.diagnostics import Diagnostic
+from trainspec.dsl.loaded import LoadedSpec
 from trainspec.dsl.models import Framework
-from trainspec.dsl.sources import LoadedSpec
 from trainspec.dsl.wellknown import STORAGE_URI_ENV
 from trainspec.k8s.wellknown import (
     ANCESTOR_DATASET,
@@ -28,8 +28,6 @@ from trainspec.k8s.wellknown import (
     NODE,
 )
 
-#: The engines run --local can play the controller of (issue 12: Trainer TrainJobs first).
-SUPPORTED_ENGINES = ("trainer",)
 _RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
 
 
@@ -102,8 +100,10 @@ def pick_plan(result: CompileResult, job: str | None) -> tuple[JobPlan | None, l
 
 def check_engine(plan: JobPlan) -> list[Diagnostic]:
     """TS700 when the job runs on an engine or framework run --local cannot play yet."""
+    from trainspec.compiler.lower.dialects import dialect_for
+
     loaded = plan.resolved.loaded
-    if plan.engine not in SUPPORTED_ENGINES:
+    if not dialect_for(None, plan.engine).local_run:  # Trainer TrainJobs first (issue 12)
         return [
             loaded.diagnostic(
                 "TS700",

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from trainspec.dsl.diagnostics import Diagnostic
-from trainspec.dsl.sources import LoadedSpec
+from trainspec.dsl.loaded import LoadedSpec
 from trainspec.dsl.wellknown import ENV_NAME_PATTERN
 from trainspec.run.job import EnvEntry
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
+from trainspec.dsl.loaded import LoadedSpec
 from trainspec.dsl.models import Framework, Mpi, Resources, Runtime
-from trainspec.dsl.sources import LoadedSpec
 from trainspec.dsl.wellknown import MPI_SSH_AUTH_MOUNT_PATH
 from trainspec.k8s.wellknown import DATASET_INITIALIZER, MODEL_INITIALIZER
 

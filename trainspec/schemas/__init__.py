@@ -1,6 +1,6 @@
 """The published JSON Schemas of the spec language (committed files, generated from the models).
 
-``python -m trainspec.schemas.generate`` rewrites them; a test fails when they are stale.
+``python -m tools.regenerate`` rewrites them; tests/test_generated_fresh.py fails when they are stale.
 """
 
 from __future__ import annotations

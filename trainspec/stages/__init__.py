@@ -48,7 +48,7 @@ _EXPORTS = {
     "process_info": "ranks",
     "RowGroups": "readers",
     "ShardReader": "readers",
-    "ShardRecords": "readers",
+    "ShardRecords": "records",
     # Step and data-wait timers, rank-0 guards and progress reports: standard library too.
     "MetricsSnapshot": "metrics",
     "StepMetrics": "metrics",
@@ -134,5 +134,5 @@ if TYPE_CHECKING:  # pragma: no cover
     from trainspec.stages.readers import (
         RowGroups as RowGroups,
         ShardReader as ShardReader,
-        ShardRecords as ShardRecords,
     )
+    from trainspec.stages.records import ShardRecords as ShardRecords

@@ -1,30 +1,38 @@
-"""Lowering dialects: the target chooses how plans become Kubernetes objects.
+"""Lowering dialects: the interface every engine implements, and how the compiler finds one.
 
-As a SQL dialect chooses its generator, a :class:`Dialect` chooses the objects a target gets
-and adds the rules only that target has. Everything before lowering (load, resolve, plan, the
-target-independent rules) is the same for every target.
+As a SQL dialect chooses its generator, a :class:`Dialect` chooses the objects an engine gets,
+adds the rules only that engine has, and answers every question the rest of trainspec has
+about the engine (its name budget, restart field, rank-0 pod, what the cluster commands and
+the Kubeflow Pipelines step do with its jobs). Everything before lowering (load, resolve, plan,
+the target-independent rules) is the same for every engine; where a rule depends on the engine,
+it asks the dialect.
 
-* :class:`TrainerDialect`: Kubeflow Trainer 2.2 and 2.3 (``runtimePatches``; both get the same
-  objects, the compiler writes the fully merged per-node resources that 2.2 replaces and 2.3
-  merges).
-* :class:`TrainerV21Dialect`: Kubeflow Trainer 2.1 (``podTemplateOverrides``), see
-  :mod:`trainspec.compiler.lower.trainer_v21`.
+One folder per engine, each with a ``dialect.py`` that defines ``dialect(target)``:
 
-Every lowered object carries its :class:`~trainspec.compiler.provenance.FieldSources`.
+* :mod:`trainspec.compiler.lower.trainer`: Kubeflow Trainer 2.1, 2.2 and 2.3 (TrainJobs on
+  (Cluster)TrainingRuntimes; 2.1 gets ``podTemplateOverrides``);
+* :mod:`trainspec.compiler.lower.ray`: KubeRay 1.7 RayJobs;
+* :mod:`trainspec.compiler.lower.training_operator`: Training Operator 1.9 and mpi-operator 0.8.
+
+The registry of engines is :mod:`trainspec.compiler.engines`. Pod parts every engine builds
+the same way are in :mod:`trainspec.compiler.lower.pod`; every lowered object carries its
+:class:`~trainspec.compiler.provenance.FieldSources`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from trainspec.compiler.engines import DIALECT_MODULES, Engine, engine_named
 from trainspec.compiler.provenance import FieldSources, SpecRef
 from trainspec.dsl.record import TupleRecord
 
 if TYPE_CHECKING:
+    from trainspec.compiler.names import Budget
     from trainspec.compiler.plan import JobPlan
     from trainspec.compiler.targets import Target
     from trainspec.dsl.diagnostics import Diagnostic
-    from trainspec.dsl.sources import LoadedSpec
+    from trainspec.dsl.loaded import LoadedSpec
 
 
 class Lowered(TupleRecord):
@@ -42,91 +50,74 @@ class LoweringError(Exception):
         self.diagnostic = diagnostic
 
 
-class TrainerDialect:
-    """Kubeflow Trainer 2.2 / 2.3: TrainJobs with ``runtimePatches``."""
+class Dialect(Protocol):
+    """What one engine is to the compiler and to the commands that act on its jobs."""
 
-    name = "trainer"
+    #: The engine this dialect lowers for.
+    name: Engine
+    #: The versions it emits for (the Trainer dialect serves 2.1 to 2.3).
+    target: Target
     #: Whether runtimes become objects of their own (Trainer's (Cluster)TrainingRuntime); the
     #: other engines fold the runtime into each job's object.
-    emits_runtimes = True
-
-    def __init__(self, target: Target) -> None:
-        self.target = target
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.target})"
-
-    # -- target rules: what this target cannot run or enforce -------------------------------------
+    emits_runtimes: bool
+    #: The kinds of the job objects it emits (a checkpoint PVC may come before them).
+    job_kinds: tuple[str, ...]
+    #: Whether a job may run on a node range (``nodes: {min, max}``).
+    elastic: bool
+    #: Whether it runs the data-sharding stage (``spec.data``) before the trainers.
+    sharding_stage: bool
+    #: Whether its jobs have a Ray head, which ``spec.ray`` sizes.
+    ray_head: bool
+    #: Where the emitted object keeps the runtime's restart budget (``explain`` shows it).
+    restarts_field: str
+    #: Whether ``submit``/``status``/``logs``/``cancel`` handle its jobs.
+    cluster_commands: bool
+    #: Whether a job can be a Kubeflow Pipelines step (``trainspec kfp``).
+    kfp_step: bool
+    #: Whether ``run --local`` can play its controller.
+    local_run: bool
 
     def runtime_rules(self, loaded: LoadedSpec) -> list[Diagnostic]:
-        return []
+        """What the engine cannot run or enforce of a Runtime it emits (TS521, TS522)."""
+        ...
 
     def job_rules(self, plan: JobPlan) -> list[Diagnostic]:
-        return []
-
-    # -- lowering ---------------------------------------------------------------------------------
+        """What the engine cannot express of a job (TS521) and what its controllers would refuse."""
+        ...
 
     def lower_runtime(self, loaded: LoadedSpec, used_by: SpecRef | None = None) -> list[Lowered]:
-        """The runtime objects of a Runtime spec (the base one and, with dataSharding, ``-sharded``)."""
-        from trainspec.compiler.lower.runtime import lower_runtime, runtime_sources
-
-        return [Lowered(obj, runtime_sources(loaded, used_by)) for obj in lower_runtime(loaded.spec)]
+        """The objects of a Runtime spec (none when ``emits_runtimes`` is False)."""
+        ...
 
     def lower_job(self, plan: JobPlan) -> list[Lowered]:
-        """A job's objects in apply order: its checkpoint PVC (if trainspec creates one), its TrainJob."""
-        from trainspec.compiler.lower.trainjob import job_sources, lower_job
+        """A job's objects in apply order: its checkpoint PVC (if trainspec creates one), its job object."""
+        ...
 
-        return [Lowered(obj, job_sources(plan, obj)) for obj in lower_job(plan)]
+    def name_budget(self, plan: JobPlan) -> Budget:
+        """How long the job's name may be so every name the engine derives from it fits (TS401),
+        with the longest of those names as the reason."""
+        ...
 
-
-class TrainerV21Dialect(TrainerDialect):
-    """Kubeflow Trainer 2.1: ``podTemplateOverrides``, no ``activeDeadlineSeconds``, no JAX or sharding."""
-
-    def runtime_rules(self, loaded: LoadedSpec) -> list[Diagnostic]:
-        from trainspec.compiler.lower.trainer_v21 import runtime_problems
-
-        return runtime_problems(loaded)
-
-    def job_rules(self, plan: JobPlan) -> list[Diagnostic]:
-        from trainspec.compiler.lower.trainer_v21 import job_problems
-
-        return job_problems(plan, self.target)
-
-    def lower_job(self, plan: JobPlan) -> list[Lowered]:
-        from trainspec.compiler.lower.trainer_v21 import trainjob_v21
-        from trainspec.k8s import TrainJob
-
-        out: list[Lowered] = []
-        for lowered in super().lower_job(plan):
-            if isinstance(lowered.obj, TrainJob):
-                try:
-                    lowered = Lowered(trainjob_v21(lowered.obj), lowered.sources)
-                except ValueError as exc:  # a patch 2.1 has no field for: refuse rather than drop it
-                    raise LoweringError(
-                        plan.resolved.loaded.diagnostic(
-                            "TS521", (), f"cannot emit for Trainer 2.1: {exc}", hint="target trainer=2.2 or later"
-                        )
-                    ) from None
-            out.append(lowered)
-        return out
+    def rank_zero_selector(self, plan: JobPlan) -> tuple[dict[str, str], bool]:
+        """``(matchLabels, exact)``: the labels that select the job's rank-0 pod, and whether they
+        select only that pod (else every trainer pod of the job)."""
+        ...
 
 
-#: Engines other than Trainer: ``module:class`` of their dialect, imported when a job needs it.
-OTHER_ENGINES: dict[str, str] = {
-    "ray": "trainspec.compiler.lower.ray:RayDialect",
-    "training-operator": "trainspec.compiler.lower.training_operator:TrainingOperatorDialect",
-}
+def dialect_for(target: Target | None = None, engine: Engine | str | None = None) -> Dialect:
+    """The dialect of ``engine`` (default: the target's own) for the versions of ``target``.
+
+    ``target`` None: the default versions, for what does not depend on them (the facts of
+    :class:`Dialect`, the name budget, the rank-0 selector).
+    """
+    import importlib
+
+    from trainspec.compiler.targets import Target
+
+    target = target if target is not None else Target()
+    module = importlib.import_module(DIALECT_MODULES[engine_named(engine or target.engine)])
+    found: Dialect = module.dialect(target)
+    return found
 
 
-def dialect_for(target: Target, engine: str | None = None) -> TrainerDialect:
-    """The lowering dialect of ``target`` for ``engine`` (default: the target's own engine)."""
-    engine = engine or target.engine
-    if engine != "trainer":
-        import importlib
-
-        module, _, name = OTHER_ENGINES[engine].partition(":")
-        return getattr(importlib.import_module(module), name)(target)
-    return TrainerV21Dialect(target) if target.trainer < (2, 2) else TrainerDialect(target)
-
-
-__all__ = ["OTHER_ENGINES", "Lowered", "LoweringError", "TrainerDialect", "TrainerV21Dialect", "dialect_for"]
+__all__ = ["Dialect", "Lowered", "LoweringError", "dialect_for"]

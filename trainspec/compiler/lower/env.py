@@ -64,7 +64,7 @@ def layout(plan: JobPlan) -> dict[str, str]:
     spec = plan.resolved.job.spec
     if spec.model is None and spec.parallelism is None:
         return {}  # most jobs: the planner is not even imported
-    from trainspec.explain.planner.contract import layout_env
+    from trainspec.compiler.parallelism.contract import layout_env
 
     return layout_env(plan)
 

@@ -1,9 +1,9 @@
 """Label and annotation keys trainspec writes, and the ones it reads from upstream projects.
 
 The short names lowering code uses (``L.QUEUE_NAME``); every value is defined once, in
-:mod:`trainspec.k8s.wellknown`. Also the labels every trainer pod carries (:func:`pod_labels`)
-and the selector of a job's rank-0 pod (:func:`rank_zero_selector`), the same for every engine
-that can express them, so GPU metrics and the job's own metrics join to the job.
+:mod:`trainspec.k8s.wellknown`. Also the labels every trainer pod carries (:func:`pod_labels`),
+the same for every engine, so GPU metrics and the job's own metrics join to the job (each
+dialect's ``rank_zero_selector`` picks its rank-0 pod by them and the engine's own labels).
 """
 
 from __future__ import annotations
@@ -15,23 +15,14 @@ from trainspec.k8s.wellknown import (
     ANCESTOR_LABEL,
     ANCESTOR_TRAINER,
     COMPILER_PATCH_MANAGER,
-    COMPLETION_INDEX_LABEL,
     FRAMEWORK_LABEL,
-    JOB_INDEX_LABEL,
     JOB_LABEL,
     JOB_NAMESPACE_LABEL,
     MANAGED_BY_LABEL,
     MANAGED_BY_VALUE,
     MAX_EXEC_TIME_LABEL,
-    NODE,
     PRIORITY_CLASS_LABEL,
     QUEUE_NAME_LABEL,
-    RAY_NODE_TYPE_LABEL,
-    REPLICA_INDEX_LABEL,
-    REPLICA_MASTER,
-    REPLICA_TYPE_LABEL,
-    REPLICA_WORKER,
-    REPLICATED_JOB_LABEL,
     RUN_LABEL,
     RUNTIME_LABEL,
     TEAM_LABEL,
@@ -68,9 +59,9 @@ def pod_labels(plan: JobPlan) -> dict[str, str]:
     """The labels trainspec puts on every trainer pod of ``plan``'s job, whatever the engine.
 
     They are written over the job's own ``podLabels`` (a job cannot pass for another job on a
-    dashboard); a job that sets one gets the TS436 warning (:mod:`trainspec.observability.rules`).
+    dashboard); a job that sets one gets the TS436 warning (:mod:`trainspec.compiler.observability.rules`).
     """
-    from trainspec.observability.settings import settings
+    from trainspec.compiler.observability.settings import settings
 
     resolved = plan.resolved
     # Every value is a valid label value: job and Runtime names are RFC 1035 labels, a namespace
@@ -85,33 +76,6 @@ def pod_labels(plan: JobPlan) -> dict[str, str]:
         RUNTIME_LABEL: resolved.runtime.name,
         RUN_LABEL: PLACEHOLDER,  # the run id (compiler.runs puts it in place)
     }
-
-
-def rank_zero_selector(plan: JobPlan) -> tuple[dict[str, str], bool]:
-    """``(matchLabels, exact)``: the labels that select the job's rank-0 pod, and whether they
-    select only that pod.
-
-    Every key but trainspec's job label is the engine's own: JobSet's replicated-job and index
-    labels and the Job controller's completion index (Trainer, torch and JAX: rank 0 runs in
-    ``node`` Job 0, completion index 0), the Training Operator's replica type and index
-    (PyTorchJob: the Master; JAXJob: Worker 0). Where no label tells rank 0 apart (MPI, whose
-    ranks mpirun places; an elastic PyTorchJob, whose ranks the rendezvous assigns; Ray Train,
-    whose workers Ray places) the selector takes every trainer pod of the job and ``exact`` is False.
-    """
-    from trainspec.dsl.models import Framework
-
-    resolved = plan.resolved
-    framework = resolved.framework
-    base = {JOB_LABEL: resolved.name}
-    if plan.engine == "trainer" and framework in (Framework.TORCH, Framework.JAX):
-        return {**base, REPLICATED_JOB_LABEL: NODE, JOB_INDEX_LABEL: "0", COMPLETION_INDEX_LABEL: "0"}, True
-    if plan.engine == "training-operator" and framework is Framework.TORCH and plan.elastic is None:
-        return {**base, REPLICA_TYPE_LABEL: REPLICA_MASTER.lower()}, True
-    if plan.engine == "training-operator" and framework is Framework.JAX:
-        return {**base, REPLICA_TYPE_LABEL: REPLICA_WORKER.lower(), REPLICA_INDEX_LABEL: "0"}, True
-    if plan.engine == "ray":
-        return {**base, RAY_NODE_TYPE_LABEL: "worker"}, False
-    return base, False
 
 
 __all__ = [
@@ -132,5 +96,4 @@ __all__ = [
     "TOPOLOGY_REQUIRED",
     "VOLCANO_QUEUE",
     "pod_labels",
-    "rank_zero_selector",
 ]

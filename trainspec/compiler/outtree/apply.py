@@ -49,7 +49,7 @@ class _Where:
         """A header's sources (relative to the output directory) as paths from the working directory."""
         if not sources:
             return "an unknown spec"
-        from trainspec.dsl.sources import display_name
+        from trainspec.dsl.loaded import display_name
 
         base = os.path.abspath(self.output)
         return ", ".join(

@@ -34,7 +34,7 @@ GENERATOR = "trainspec"
 #: A marker is a list of short paths; anything this large was not written by trainspec.
 MAX_MARKER_BYTES = 16 * 1024 * 1024
 
-# The only paths trainspec writes (see pipeline._runtime_path and the job outputs):
+# The only paths trainspec writes (see passes.lower_pass._runtime_path and the job outputs):
 # kustomization.yaml, runtimes/<name>.yaml, runtimes/<namespace>/<name>.yaml, <namespace>/<job>.yaml.
 _NAME = r"[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?"
 _NAMESPACE = r"[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?"

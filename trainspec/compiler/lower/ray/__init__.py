@@ -1,0 +1,1 @@
+"""The ray engine: KubeRay RayJobs that run Ray Train (:mod:`.dialect`)."""

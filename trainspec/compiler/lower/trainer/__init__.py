@@ -1,0 +1,1 @@
+"""The trainer engine: Kubeflow Trainer TrainJobs on (Cluster)TrainingRuntimes (:mod:`.dialect`)."""

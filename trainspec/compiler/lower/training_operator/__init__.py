@@ -1,0 +1,1 @@
+"""The training-operator engine: PyTorchJob, JAXJob and MPIJob (:mod:`.dialect`)."""

@@ -1,0 +1,70 @@
+"""The *load* pass: values files, spec files (YAML and Python), the project file, specs given in code."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from trainspec.compiler.passes.options import DISCOVER, Options
+from trainspec.compiler.passes.products import Loaded, Sources
+from trainspec.dsl.diagnostics import Diagnostic
+from trainspec.dsl.project import Project
+
+
+def load(sources: Sources, options: Options) -> Loaded:
+    """Read every input strictly; documents that are not trainspec's are counted, not read."""
+    from trainspec.dsl.discovery import split_stdin
+    from trainspec.dsl.loaded import DEFAULT_PYTHON_TIMEOUT, ForeignDoc, LoadedSpec, spec_problems
+    from trainspec.dsl.sources import discover, load_files
+    from trainspec.dsl.values import load_values
+
+    found: list[Diagnostic] = []
+    values, problems = load_values(options.values_files)
+    found += problems
+    if options.values is not None:
+        values = {**(values or {}), **options.values}
+    paths, stdin, problems = split_stdin(list(sources.paths))  # `-`: YAML from standard input, read once
+    found += problems
+    files, problems = discover(paths)
+    found += problems
+    project_file, project_obj = _project_choice(options)
+    seen = {os.path.realpath(f) for f in files}
+    extra = [Path(project_file)] if project_file and os.path.realpath(project_file) not in seen else []
+    timeout = options.python_timeout if options.python_timeout is not None else DEFAULT_PYTHON_TIMEOUT
+    foreign: list[ForeignDoc] = []
+    specs, problems = load_files(
+        [*files, *extra],
+        values=values,
+        foreign=foreign,
+        python_timeout=timeout or None,
+        limits=options.limits,
+        python=options.python,
+        project=project_obj,
+        project_file=project_file,
+        stdin=stdin,
+    )
+    found += problems
+    for given in sources.objects:  # specs built in Python and handed over: the same single-spec checks
+        found += spec_problems(given)
+    given_project = (LoadedSpec(spec=project_obj, file="<python>"),) if project_obj is not None else ()
+    return Loaded(
+        specs=(*specs, *sources.objects, *given_project),
+        files=len(files) + stdin,
+        foreign=tuple(foreign),
+        diagnostics=tuple(found),
+    )
+
+
+def _project_choice(options: Options) -> tuple[str | None, Project | None]:
+    """(project file to load, project object given in code)."""
+    choice = options.project
+    if choice is None:
+        return None, None
+    if isinstance(choice, Project):
+        return None, choice
+    if choice is DISCOVER:
+        from trainspec.dsl.project import find_project_file
+
+        found = find_project_file(Path(options.cwd or os.getcwd()))
+        return (str(found) if found else None), None
+    return os.fspath(choice), None
