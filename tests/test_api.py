@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import trainspec
 from tests.conftest import EXAMPLES, ROOT
 from trainspec import Checkpoint, ModelSize, Resources, Runtime, TrainingJob
@@ -99,3 +101,40 @@ def test_the_library_can_refuse_to_run_python_spec_modules(tmp_path) -> None:
     assert [d.code for d in found] == ["TS123"] and not marker.exists()
     result = trainspec.compile(tmp_path / "spec.py", project=None, python="allow")
     assert result.ok and marker.exists()
+
+
+def test_load_is_the_pipelines_load_pass(tmp_path, monkeypatch) -> None:
+    """``load`` reads as ``validate`` does: the discovered project file's ``spec.python`` decides
+    whether spec modules run, and the project file itself is not among the specs returned."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "trainspec.yaml").write_text(
+        "apiVersion: trainspec.dev/v1alpha1\nkind: Project\nmetadata: {name: p}\nspec: {python: deny}\n"
+    )
+    marker = tmp_path / "ran"
+    (tmp_path / "spec.py").write_text(
+        "from pathlib import Path\nfrom trainspec import TrainingJob\n"
+        f"Path({str(marker)!r}).write_text('ran')\n"
+        "job = TrainingJob(name='x', namespace='n', runtime='trainspec-torch', command=['x'])\n"
+    )
+    specs, problems = trainspec.load("spec.py")
+    assert specs == [] and [d.code for d in problems] == ["TS123"] and not marker.exists()
+    specs, problems = trainspec.load("spec.py", project=None)
+    assert [s.metadata.name for s in specs] == ["x"] and problems == [] and marker.exists()
+    specs, _ = trainspec.load("trainspec.yaml", "spec.py", python="deny")  # named: it is asked for
+    assert [type(s).__name__ for s in specs] == ["Project"]
+
+
+def test_write_adopts_a_directory_like_compile_adopt(tmp_path, monkeypatch) -> None:
+    """``write(adopt=True)`` is ``compile -o DIR --adopt``: without it a directory of the user's
+    own files is refused (TS417), with it trainspec writes beside them."""
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "deploy"
+    out.mkdir()
+    (out / "README.md").write_text("hand-written\n")
+    result = trainspec.compile(EXAMPLES / "ddp-cpu.yaml", project=None)
+    with pytest.raises(trainspec.OutputRefused) as refused:
+        result.write(out)
+    assert [d.code for d in refused.value.diagnostics] == ["TS417"]
+    result.write(out, adopt=True)
+    assert (out / "README.md").read_text() == "hand-written\n" and (out / "kustomization.yaml").exists()

@@ -77,6 +77,7 @@ _EXPORTS = {
     "ParamCount": "trainspec.dsl.types",
     # errors and diagnostics
     "ValidationError": "trainspec.dsl.errors",
+    "TrainspecError": "trainspec.dsl.errors",
     "Diagnostic": "trainspec.dsl.diagnostics",
     "Severity": "trainspec.dsl.diagnostics",
     # library entry points and what they return
@@ -138,6 +139,7 @@ __all__ = [
     "TopologyMode",
     "TrainingJob",
     "TrainingJobSpec",
+    "TrainspecError",
     "TransformerModel",
     "ValidationError",
     "compile",
@@ -169,7 +171,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from trainspec.client import Client, ClusterError
     from trainspec.compiler.outtree import OutputReport
     from trainspec.dsl.diagnostics import Diagnostic, Severity
-    from trainspec.dsl.errors import ValidationError
+    from trainspec.dsl.errors import TrainspecError, ValidationError
     from trainspec.dsl.models import (
         Accelerator,
         AccessMode,

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any
 from trainspec.compiler import pipeline
 from trainspec.compiler.pipeline import DISCOVER, Options, Stop, run
 from trainspec.dsl.diagnostics import Diagnostic
+from trainspec.dsl.errors import TrainspecError
 from trainspec.dsl.models import Runtime, Spec, TrainingJob
+from trainspec.dsl.project import Project
 from trainspec.dsl.record import fields
-from trainspec.dsl.sources import load_specs
 
 if TYPE_CHECKING:
     from trainspec.compiler.outtree import OutputReport
@@ -26,7 +27,7 @@ __all__ = ["CompileResult", "OutputRefused", "compile", "load", "validate"]
 PathLike = str | os.PathLike[str]
 
 
-class OutputRefused(Exception):
+class OutputRefused(TrainspecError):
     """:meth:`CompileResult.write` wrote nothing: the compile had errors, or the directory was refused
     (TS412 and the other checks of ``trainspec compile -o DIR``). ``diagnostics`` say why."""
 
@@ -48,24 +49,36 @@ class CompileResult(pipeline.CompileResult, frozen=False):
     inputs: tuple[str, ...] = ()
 
     def write(
-        self, directory: PathLike, *, gitops: str | None = None, force: bool = False, allow_volume_removal: bool = False
+        self,
+        directory: PathLike,
+        *,
+        gitops: str | None = None,
+        force: bool = False,
+        allow_volume_removal: bool = False,
+        adopt: bool = False,
     ) -> OutputReport:
         """Write the objects as the output tree at ``directory``, exactly as ``trainspec compile -o
         DIR`` does (same files, same safe replacement of the whole tree, same refusals).
 
+        The files are rendered by the pipeline's emit pass, as ``compile -o DIR`` renders them;
+        ``gitops`` (``argocd`` or ``flux``) overrides the project's ``spec.gitops`` like ``--gitops``.
         Raises :class:`OutputRefused` (nothing written) when the compile had errors or the
         directory is refused: the working directory, ``/``, your home, a repository root or
         anything in ``.git``, a directory holding the inputs (TS412), hand-edited managed files
         without ``force`` (TS411), a PersistentVolumeClaim that would vanish without
-        ``allow_volume_removal`` (TS410). Returns the report (``messages``: what changed).
+        ``allow_volume_removal`` (TS410), a directory holding files trainspec did not write and
+        none it did without ``adopt`` (TS417, ``--adopt``). Returns the report (``messages``: what
+        changed).
         """
         if not self.ok:
             raise OutputRefused(self.diagnostics, ["the compile found errors: nothing written"])
-        from trainspec.compiler import emit
         from trainspec.compiler.outtree import emit_directory
+        from trainspec.compiler.passes.emit_pass import emit
+        from trainspec.compiler.passes.products import Lowered
 
         output = os.fspath(directory)
-        files = emit.render_tree(self.outputs, gitops=gitops, root=output)
+        lowered = Lowered(outputs=tuple(self.outputs), gitops=gitops or self.gitops)
+        files = emit(lowered, Options(output=output, stop=Stop.EMIT)).files_text
         project = [self.project_spec.file] if self.project_spec is not None else []
         report = emit_directory(
             output,
@@ -73,16 +86,49 @@ class CompileResult(pipeline.CompileResult, frozen=False):
             inputs=[*self.inputs, *(s.file for s in self.specs), *project],
             force=force,
             allow_volume_removal=allow_volume_removal,
+            adopt=adopt,
         )
         if report.exit_code != 0:
             raise OutputRefused(report.diagnostics, report.messages)
         return report
 
 
-def load(*paths: PathLike, values: dict[str, Any] | None = None) -> tuple[list[Spec], list[Diagnostic]]:
-    """Read spec files (YAML or Python) and return the specs and every diagnostic."""
-    loaded, problems = load_specs([str(p) for p in paths], values=values)
-    return [item.spec for item in loaded], problems
+def load(
+    *paths: PathLike,
+    values: Mapping[str, Any] | None = None,
+    project: Any = DISCOVER,
+    values_files: tuple[str, ...] = (),
+    python: str | None = None,
+) -> tuple[list[Spec], list[Diagnostic]]:
+    """Read spec files (YAML or Python) and return the specs, as written, and every diagnostic.
+
+    This is the pipeline's load pass alone (what ``validate`` reads before it checks anything):
+    the same directory walk, values and Python policy; ``project`` (discovered as for
+    :func:`compile`) only decides whether Python spec modules run (its ``spec.python``) and is
+    not among the specs returned unless one of ``paths`` names it.
+    """
+    options = Options(project=project, values=values, values_files=tuple(values_files), stop=Stop.LOAD, python=python)
+    done = run([os.fspath(p) for p in paths], options)
+    used = _project_file(project)
+    if used in {os.path.realpath(p) for p in paths}:
+        used = None  # named as an input: one of the specs asked for
+    return [item.spec for item in done.specs if not _is_project_file(item, used)], done.diagnostics
+
+
+def _project_file(project: Any) -> str | None:
+    """The real path of the project file the load pass reads besides the paths (None: none)."""
+    if project is DISCOVER:
+        from pathlib import Path
+
+        from trainspec.dsl.project import find_project_file
+
+        found = find_project_file(Path.cwd())
+        return os.path.realpath(found) if found else None
+    return os.path.realpath(project) if isinstance(project, (str, os.PathLike)) else None
+
+
+def _is_project_file(item: Any, used: str | None) -> bool:
+    return used is not None and isinstance(item.spec, Project) and os.path.realpath(item.file) == used
 
 
 def validate(
@@ -98,7 +144,7 @@ def validate(
     ``inputs``: spec files or directories (YAML or Python) and/or spec objects; the other
     arguments are those of :func:`compile`.
     """
-    return _run(inputs, Stop.CHECK, project, values, values_files, target, python).diagnostics
+    return _run(inputs, Stop.VALIDATE, project, values, values_files, target, python).diagnostics
 
 
 def compile(

@@ -100,13 +100,13 @@ def test_import_is_cheap_and_self_contained():
         "print(heavy, ours)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
-    # Besides diagnostics (and the record base it is built on), only the standard-library fact
-    # modules: the one quantity parser, the Kubernetes facts and name rules (trainspec.k8s loads
-    # its models lazily).
+    # Besides diagnostics (with its codes, and the record base and exception root it is built on),
+    # only the standard-library fact modules: the one quantity parser, the Kubernetes facts and
+    # name rules (trainspec.k8s loads its models lazily).
     assert out == (
-        "[] ['trainspec.dsl', 'trainspec.dsl.diagnostics', 'trainspec.dsl.quantity', "
-        "'trainspec.dsl.record', 'trainspec.dsl.wellknown', 'trainspec.k8s', 'trainspec.k8s.name_rules', "
-        "'trainspec.k8s.wellknown']"
+        "[] ['trainspec.dsl', 'trainspec.dsl.codes', 'trainspec.dsl.diagnostics', 'trainspec.dsl.errors', "
+        "'trainspec.dsl.quantity', 'trainspec.dsl.record', 'trainspec.dsl.wellknown', 'trainspec.k8s', "
+        "'trainspec.k8s.name_rules', 'trainspec.k8s.wellknown']"
     )
 
 

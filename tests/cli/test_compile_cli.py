@@ -183,3 +183,22 @@ def test_stdout_stream_is_valid_yaml_with_no_diagnostics_mixed_in() -> None:
 @pytest.mark.parametrize("args", [["compile", "examples/"], ["validate"], ["nope"]])
 def test_usage_errors_exit_2(args: list[str]) -> None:
     assert run_cli(*args).returncode == 2
+
+
+@pytest.mark.parametrize("command", ["validate", "compile", "explain", "diff", "kfp"])
+def test_every_compiling_command_takes_the_shared_input_options(command: str) -> None:
+    """One option builder (trainspec.cli.common): each command reads specs under the same limits."""
+    from trainspec.cli.main import build_parser
+
+    given = ["--python-timeout", "3", "--max-file-size", "1MiB", "--no-python", "--values", "v.yaml"]
+    extra = ["-o", "-"] if command == "compile" else []
+    args = build_parser(command).parse_args([command, "a", "b", *given, *extra])
+    assert (args.python_timeout, args.max_file_size, args.no_python, args.values) == (3.0, 1 << 20, True, ["v.yaml"])
+
+
+def test_diff_reads_each_side_under_the_size_cap(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old, new = tmp_path / "old.yaml", tmp_path / "new.yaml"
+    old.write_text((EXAMPLES / "ddp-cpu.yaml").read_text())
+    new.write_text((EXAMPLES / "ddp-cpu.yaml").read_text() + "#" * 2048 + "\n")
+    assert main(["diff", str(old), str(new), "--no-project", "--max-file-size", str(new.stat().st_size - 1)]) == 2
+    assert "error[TS" in capsys.readouterr().err

@@ -204,3 +204,69 @@ def test_cli_validate_on_a_fifo_exits_1_without_hanging(tmp_path: Path) -> None:
     proc = run_cli("validate", str(tmp_path / "pipe.yaml"))
     assert proc.returncode == 1, proc.stderr
     assert "error[TS118]" in proc.stdout and "Traceback" not in proc.stderr
+
+
+def _odd_tree(root: Path) -> Path:
+    """Hidden entries, a .trainspecignore, a symlink loop, a FIFO, a non-UTF-8 and a C1 name."""
+    tree = root / "tree"
+    (tree / ".hidden-dir").mkdir(parents=True)
+    (tree / "sub").mkdir()
+    for rel in ("a.yaml", ".hidden.yaml", ".hidden-dir/b.yaml", "ignored.yaml", "sub/c.yml"):
+        (tree / rel).write_text(JOB.replace("name: ddp-cpu\n", f"name: {rel.replace('/', '-')[-12:]}\n"))
+    (tree / ".trainspecignore").write_text("ignored.yaml\n")
+    os.symlink("loop.yaml", tree / "loop.yaml")
+    os.mkfifo(tree / "pipe.yaml")
+    (tree / os.fsdecode(b"caf\xe9.yaml")).write_text(JOB.replace("name: ddp-cpu\n", "name: cafe\n"))
+    (tree / os.fsdecode(b"\xc2\x85.yaml")).write_text(JOB)  # U+0085, a C1 control: TS124
+    return tree
+
+
+def test_every_command_walks_a_directory_alike(tmp_path: Path) -> None:
+    """``compile DIR`` (the load pass), ``check --cluster DIR`` and ``migrate DIR`` (kueue.located)
+    walk with one walker: the same files and the same warnings for the same tree."""
+    from trainspec.kueue.located import yaml_files
+
+    tree = _odd_tree(tmp_path)
+    specs, spec_problems = discover([str(tree)])
+    manifests, manifest_problems = yaml_files([tree])
+    assert manifests == specs
+    assert [p.relative_to(tree).as_posix() for p in specs] == ["a.yaml", "caf\udce9.yaml", "sub/c.yml"]
+    assert [(d.code, d.severity.value, d.file) for d in manifest_problems] == [
+        (d.code, d.severity.value, d.file) for d in spec_problems
+    ]
+    assert sorted(d.code for d in spec_problems) == ["TS118", "TS118", "TS124"]
+
+
+def test_every_command_reports_a_walk_alike(tmp_path: Path) -> None:
+    tree = _odd_tree(tmp_path)
+    runs = {
+        "compile": run_cli("compile", str(tree), "-o", "-", "--no-project", cwd=tmp_path),
+        "check --cluster": run_cli("check", str(EXAMPLES / "ddp-cpu.yaml"), "--cluster", str(tree), "--no-project"),
+        "migrate": run_cli("migrate", str(tree), cwd=tmp_path),
+    }
+    walked = {}
+    for command, proc in runs.items():
+        assert "Traceback" not in proc.stderr, (command, proc.stderr)
+        text = proc.stdout + proc.stderr
+        walked[command] = sorted(line for line in text.splitlines() if "[TS118]" in line or "[TS124]" in line)
+    assert len(walked["compile"]) == 3 and walked["check --cluster"] == walked["compile"] == walked["migrate"]
+
+
+def test_the_one_safe_reader_refuses_what_could_block_or_was_planted(tmp_path: Path) -> None:
+    """trainspec.dsl.safe_read: every reader of the package (specs, manifests, the output tree)."""
+    from trainspec.dsl.safe_read import FileTooLarge, NotRegularFile, peek_file, read_file
+
+    os.mkfifo(tmp_path / "pipe")
+    (tmp_path / "file").write_bytes(b"12345")
+    os.symlink("file", tmp_path / "link")
+    with pytest.raises(NotRegularFile):
+        read_file(tmp_path / "pipe")  # no writer: a blocking open would never return
+    with pytest.raises(FileTooLarge) as big:
+        read_file(tmp_path / "file", 4)
+    assert big.value.size == 5 and read_file(tmp_path / "file", 5) == b"12345"
+    assert read_file(tmp_path / "link") == b"12345"
+    with pytest.raises(OSError, match="symbolic links"):  # ELOOP
+        read_file(tmp_path / "link", follow_symlinks=False)  # the output tree's scan saw a file here
+    with pytest.raises(IsADirectoryError):
+        read_file(tmp_path)
+    assert peek_file(tmp_path / "file", 2) == b"12" and peek_file(tmp_path / "pipe", 2) is None

@@ -87,7 +87,7 @@ def test_ts100_permission_denied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         raise PermissionError(13, "Permission denied")
 
     # Simulated: the tests may run as root, which ignores file modes.
-    monkeypatch.setattr(loader, "open", deny, raising=False)
+    monkeypatch.setattr(loader, "read_file", deny)
     _, diags = load_file(tmp_path / "x.yaml", display="x.yaml")
     assert where(diags) == [("TS100", None, None)] and "permission denied" in diags[0].message
 

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.dsl.record import replace
 
@@ -33,11 +34,13 @@ def check_manifest(
     (``oldSelf``) as for an update; by default the manifest is checked as a create.
     """
     if not isinstance(manifest, Mapping):
-        return [Diagnostic(code="TS500", message=f"a manifest must be a mapping, got {type(manifest).__name__}")]
+        return [
+            Diagnostic(code=codes.CRD_SCHEMA, message=f"a manifest must be a mapping, got {type(manifest).__name__}")
+        ]
     api_version, kind = manifest.get("apiVersion"), manifest.get("kind")
     missing = [name for name, value in (("apiVersion", api_version), ("kind", kind)) if not isinstance(value, str)]
     if missing:
-        return [Diagnostic(code="TS500", message=f"missing required field {m!r}", path=m) for m in missing]
+        return [Diagnostic(code=codes.CRD_SCHEMA, message=f"missing required field {m!r}", path=m) for m in missing]
     assert isinstance(api_version, str) and isinstance(kind, str)
     if (api_version, kind) in CORE_KINDS:  # schema and built-in rules of the core kind (.core_kinds)
         from .core_kinds import check_core_kind
@@ -56,7 +59,7 @@ def check_manifest(
         if served:
             return [
                 Diagnostic(
-                    code="TS500",
+                    code=codes.CRD_SCHEMA,
                     path="apiVersion",
                     message=f"{kind} is not served as {api_version}; served versions: "
                     + ", ".join(f"{group}/{v}" for v in served),
@@ -64,7 +67,7 @@ def check_manifest(
             ]
         return [
             Diagnostic(
-                code="TS504",
+                code=codes.NO_CRD,
                 severity=Severity.WARNING,
                 message=f"no CRD known for {kind} ({api_version}); not checked",
                 hint="point the checker at the CRD with --crds",

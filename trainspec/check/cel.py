@@ -35,6 +35,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 
 from ._paths import render_path
@@ -306,13 +307,15 @@ class _Walker:
         return _default_message(rule)
 
     def reject(self, where: str, rule: Mapping[str, Any], message: str) -> None:
-        self.out.append(Diagnostic(code="TS501", message=message, path=where, hint=f"CEL rule: {rule.get('rule')}"))
+        self.out.append(
+            Diagnostic(code=codes.CRD_RULE, message=message, path=where, hint=f"CEL rule: {rule.get('rule')}")
+        )
 
     def warn(self, where: str, rule: Mapping[str, Any], problem: str) -> None:
         text = str(rule.get("rule"))
         self.out.append(
             Diagnostic(
-                code="TS502",
+                code=codes.CRD_RULE_UNEVALUATED,
                 severity=Severity.WARNING,
                 path=where,
                 hint=f"CEL rule: {text}",
@@ -370,7 +373,7 @@ def check_cel(
 
             return [
                 Diagnostic(
-                    code="TS502",
+                    code=codes.CRD_RULE_UNEVALUATED,
                     severity=Severity.WARNING,
                     message=f"{count} CEL rule(s) not evaluated: no CEL engine (cel-expr-python or cel-python) "
                     f"is installed",

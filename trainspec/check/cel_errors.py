@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from trainspec.dsl.errors import TrainspecError
 
-class CelCompileError(Exception):
+
+class CelCompileError(TrainspecError):
     """The rule text cannot be compiled by the offline engine (a TS502 warning)."""
 
 
-class CelEvalError(Exception):
+class CelEvalError(TrainspecError):
     """The rule failed as CEL defines it (``no such key: x``, ``division by zero``, ...): the
     API server rejects the object with this text. ``overload`` marks a runtime overload
     mismatch, which the server words differently."""

@@ -32,12 +32,19 @@ from fractions import Fraction
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from trainspec.dsl.errors import TrainspecError
 from trainspec.dsl.quantity import QuantityError, is_quantity, parse_quantity
-from trainspec.dsl.wellknown import DNS1035_LABEL_PATTERN, DNS1123_LABEL_MAX, INT64_MAX
-from trainspec.k8s.name_rules import label_problem, label_value_problem, qualified_name_problem, subdomain_problem
+from trainspec.dsl.wellknown import INT64_MAX
+from trainspec.k8s.name_rules import (
+    dns1035_problem,
+    label_problem,
+    label_value_problem,
+    qualified_name_problem,
+    subdomain_problem,
+)
 
 
-class LibraryError(ValueError):
+class LibraryError(ValueError, TrainspecError):
     """An error as the Kubernetes library function reports it (becomes a CEL error)."""
 
 
@@ -274,20 +281,8 @@ def cidr_masked(c: CIDR) -> CIDR:
 
 # -- format ---------------------------------------------------------------------------------------
 
-_DNS1035 = re.compile(DNS1035_LABEL_PATTERN)
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _BASE64 = re.compile(r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$")
-
-
-def _dns1035(value: str) -> str | None:
-    if len(value) > DNS1123_LABEL_MAX:
-        return f"must be no more than {DNS1123_LABEL_MAX} characters"
-    if not _DNS1035.match(value):
-        return (
-            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
-            "alphabetic character, and end with an alphanumeric character"
-        )
-    return None
 
 
 def _prefix(check: Callable[[str], str | None]) -> Callable[[str], str | None]:
@@ -312,11 +307,11 @@ def _datetime(value: str) -> str | None:
 FORMATS: dict[str, Callable[[str], str | None]] = {
     "dns1123Label": label_problem,
     "dns1123Subdomain": subdomain_problem,
-    "dns1035Label": _dns1035,
+    "dns1035Label": dns1035_problem,
     "qualifiedName": qualified_name_problem,
     "dns1123LabelPrefix": _prefix(label_problem),
     "dns1123SubdomainPrefix": _prefix(subdomain_problem),
-    "dns1035LabelPrefix": _prefix(_dns1035),
+    "dns1035LabelPrefix": _prefix(dns1035_problem),
     "labelValue": label_value_problem,
     "uri": _uri,
     "uuid": lambda v: None if _UUID.match(v) else "must be a UUID",

@@ -21,6 +21,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.dsl.quantity import QUANTITY_PATTERN, QuantityError, parse_quantity
 from trainspec.k8s.name_rules import label_problem, label_value_problem, qualified_name_problem, subdomain_problem
@@ -113,7 +114,7 @@ def _dict(value: Any) -> dict[str, Any]:
 
 
 def _error(path: Path, message: str, hint: str | None = None) -> Diagnostic:
-    return Diagnostic(code="TS500", message=message, path=render_path(path), hint=hint)
+    return Diagnostic(code=codes.CRD_SCHEMA, message=message, path=render_path(path), hint=hint)
 
 
 # -- PersistentVolumeClaim ------------------------------------------------------------------------
@@ -137,7 +138,7 @@ def pvc_problems(manifest: Mapping[str, Any]) -> Iterator[Diagnostic]:
     if isinstance(source, dict) and stored_data_source(spec) is None:
         # The API server drops it on create, and nothing else said about it would apply.
         yield Diagnostic(
-            code="TS505",
+            code=codes.FIELD_DROPPED,
             severity=Severity.WARNING,
             message=f"the API server drops this dataSource (kind {short(source.get('kind') or '')}): without "
             "dataSourceRef, a dataSource names a PersistentVolumeClaim or a snapshot.storage.k8s.io "

@@ -22,6 +22,7 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 
 from .vendored import load_json_documents, scan_json_header
@@ -148,7 +149,7 @@ class CrdRegistry:
             try:
                 text = path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
-                self._problem("TS100", path, f"CRD file cannot be read: {exc}")
+                self._problem(codes.UNREADABLE_FILE, path, f"CRD file cannot be read: {exc}")
                 continue
             # Shipped data (.vendored) is compact JSON: its own header scan, same lazy parsing.
             entry = _File(path, scan_json_header(text) if path.suffix == ".json" else _scan_header(text))
@@ -170,7 +171,7 @@ class CrdRegistry:
                 text = entry.path.read_text(encoding="utf-8")
             docs = (load_json_documents(text) if entry.path.suffix == ".json" else None) or _load_yaml_documents(text)
         except Exception as exc:  # yaml.YAMLError, OSError: report, keep the other CRDs
-            self._problem("TS103", entry.path, f"CRD file cannot be parsed: {exc}")
+            self._problem(codes.YAML_SYNTAX, entry.path, f"CRD file cannot be parsed: {exc}")
             return
         for doc in docs:
             for crd in _iter_crd_documents(doc):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from trainspec.compiler.runs import RUN_KINDS
+from trainspec.dsl import codes
 from trainspec.dsl.models import RunPolicy
 from trainspec.dsl.record import replace
 from trainspec.k8s.wellknown import JOB_LABEL, RUN_LABEL
@@ -86,11 +87,12 @@ def read_previous(location: str, cwd: str | None = None) -> list[dict[str, Any]]
 
 
 def _read_small(path: Any) -> bytes:
-    from trainspec.compiler.outtree.plan import read_file
+    from trainspec.dsl.safe_read import FileTooLarge, read_file
 
-    if path.stat().st_size > MAX_PREVIOUS_FILE:
-        raise ValueError(f"{path}: larger than {MAX_PREVIOUS_FILE} bytes: not a manifest file")
-    return read_file(path)
+    try:
+        return read_file(path, MAX_PREVIOUS_FILE, follow_symlinks=False)
+    except FileTooLarge:
+        raise ValueError(f"{path}: larger than {MAX_PREVIOUS_FILE} bytes: not a manifest file") from None
 
 
 def _read_git(location: str, base: Any) -> list[dict[str, Any]]:
@@ -118,13 +120,13 @@ def previous_tree(output: str, files: Mapping[str, str]) -> list[dict[str, Any]]
     import os
     from pathlib import Path
 
-    from trainspec.compiler.outtree.plan import read_file
+    from trainspec.dsl.safe_read import read_file
 
     root = Path(os.path.realpath(output))
     texts: list[bytes] = []
     for rel, text in files.items():
         try:
-            current = read_file(root / rel)
+            current = read_file(root / rel, follow_symlinks=False)
         except OSError:
             continue  # absent (a new file), a symlink, or unreadable: the tree's own checks say so
         if current != text.encode("utf-8"):
@@ -169,9 +171,11 @@ def manifest_updates(
         if manifest.kind in RUN_KINDS and key[2:] in replaced:
             continue  # runs: replace: the GitOps controller deletes and recreates it
         for problem in update_problems(old, manifest.data):
-            if problem.code == "TS442":
+            if problem.code == codes.PVC_CHANGE_REFUSED:
                 problem = replace(problem, hint=_claim_way_out(old))
-            elif problem.code == "TS440" and manifest.kind in RUNTIME_KINDS:  # jobs reference them by name
+            elif (
+                problem.code == codes.UPDATE_TRANSITION_RULE and manifest.kind in RUNTIME_KINDS
+            ):  # jobs reference them by name
                 problem = replace(problem, hint=_runtime_way_out(old))
             found.append(place(manifest, problem, parse_path(problem.path)))
     return found

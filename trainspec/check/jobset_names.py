@@ -1,9 +1,9 @@
-"""Kubernetes name checks as the JobSet webhook applies them, each returning every problem.
+"""Names as the JobSet webhook checks them: domain-prefixed paths and generated names.
 
-The webhook calls apimachinery's validators (``IsDNS1035Label``, ``IsDNS1123Subdomain``,
-``IsValidLabelValue``, ``IsDomainPrefixedPath``), which report the length and the format
-separately; these functions do the same, so a message can say both at once. They also hold
-the name the webhook validates a JobSet under when only ``generateName`` is set.
+The webhook calls apimachinery's validators; the name rules themselves (``IsDNS1035Label``,
+``IsDNS1123Subdomain``, ``IsValidLabelValue``) are :mod:`trainspec.k8s.name_rules`'. This module
+adds ``IsDomainPrefixedPath`` and the name the webhook validates a JobSet under when only
+``generateName`` is set.
 """
 
 from __future__ import annotations
@@ -12,63 +12,17 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from trainspec.k8s.name_rules import subdomain_problems
 from trainspec.k8s.wellknown import (
-    DNS1035_LABEL_PATTERN,
-    DNS1123_SUBDOMAIN_MAX,
-    DNS1123_SUBDOMAIN_PATTERN,
     GENERATED_NAME_PREFIX_MAX,
     GENERATED_NAME_RANDOM,
     HTTP_PATH_PATTERN,
-    LABEL_VALUE_MAX,
-    LABEL_VALUE_PATTERN,
-    NAME_MAX,
 )
 
-_DNS1035 = re.compile(DNS1035_LABEL_PATTERN)
-_SUBDOMAIN = re.compile(DNS1123_SUBDOMAIN_PATTERN)
-_LABEL_VALUE = re.compile(LABEL_VALUE_PATTERN)
 _HTTP_PATH = re.compile(HTTP_PATH_PATTERN)
 #: Stands in for the random characters of a generated name ('x' is among those the API server
 #: draws from, so the stand-in is exactly as valid as any real generated name).
 _RANDOM_STAND_IN = "x" * GENERATED_NAME_RANDOM
-
-
-def too_long(value: str, limit: int) -> str | None:
-    """The length problem of ``value`` against ``limit``, or None."""
-    return f"must be no more than {limit} characters (has {len(value)})" if len(value) > limit else None
-
-
-def dns1035_problems(value: str) -> list[str]:
-    """Why ``value`` is not an RFC 1035 label (length and format separately); [] when it is."""
-    out = [p for p in (too_long(value, NAME_MAX),) if p]
-    if not _DNS1035.match(value):
-        out.append(
-            "must be an RFC 1035 label: lowercase letters, digits and '-', starting with a letter "
-            "and ending with a letter or digit"
-        )
-    return out
-
-
-def subdomain_problems(value: str) -> list[str]:
-    """Why ``value`` is not an RFC 1123 subdomain; [] when it is."""
-    out = [p for p in (too_long(value, DNS1123_SUBDOMAIN_MAX),) if p]
-    if not _SUBDOMAIN.match(value):
-        out.append(
-            "must be an RFC 1123 subdomain: lowercase letters, digits, '-' and '.', starting and "
-            "ending with a letter or digit"
-        )
-    return out
-
-
-def label_value_problems(value: str) -> list[str]:
-    """Why ``value`` is not a valid label value; [] when it is."""
-    out = [p for p in (too_long(value, LABEL_VALUE_MAX),) if p]
-    if not _LABEL_VALUE.match(value):
-        out.append(
-            "must be a label value: empty, or letters, digits, '-', '_' and '.', starting and ending "
-            "with a letter or digit"
-        )
-    return out
 
 
 def domain_prefixed_path_problems(value: str) -> list[str]:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainspec.dsl.diagnostics import Severity
+from trainspec.k8s.name_rules import dns1035_problems, label_value_problems, subdomain_problems, too_long
 from trainspec.k8s.wellknown import (
     INT32_MAX,
     JOBSET_CLAIM_NAME_MAX,
@@ -35,13 +36,7 @@ from trainspec.k8s.wellknown import (
 )
 
 from ._paths import join_path
-from .jobset_names import (
-    dns1035_problems,
-    domain_prefixed_path_problems,
-    label_value_problems,
-    subdomain_problems,
-    too_long,
-)
+from .jobset_names import domain_prefixed_path_problems
 
 #: JobSet feature gates that are off by default and guard create rules.
 GATE_IN_PLACE_RESTART = "InPlaceRestart"

@@ -24,6 +24,7 @@ import copy
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Related, Severity
 from trainspec.k8s.wellknown import ANCESTOR_LABEL, ANCESTOR_TRAINER, NODE
 
@@ -57,7 +58,7 @@ def _diagnostic(
     related: tuple[Related, ...] = (),
 ) -> Diagnostic:
     return Diagnostic(
-        code="TS503",
+        code=codes.WEBHOOK_RULE,
         message=message,
         path=path,
         file=file,

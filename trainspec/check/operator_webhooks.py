@@ -19,13 +19,13 @@ Every finding is TS503 and says which component rejects it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic
+from trainspec.k8s.name_rules import dns1035_problems
 from trainspec.k8s.wellknown import (
-    DNS1035_LABEL_PATTERN,
     JAX_CONTAINER,
     KUBEFLOW_GROUP,
     NAME_MAX,
@@ -69,8 +69,7 @@ def check_operator_job(manifest: Mapping[str, Any], file: str | None = None) -> 
     specs = _dict(spec.get(field))
     found: list[tuple[str, str]] = []
     name = str(_dict(manifest.get("metadata")).get("name", ""))
-    if not re.match(DNS1035_LABEL_PATTERN, name) or len(name) > NAME_MAX:
-        found.append(("metadata.name", f"{name!r} is not a DNS-1035 label"))
+    found.extend(("metadata.name", f"{name!r} {problem}") for problem in dns1035_problems(name))
     if not specs:
         found.append((f"spec.{field}", "must be set"))
     found.extend(
@@ -83,7 +82,7 @@ def check_operator_job(manifest: Mapping[str, Any], file: str | None = None) -> 
     if kind == "MPIJob":
         found.extend(_mpi(spec, name, specs))
     return [
-        Diagnostic(code="TS503", file=file, path=path, message=f"the {who} rejects this {kind}: {message}")
+        Diagnostic(code=codes.WEBHOOK_RULE, file=file, path=path, message=f"the {who} rejects this {kind}: {message}")
         for path, message in found
     ]
 

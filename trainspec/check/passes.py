@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.record import replace
 
 from .crd_source import CrdSource
@@ -51,7 +52,7 @@ def crd_findings(manifests: list[Manifest], source: CrdSource, target: Any) -> l
             skip_trainjobs = True
             out.append(
                 Diagnostic(
-                    code="TS524",
+                    code=codes.CRDS_TARGET_MISMATCH,
                     severity=Severity.WARNING,
                     file=trainjob_crd.source,
                     message=f"the TrainJob CRD here is for Trainer "
@@ -91,7 +92,7 @@ def _other_version_warnings(source: CrdSource, unchecked: dict[str, set[str]], t
             continue  # nothing of this bundle's groups was there to check: nothing to say
         out.append(
             Diagnostic(
-                code="TS524",
+                code=codes.CRDS_TARGET_MISMATCH,
                 severity=Severity.WARNING,
                 file="--crds",
                 message=f"the CRDs shipped with trainspec are {bundle}'s but the target is {target}: "

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from trainspec.dsl import codes
+from trainspec.dsl.errors import TrainspecError
 from trainspec.dsl.record import replace
 
 from .crd_source import CrdSource
@@ -34,7 +36,7 @@ if TYPE_CHECKING:
 PathLike = str | os.PathLike[str]
 
 
-class CheckUsageError(ValueError):
+class CheckUsageError(ValueError, TrainspecError):
     """The request itself is wrong (a ``--crds`` or ``--cluster`` path that does not exist):
     the CLI reports it as a usage error (exit 2), not as a finding."""
 
@@ -166,7 +168,7 @@ def _update_findings(previous: str, manifests: list[Any], result: CompileResult)
     except ValueError as exc:
         return [
             Diagnostic(
-                code="TS444",
+                code=codes.PREVIOUS_TREE,
                 message=f"--previous {previous}: {exc}",
                 hint="give the directory the cluster's manifests are in, or a git REF:PATH such as origin/main:deploy",
             )

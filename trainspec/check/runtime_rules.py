@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.k8s.wellknown import (
     ANCESTOR_DATASET,
@@ -75,7 +76,7 @@ def ancestor_of(rjob: Mapping[str, Any]) -> str | None:
 def _error(
     message: str, path: str, file: str | None, severity: Severity = Severity.ERROR, hint: str | None = None
 ) -> Diagnostic:
-    return Diagnostic(code="TS503", message=message, path=path, file=file, severity=severity, hint=hint)
+    return Diagnostic(code=codes.WEBHOOK_RULE, message=message, path=path, file=file, severity=severity, hint=hint)
 
 
 # -- runtime rules -----------------------------------------------------------------------------

@@ -25,6 +25,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic
 from trainspec.dsl.wellknown import ANNOTATIONS_TOTAL_MAX, INT32_MAX, INT64_MAX
 from trainspec.k8s.name_rules import label_problem, label_value_problem, qualified_name_problem, subdomain_problem
@@ -272,7 +273,7 @@ def _unknown_fields(error: Any, path: list[Any]) -> Iterator[Diagnostic]:
         else:
             listed = ", ".join(allowed[:12]) + (", ..." if len(allowed) > 12 else "")
             hint = f"allowed fields here: {listed}"
-        yield Diagnostic(code="TS500", message=message, path=render_path([*path, key]), hint=hint)
+        yield Diagnostic(code=codes.CRD_SCHEMA, message=message, path=render_path([*path, key]), hint=hint)
 
 
 def _message(error: Any) -> str:
@@ -329,11 +330,11 @@ class StructuralValidator:
                             seen_required.add(key)
                             out.append(
                                 Diagnostic(
-                                    code="TS500",
+                                    code=codes.CRD_SCHEMA,
                                     message=f"missing required field {missing!r}",
                                     path=render_path([*path, missing]),
                                 )
                             )
             else:
-                out.append(Diagnostic(code="TS500", message=_message(error), path=render_path(path)))
+                out.append(Diagnostic(code=codes.CRD_SCHEMA, message=_message(error), path=render_path(path)))
         return out

@@ -18,6 +18,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.dsl.quantity import QuantityError, format_quantity, quantity_value
 from trainspec.k8s import wellknown as W
@@ -95,7 +96,7 @@ def _suspension(old: Mapping[str, Any], new: Mapping[str, Any], path: tuple[str,
 def _label_problem(webhook: str, key: str, value: Any, detail: str, condition: str, hint: str) -> Diagnostic:
     message = _denied(webhook, f"metadata.labels[{key}]: Invalid value: {_go_value(value)}: {detail}")
     return Diagnostic(
-        code="TS441",
+        code=codes.UPDATE_WEBHOOK,
         message=f"{message} ({condition})" if condition else message,
         path=render_path(("metadata", "labels", key)),
         hint=hint,
@@ -121,7 +122,7 @@ def _kueue_problems(old: Mapping[str, Any], new: Mapping[str, Any], spec: _Kueue
         # ...and emptying it is refused where the namespace has a default LocalQueue (live state).
         out.append(
             Diagnostic(
-                code="TS441",
+                code=codes.UPDATE_WEBHOOK,
                 severity=Severity.WARNING,
                 path=render_path(("metadata", "labels", QUEUE_LABEL)),
                 message=_denied(
@@ -155,7 +156,7 @@ def _kueue_problems(old: Mapping[str, Any], new: Mapping[str, Any], spec: _Kueue
         error = f"metadata.annotations[{ELASTIC_ANNOTATION}]: Invalid value: {_go_value(is_elastic)}: {IMMUTABLE}"
         out.append(
             Diagnostic(
-                code="TS441",
+                code=codes.UPDATE_WEBHOOK,
                 message=_denied(spec.webhook, error),
                 path=render_path(("metadata", "annotations", ELASTIC_ANNOTATION)),
                 hint="whether a job is elastic is fixed when it is created: make it a new job (another name)",
@@ -194,13 +195,13 @@ def _trainer_problems(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Di
         detail = "RuntimePatches can only be modified when the TrainJob is suspended before or after the update"
         condition = "refused while the TrainJob runs; with a queue-name label it runs once Kueue admits it"
         message = _denied(TRAINER_WEBHOOK, f"spec.runtimePatches: Forbidden: {detail}")
-        return [Diagnostic(code="TS441", message=f"{message} ({condition})", path=path, hint=hint)]
+        return [Diagnostic(code=codes.UPDATE_WEBHOOK, message=f"{message} ({condition})", path=path, hint=hint)]
     if not state.before:
         # Suspended by this very update: Trainer also refuses while the JobSet still has active pods.
         detail = "RuntimePatches cannot be modified when the JobSet's ReplicatedJob <name> is still active"
         message = _denied(TRAINER_WEBHOOK, f"spec.runtimePatches: Forbidden: {detail}")
         condition = "refused while the pods of the running job have not stopped: suspend it first, then change it"
-        return [Diagnostic(code="TS441", message=f"{message} ({condition})", path=path, hint=hint)]
+        return [Diagnostic(code=codes.UPDATE_WEBHOOK, message=f"{message} ({condition})", path=path, hint=hint)]
     out = []
     for manager, patch in after.items():
         jobs_before = _replicated_jobs(before.get(manager))
@@ -210,7 +211,7 @@ def _trainer_problems(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Di
                     where = ".".join(fixed)
                     out.append(
                         Diagnostic(
-                            code="TS441",
+                            code=codes.UPDATE_WEBHOOK,
                             severity=Severity.WARNING,
                             path=path,
                             message=f"Trainer accepts this change of replicatedJob {name!r} ({where}) but passes it "
@@ -322,7 +323,15 @@ def pvc_update_problems(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[
 
     def refuse(path: tuple[str, ...], message: str, *, warning: bool = False) -> None:
         severity = Severity.WARNING if warning else Severity.ERROR
-        out.append(Diagnostic(code="TS442", message=message, path=render_path(path), severity=severity, hint=_PVC_HINT))
+        out.append(
+            Diagnostic(
+                code=codes.PVC_CHANGE_REFUSED,
+                message=message,
+                path=render_path(path),
+                severity=severity,
+                hint=_PVC_HINT,
+            )
+        )
 
     before = _pvc_view(o)
     after = _pvc_view(n, drop_legacy=before["dataSource"] is None)
@@ -366,7 +375,7 @@ def pvc_update_problems(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[
             where = f"StorageClass {cls!r}" if cls else "the cluster's default StorageClass"
             out.append(
                 Diagnostic(
-                    code="TS443",
+                    code=codes.PVC_EXPANSION,
                     severity=Severity.WARNING,
                     path=render_path(path),
                     message=f"PersistentVolumeClaim {claim} grows from {format_quantity(was, True)} to "

@@ -33,6 +33,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 
 if TYPE_CHECKING:
@@ -228,7 +229,7 @@ def _transition_problems(
         count = sum(1 for _ in iter_rules(schema))
         return [
             Diagnostic(
-                code="TS502",
+                code=codes.CRD_RULE_UNEVALUATED,
                 severity=Severity.WARNING,
                 message=f"{count} CRD transition rule(s) of {crd.kind} not evaluated: no CEL engine "
                 f"(cel-expr-python or cel-python) is installed",
@@ -237,13 +238,13 @@ def _transition_problems(
         ]
     out = []
     for found in check_cel(dict(new), schema, engine=engine, old=dict(old), defaults=False):
-        if found.code != "TS501":
+        if found.code != codes.CRD_RULE:
             out.append(found)  # a rule the offline engine could not run (TS502): said, never passed
             continue
         value = _schema_type(crd.schema, found.path)
         out.append(
             Diagnostic(
-                code="TS440",
+                code=codes.UPDATE_TRANSITION_RULE,
                 message=f'{found.path}: Invalid value: "{value}": {found.message}',
                 path=found.path,
                 hint=f"the {crd.kind} CRD keeps this field as it was created ({found.hint}): revert the "

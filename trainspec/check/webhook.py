@@ -27,6 +27,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Related
 from trainspec.k8s.name_rules import subdomain_problem
 from trainspec.k8s.wellknown import (
@@ -149,7 +150,9 @@ class _TrainJobCheck:
             # Trainer's own JobSet plugin decides these (initializers, runtime patches).
             message = f"Trainer's webhook rejects this TrainJob: {message}"
         self.out.append(
-            Diagnostic(code="TS503", message=message, path=path, file=self.file, hint=hint, related=self.related)
+            Diagnostic(
+                code=codes.WEBHOOK_RULE, message=message, path=path, file=self.file, hint=hint, related=self.related
+            )
         )
 
     def run(self) -> list[Diagnostic]:
@@ -201,7 +204,7 @@ class _TrainJobCheck:
         for finding in trainjob_plugin_findings(self.tj, body, label):
             self.out.append(
                 Diagnostic(
-                    code="TS503",
+                    code=codes.WEBHOOK_RULE,
                     message=finding.message,
                     path=finding.path,
                     file=self.file,

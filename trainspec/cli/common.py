@@ -23,15 +23,15 @@ def add_input_options(
     formats: tuple[str, ...] = ("text", "json"),
     paths_required: bool = True,
     target: bool = True,
+    paths_help: str = "spec files or directories (searched for *.yaml, *.yml, *.py); - reads YAML from standard input",
+    format_help: str = "output format",
+    project_help: str = "project file (default: trainspec.yaml in this directory or the nearest parent up to the "
+    "repository root)",
 ) -> None:
     """PATHs, ``--values``, ``--format``, ``--project``/``--no-project``, ``--target``, ``--python-timeout``,
-    ``--no-python``, ``--max-file-size``, ``--verbose``."""
-    parser.add_argument(
-        "paths",
-        nargs="+" if paths_required else "*",
-        metavar="PATH",
-        help="spec files or directories (searched for *.yaml, *.yml, *.py); - reads YAML from standard input",
-    )
+    ``--no-python``, ``--max-file-size``, ``--verbose``: every command that compiles takes these
+    (the ``*_help`` arguments only reword a flag's help for a command, never its meaning)."""
+    parser.add_argument("paths", nargs="+" if paths_required else "*", metavar="PATH", help=paths_help)
     parser.add_argument(
         "--values",
         metavar="FILE",
@@ -39,13 +39,9 @@ def add_input_options(
         default=[],
         help="values for {{ values.x }} templates (YAML mapping; repeat to layer files)",
     )
-    parser.add_argument("--format", choices=formats, default=formats[0], help="output format")
+    parser.add_argument("--format", choices=formats, default=formats[0], help=format_help)
     project = parser.add_mutually_exclusive_group()
-    project.add_argument(
-        "--project",
-        metavar="FILE",
-        help="project file (default: trainspec.yaml in this directory or the nearest parent up to the repository root)",
-    )
+    project.add_argument("--project", metavar="FILE", help=project_help)
     project.add_argument("--no-project", action="store_true", help="ignore any trainspec.yaml")
     if target:
         add_target_option(parser)
@@ -134,19 +130,20 @@ def project_choice(args: argparse.Namespace) -> Any:
 
 
 def pipeline_options(args: argparse.Namespace, stop: Stop, **extra: Any) -> Options:
-    """The pipeline options a command's arguments ask for."""
+    """The pipeline options a command's arguments ask for; ``extra`` adds or overrides fields
+    (``diff`` gives each side its own ``project`` and ``cwd``)."""
     from trainspec.compiler.pipeline import Options
 
-    return Options(
-        project=project_choice(args),
-        values_files=tuple(getattr(args, "values", []) or ()),
-        target=getattr(args, "target", None),
-        stop=stop,
-        python_timeout=getattr(args, "python_timeout", None),
-        python="deny" if getattr(args, "no_python", False) else None,
-        limits=load_limits(args),
-        **extra,
-    )
+    chosen: dict[str, Any] = {
+        "project": project_choice(args),
+        "values_files": tuple(getattr(args, "values", []) or ()),
+        "target": getattr(args, "target", None),
+        "stop": stop,
+        "python_timeout": getattr(args, "python_timeout", None),
+        "python": "deny" if getattr(args, "no_python", False) else None,
+        "limits": load_limits(args),
+    }
+    return Options(**{**chosen, **extra})
 
 
 def compile_args(args: argparse.Namespace, stop: Stop, paths: list[str] | None = None, **extra: Any) -> CompileResult:

@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from trainspec.cli.common import add_input_options
+from trainspec.dsl import codes
 
 if TYPE_CHECKING:
     from trainspec.dsl.diagnostics import Diagnostic
@@ -151,7 +152,7 @@ def _no_spec(args: argparse.Namespace, result: Any) -> Diagnostic:
         what += f"; {foreign} document{'s' * (foreign != 1)} not trainspec's: --verbose lists them"
     refused = "write an empty tree (it would prune every file trainspec wrote there)"
     return Diagnostic(
-        code="TS418",
+        code=codes.NO_SPECS,
         file="<command line>",
         path="PATH",
         message=f"no spec found in {', '.join(args.paths)} ({what}); refusing to {refused}",

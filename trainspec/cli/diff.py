@@ -18,44 +18,22 @@ _NONE = ""  # "no project file" for one side (an explicit empty choice, not disc
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "paths",
-        nargs="*",
-        metavar="PATH",
-        help="OLD NEW: two spec files or directories (one may be - for standard input); "
+    from trainspec.cli.common import add_input_options
+
+    # The options every compiling command takes (one builder: compile and diff read specs alike);
+    # only the paths, the formats and the project default read differently here.
+    add_input_options(
+        parser,
+        formats=("text", "markdown", "json"),
+        paths_required=False,
+        paths_help="OLD NEW: two spec files or directories (one may be - for standard input); "
         "with --git: the paths to compare (default .)",
+        format_help="text (default), markdown (a table for pull requests) or json",
+        project_help="project file for both sides (with --git, the old side reads its version at REF); "
+        "default: each side's nearest trainspec.yaml",
     )
     parser.add_argument(
         "--git", metavar="REF", help="compare the specs at git REF (a commit, branch or tag) with the working tree"
-    )
-    parser.add_argument(
-        "--format",
-        choices=("text", "markdown", "json"),
-        default="text",
-        help="text (default), markdown (a table for pull requests) or json",
-    )
-    parser.add_argument(
-        "--values",
-        metavar="FILE",
-        action="append",
-        default=[],
-        help="values for {{ values.x }} templates, used on both sides",
-    )
-    from trainspec.cli.common import add_target_option
-
-    add_target_option(parser)
-    project = parser.add_mutually_exclusive_group()
-    project.add_argument(
-        "--project",
-        metavar="FILE",
-        help="project file for both sides (with --git, the old side reads its version at REF); "
-        "default: each side's nearest trainspec.yaml",
-    )
-    project.add_argument("--no-project", action="store_true", help="ignore any trainspec.yaml")
-    parser.add_argument(
-        "--no-python",
-        action="store_true",
-        help="never run Python spec modules (TS123), on both sides: the mode for untrusted changes",
     )
 
 
@@ -63,8 +41,8 @@ def _side(args: argparse.Namespace, paths: list[str], project: Any = None) -> An
     """Compile one side: its own nearest project file unless --project/--no-project say otherwise."""
     from pathlib import Path
 
-    from trainspec.cli.common import project_choice
-    from trainspec.compiler.pipeline import DISCOVER, Options, Stop, run
+    from trainspec.cli.common import pipeline_options, project_choice
+    from trainspec.compiler.pipeline import DISCOVER, Stop, run
 
     choice = project if project is not None else project_choice(args)
     if choice == _NONE:
@@ -73,17 +51,7 @@ def _side(args: argparse.Namespace, paths: list[str], project: Any = None) -> An
     if choice is DISCOVER and paths:
         first = Path(paths[0])
         start = str(first if first.is_dir() else first.parent)
-    return run(
-        paths,
-        Options(
-            project=choice,
-            cwd=start,
-            values_files=tuple(args.values),
-            target=args.target,
-            stop=Stop.LOWER,
-            python="deny" if args.no_python else None,
-        ),
-    )
+    return run(paths, pipeline_options(args, Stop.LOWER, project=choice, cwd=start))
 
 
 def _nearest_project(path: str) -> str | None:
@@ -142,6 +110,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         old = _side(args, [args.paths[0]])
         new = _side(args, [args.paths[1]])
+    from trainspec.cli.common import report_foreign
+
+    for result in (old, new):  # --verbose: the documents each side left alone
+        report_foreign(result, args, sys.stderr)
     failed = [d for result in (old, new) for d in result.diagnostics if d.is_error]
     if failed:
         report.write(failed, sys.stderr)

@@ -17,18 +17,20 @@ EXTRA_HINT = install_hint("kfp", "trainspec kfp needs the kfp extra")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="spec files or directories (like compile)")
+    from trainspec.cli.common import add_input_options
+
+    # The options every compiling command takes; the cluster version is the launcher's --trainer-api.
+    add_input_options(
+        parser,
+        paths_required=False,
+        target=False,
+        paths_help="spec files or directories (like compile)",
+        format_help="diagnostics format",
+    )
     parser.add_argument(
         "-o", "--output", metavar="FILE", default="-", help="pipeline YAML to write (default: - for standard output)"
     )
     parser.add_argument("--job", metavar="NAME", help="the job to run when the specs hold several")
-    parser.add_argument(
-        "--values", metavar="FILE", action="append", default=[], help="values for {{ values.x }} templates (repeatable)"
-    )
-    project = parser.add_mutually_exclusive_group()
-    project.add_argument("--project", metavar="FILE", help="project file (default: the nearest trainspec.yaml)")
-    project.add_argument("--no-project", action="store_true", help="ignore any trainspec.yaml")
-    parser.add_argument("--format", choices=("text", "json"), default="text", help="diagnostics format")
     group = parser.add_argument_group("launcher")
     group.add_argument(
         "--trainer-api",

@@ -66,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         kube = connect(args.context, args.kubeconfig)
         if args.job is None:
-            from trainspec.cli.listing import nothing_found, views
+            from trainspec.cli.listing import nothing_found
+            from trainspec.client.cluster import views
 
             ns = None if args.all_namespaces else namespace_of(args, kube)
             found = views(kube, ns)

@@ -19,7 +19,7 @@ def run(args: argparse.Namespace) -> int:
     from trainspec.compiler.pipeline import Stop
 
     # The same passes as compile, stopped before lowering: every rule runs, nothing is built.
-    result = compile_args(args, Stop.CHECK)
+    result = compile_args(args, Stop.VALIDATE)
     report_foreign(result, args, sys.stdout)
     report.write(result.diagnostics, sys.stdout, args.format, files=result.files, quiet=args.quiet)
     return 0 if result.ok else 1

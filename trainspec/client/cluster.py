@@ -19,7 +19,7 @@ from trainspec.kube import reading, resources as R
 from trainspec.kube.reading import POLICY, name_of
 from trainspec.kube.retry import call
 from trainspec.kube.session import CommandError, api_diagnostic
-from trainspec.kube.state import view
+from trainspec.kube.state import JobView, view
 
 #: Core v1 Events: what ``kubectl get events`` lists (events.k8s.io/v1 shows the same objects).
 EVENT = R.Resource("v1", "Event", "events")
@@ -39,11 +39,20 @@ def _meta(obj: Mapping[str, Any]) -> dict[str, Any]:
 # -- TrainJobs --------------------------------------------------------------------------------------
 
 
-def states(kube: Any, namespace: str | None) -> list[JobState]:
-    """Every TrainJob of ``namespace`` (None: every namespace) with its state, by namespace and name.
+def views(kube: Any, namespace: str | None) -> list[JobView]:
+    """The :class:`~trainspec.kube.state.JobView` of every TrainJob of ``namespace`` (None: every
+    namespace), by namespace and name: what ``trainspec list`` and ``trainspec status`` show."""
+    return [v for _, v in _listed(kube, namespace)]
 
-    One pod list and one Workload list per namespace, not per job (as ``trainspec list``).
-    """
+
+def states(kube: Any, namespace: str | None) -> list[JobState]:
+    """Every TrainJob of ``namespace`` (None: every namespace) with its state, by namespace and name
+    (:meth:`trainspec.Client.list`: the rows of ``trainspec list``, typed)."""
+    return [JobState.of(job, v) for job, v in _listed(kube, namespace)]
+
+
+def _listed(kube: Any, namespace: str | None) -> list[tuple[dict[str, Any], JobView]]:
+    """Each TrainJob with its view. One pod list and one Workload list per namespace, not per job."""
     what = f"list TrainJobs in namespace {namespace}" if namespace else "list TrainJobs in every namespace"
     listed = reading.retried(kube, lambda: kube.list(R.TRAINJOB, namespace), what)
     jobs = sorted(_items(listed), key=lambda j: (_meta(j).get("namespace") or "", _meta(j).get("name") or ""))
@@ -59,7 +68,7 @@ def states(kube: Any, namespace: str | None) -> list[JobState]:
             loads[ns] = _workloads(kube, ns)
         name = name_of(job)
         mine = [p for p in pods[ns] if (_meta(p).get("labels") or {}).get(W.JOBSET_NAME_LABEL) == name]
-        out.append(JobState.of(job, view(job, workloads=loads[ns], pods=mine)))
+        out.append((job, view(job, workloads=loads[ns], pods=mine)))
     return out
 
 

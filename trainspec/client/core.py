@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from trainspec.client import cluster, logs as logstream, submitting
 from trainspec.client.errors import ClusterError, JobEnded, WaitTimeout
 from trainspec.client.results import PHASES, Cancelled, Event, JobState, LogLine, RuntimeInfo, SubmitResult
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic
 from trainspec.kube import reading, resources as R
 from trainspec.kube.reading import name_of
@@ -161,7 +162,7 @@ class Client:
         raise ClusterError(
             [
                 Diagnostic(
-                    "TS712",
+                    codes.CLUSTER_RUNTIME_MISSING,
                     f"no runtime {name!r}: neither a TrainingRuntime in namespace {ns} nor a ClusterTrainingRuntime",
                     file=where(kube, ns),
                     line=1,
@@ -343,7 +344,7 @@ class Client:
                 raise ClusterError(
                     [
                         Diagnostic(
-                            "TS716",
+                            codes.NO_SUCH_CLUSTER_JOB,
                             f"TrainJob {ns}/{run} was deleted while waiting for it",
                             file=where(self._kube, ns, run),
                             line=1,

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from trainspec.dsl.errors import TrainspecError
+
 if TYPE_CHECKING:
     from trainspec.client.results import JobState, SubmitResult
     from trainspec.dsl.diagnostics import Diagnostic
@@ -13,7 +15,7 @@ if TYPE_CHECKING:
 __all__ = ["ClusterError", "JobEnded", "WaitTimeout"]
 
 
-class ClusterError(Exception):
+class ClusterError(TrainspecError):
     """A call of :class:`~trainspec.Client` failed; ``diagnostics`` say why, exactly as the CLI prints them.
 
     ``codes`` lists their codes (``TS716``: no such TrainJob, ``TS717``: RBAC, ...; the table is
@@ -42,7 +44,7 @@ class ClusterError(Exception):
         return [d.code for d in self.diagnostics]
 
 
-class WaitTimeout(TimeoutError):
+class WaitTimeout(TimeoutError, TrainspecError):
     """``wait`` (or ``cancel``) ran out of time; ``state`` is the last state read (None: the job was gone)."""
 
     def __init__(self, message: str, state: JobState | None) -> None:
@@ -50,7 +52,7 @@ class WaitTimeout(TimeoutError):
         self.state = state
 
 
-class JobEnded(RuntimeError):
+class JobEnded(RuntimeError, TrainspecError):
     """``wait`` saw the job finish in a phase other than those it waited for; ``state`` is its final state."""
 
     def __init__(self, message: str, state: JobState) -> None:

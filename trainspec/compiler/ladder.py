@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING
 from trainspec.compiler.names import name_budget
 from trainspec.compiler.plan import CheckpointKind, JobPlan, plan_job
 from trainspec.compiler.resolve import DEFAULT_NAMESPACE, ResolvedJob, RuntimeIndex, resolve_job
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic
 from trainspec.dsl.models import Resources
 from trainspec.dsl.parallelism import Parallelism
@@ -265,7 +266,7 @@ def _checkpoint_problem(plan: JobPlan) -> Diagnostic | None:
         return None
     if ckpt.kind is CheckpointKind.CLAIM:
         return resolved.loaded.diagnostic(
-            "TS430",
+            codes.LADDER_SHARED_CLAIM,
             ("spec", "checkpoint", "claimName"),
             f"the scaling ladder of {resolved.name} cannot use the existing claim {ckpt.claim_name}: every rung "
             "would mount the job's own checkpoints, resume from them and overwrite them",
@@ -274,7 +275,7 @@ def _checkpoint_problem(plan: JobPlan) -> Diagnostic | None:
         )
     if ckpt.kind is CheckpointKind.URI and rung_uri(ckpt.path, "1n") is None:
         return resolved.loaded.diagnostic(
-            "TS431",
+            codes.LADDER_BUCKET_ROOT,
             ("spec", "checkpoint", "uri"),
             f"the scaling ladder of {resolved.name} has no place for its rungs' checkpoints beside {ckpt.path}: "
             f"each rung writes under <parent>/{URI_FOLDER}/..., and a bucket root has no parent",
@@ -288,7 +289,7 @@ def _collision(resolved: ResolvedJob, name: str, other: JobPlan) -> Diagnostic:
 
     namespace = resolved.namespace or DEFAULT_NAMESPACE
     return resolved.loaded.diagnostic(
-        "TS432",
+        codes.LADDER_NAME_TAKEN,
         ("metadata", "name"),
         f"a rung of the scaling ladder of {resolved.name} would be named {name}, the name of another job in "
         f"namespace {namespace}: applying the rung would replace that job",
@@ -299,7 +300,7 @@ def _collision(resolved: ResolvedJob, name: str, other: JobPlan) -> Diagnostic:
 
 def _too_long(resolved: ResolvedJob, room: int, name: str, limit: int, reason: str) -> Diagnostic:
     return resolved.loaded.diagnostic(
-        "TS401",
+        codes.NAME_BUDGET,
         ("metadata", "name"),
         f"the ladder rung {name!r} has {len(name)} characters; with {reason} it may have at most {limit}",
         hint=f"shorten the job's name to {max(room, 1)} characters or fewer: each rung adds "

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 
 from trainspec.compiler.plan import JobPlan
 from trainspec.compiler.resolve import Origin, related_at
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Related, format_path
 from trainspec.dsl.loaded import LoadedSpec
 from trainspec.dsl.project import Policy
@@ -35,7 +36,7 @@ def _require_queue(plan: JobPlan, policy: Policy) -> Iterator[Diagnostic]:
     if policy.require_queue and not plan.resolved.job.spec.queue:
         yield _at_field(
             plan.resolved.loaded,
-            "TS600",
+            codes.POLICY_QUEUE,
             ("spec", "queue"),
             "the project requires a Kueue queue for every job (policy.requireQueue)",
             "set spec.queue to a Kueue LocalQueue, or defaults.queue in trainspec.yaml",
@@ -46,7 +47,7 @@ def _require_max_run_time(plan: JobPlan, policy: Policy) -> Iterator[Diagnostic]
     if policy.require_max_run_time and plan.resolved.job.spec.max_run_time is None:
         yield _at_field(
             plan.resolved.loaded,
-            "TS601",
+            codes.POLICY_MAX_RUN_TIME,
             ("spec", "maxRunTime"),
             "the project requires a deadline for every job (policy.requireMaxRunTime)",
             "set spec.maxRunTime, e.g. 72h",
@@ -70,7 +71,7 @@ def _max_gpus(plan: JobPlan, policy: Policy) -> Iterator[Diagnostic]:
         ("spec", "runtime"),
     )
     yield loaded.diagnostic(
-        "TS602",
+        codes.POLICY_MAX_GPUS,
         path,
         f"{total} GPUs ({resolved.nodes.value} nodes x {resolved.gpus_per_node.value} GPUs per node), "
         f"but the project allows at most {cap} per job (policy.maxGpusPerJob)",
@@ -85,7 +86,7 @@ def _required_labels(plan: JobPlan, policy: Policy) -> Iterator[Diagnostic]:
     if missing:
         yield _at_field(
             plan.resolved.loaded,
-            "TS603",
+            codes.POLICY_LABELS,
             ("metadata", "labels"),
             f"missing required label{'s' * (len(missing) > 1)} {', '.join(missing)} (policy.requiredLabels)",
             "add " + ", ".join(f"{key}: ..." for key in missing) + " to metadata.labels",
@@ -128,7 +129,7 @@ def _require_digest(plan: JobPlan, policy: Policy) -> Iterator[Diagnostic]:
     for image, path, what, related in _images(plan):
         if DIGEST_MARK not in image:
             yield plan.resolved.loaded.diagnostic(
-                "TS604",
+                codes.POLICY_DIGEST,
                 path,
                 f"{what} {image} is not pinned by digest (policy.images.requireDigest)",
                 hint="use name@sha256:<digest> so every run gets the same bytes",
@@ -166,7 +167,7 @@ def _allowed_registries(plan: JobPlan, policy: Policy) -> Iterator[Diagnostic]:
     for image, path, what, related in _images(plan):
         if not registry_allowed(image, allowed):
             yield plan.resolved.loaded.diagnostic(
-                "TS605",
+                codes.POLICY_REGISTRY,
                 path,
                 f"{what} {image} is not from an allowed registry (policy.images.allowedRegistries)",
                 hint="use an image under " + ", ".join(allowed),

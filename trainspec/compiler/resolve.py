@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from trainspec.compiler.provenance import Origin, Sourced
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Related
 from trainspec.dsl.loaded import LoadedSpec
 from trainspec.dsl.models import Framework, NodeRange, Resources, Runtime, Scope, TrainingJob
@@ -183,7 +184,7 @@ def resolve_job(
         if elsewhere:
             return None, [
                 loaded.diagnostic(
-                    "TS404",
+                    codes.NAMESPACED_RUNTIME,
                     ("spec", "runtime"),
                     f"runtime {job.spec.runtime} is a TrainingRuntime in namespace {', '.join(elsewhere)}; "
                     f"jobs in namespace {namespace} cannot use it",
@@ -291,7 +292,7 @@ def _unknown_runtime(loaded: LoadedSpec, namespace: str, index: RuntimeIndex) ->
     close = difflib.get_close_matches(job.spec.runtime, names, n=1, cutoff=0.6)
     hint = f"did you mean {close[0]}?" if close else f"runtimes available: {', '.join(names)}"
     return loaded.diagnostic(
-        "TS305",
+        codes.RUNTIME_NOT_FOUND,
         ("spec", "runtime"),
         f"runtime {job.spec.runtime!r} is not among the inputs, the built-in catalog nor Kubeflow Trainer's "
         f"runtimes (namespace {namespace})",
@@ -304,7 +305,7 @@ def _unmodeled_runtime(loaded: LoadedSpec, framework: str, index: RuntimeIndex) 
     frameworks = ", ".join(f.value for f in Framework)
     own = ", ".join(index.builtin_names) or "a Runtime of your own"
     return loaded.diagnostic(
-        "TS415",
+        codes.UNMODELLED_FRAMEWORK,
         ("spec", "runtime"),
         f"runtime {job.spec.runtime} is Kubeflow Trainer's {framework} runtime; trainspec does not model "
         f"framework {framework} (only {frameworks}), so it cannot compile a job for it",

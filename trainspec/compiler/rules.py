@@ -11,6 +11,7 @@ from trainspec.compiler.engines import DEFAULT_ENGINE, Engine
 from trainspec.compiler.lower.dialects import Dialect, dialect_for
 from trainspec.compiler.plan import WORKSPACE, CheckpointKind, JobPlan
 from trainspec.compiler.resolve import Origin, related_at
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.dsl.models import AccessMode, Framework, Gang, Mpi
 from trainspec.dsl.wellknown import HUGEPAGES_PREFIX, JAX_PLUGIN_ENV, TRAINER_RESERVED_ENV
@@ -63,7 +64,7 @@ def _reserved_env(plan: JobPlan) -> Iterator[Diagnostic]:
                 )
                 hint = "remove it; Trainer derives it from the job's nodes"
             yield resolved.loaded.diagnostic(
-                "TS303", ("spec", field, name), message, hint=hint, related=related, at_key=True
+                codes.RESERVED_ENV, ("spec", field, name), message, hint=hint, related=related, at_key=True
             )
 
 
@@ -73,7 +74,7 @@ def _max_nodes(plan: JobPlan) -> Iterator[Diagnostic]:
     cap = runtime.spec.max_nodes
     if cap is not None and resolved.nodes.value > cap:
         yield resolved.loaded.diagnostic(
-            "TS400",
+            codes.RUNTIME_LIMIT,
             resolved.nodes.path or ("spec", "nodes"),
             f"{resolved.nodes.describe('nodes')}, but runtime {runtime.metadata.name} caps at {cap} (maxNodes)",
             hint=f"ask for at most {cap} nodes, or use a runtime that allows more",
@@ -87,7 +88,7 @@ def _procs_vs_gpus(plan: JobPlan) -> Iterator[Diagnostic]:
     path = procs.path if procs.origin is Origin.JOB else ("spec", "procsPerNode")
     if resolved.framework is Framework.JAX and procs.value > 1:
         yield resolved.loaded.diagnostic(
-            "TS300",
+            codes.PROCS_VS_GPUS,
             path,
             f"{procs.describe('procsPerNode')}, but JAX runs one process per node",
             severity=Severity.WARNING,
@@ -95,14 +96,14 @@ def _procs_vs_gpus(plan: JobPlan) -> Iterator[Diagnostic]:
         )
     elif gpus.value > 0 and procs.value > gpus.value:
         yield resolved.loaded.diagnostic(
-            "TS300",
+            codes.PROCS_VS_GPUS,
             path,
             f"{procs.describe('procsPerNode')} but {gpus.describe('GPUs per node')}: processes would share GPUs",
             hint=f"set procsPerNode to {gpus.value} (one process per GPU)",
         )
     elif gpus.value > 0 and procs.value < gpus.value and resolved.framework is not Framework.JAX:
         yield resolved.loaded.diagnostic(
-            "TS300",
+            codes.PROCS_VS_GPUS,
             path,
             f"{procs.describe('procsPerNode')} leaves {gpus.value - procs.value} of {gpus.value} GPUs per node idle",
             severity=Severity.WARNING,
@@ -123,7 +124,7 @@ def _shared_volumes(plan: JobPlan) -> Iterator[Diagnostic]:
     ):
         field = "accessMode" if ckpt.kind is CheckpointKind.VOLUME else "claimAccessMode"
         yield resolved.loaded.diagnostic(
-            "TS301",
+            codes.RWO_MULTI_NODE,
             ("spec", "checkpoint", field),
             f"{nodes} nodes write checkpoints, but the volume is {ckpt.access_mode.value}: only one node can mount it",
             hint="use ReadWriteMany storage, or checkpoint.uri for object storage",
@@ -131,7 +132,7 @@ def _shared_volumes(plan: JobPlan) -> Iterator[Diagnostic]:
     sharding = resolved.runtime.spec.spec.data_sharding
     if plan.data is not None and sharding is not None and sharding.access_mode is not AccessMode.READ_WRITE_MANY:
         yield resolved.loaded.diagnostic(
-            "TS301",
+            codes.RWO_MULTI_NODE,
             ("spec", "data"),
             f"{nodes} nodes read the shards, but runtime {resolved.runtime.name} keeps them on a "
             f"{sharding.access_mode.value} volume",
@@ -144,7 +145,7 @@ def _data_needs_sharding(plan: JobPlan) -> Iterator[Diagnostic]:
     resolved = plan.resolved
     if resolved.job.spec.data is not None and resolved.runtime.spec.spec.data_sharding is None:
         yield resolved.loaded.diagnostic(
-            "TS402",
+            codes.SHARDING_UNSUPPORTED,
             ("spec", "data"),
             f"runtime {resolved.runtime.name} cannot run the data-sharding stage (it has no dataSharding)",
             hint="add spec.dataSharding to the runtime, or use a built-in runtime",
@@ -161,7 +162,7 @@ def _stage_image(plan: JobPlan, dialect: Dialect) -> Iterator[Diagnostic]:
         return
     name = resolved.runtime.name
     yield resolved.loaded.diagnostic(
-        "TS416",
+        codes.NO_STAGE_IMAGE,
         ("spec", "data"),
         f"the data-sharding stage needs an image, and neither runtime {name} (dataSharding.image) nor the "
         "project file (spec.defaults.stageImage) names one",
@@ -177,7 +178,7 @@ def _gang(plan: JobPlan) -> Iterator[Diagnostic]:
     queue = resolved.job.spec.queue
     if gang is Gang.KUEUE and queue is None and resolved.nodes.value > 1:
         yield resolved.loaded.diagnostic(
-            "TS403",
+            codes.GANG_WITHOUT_QUEUE,
             ("spec",),
             f"runtime {resolved.runtime.name} relies on Kueue for gang admission, but the job has no queue: "
             "its pods will not be admitted all-or-nothing",
@@ -186,7 +187,7 @@ def _gang(plan: JobPlan) -> Iterator[Diagnostic]:
         )
     if gang is Gang.VOLCANO and queue is not None:
         yield resolved.loaded.diagnostic(
-            "TS406",
+            codes.GANG_CONFLICT,
             ("spec", "queue"),
             "this job is queued by Kueue and by Volcano (gang: volcano): two quota systems for one job",
             severity=Severity.WARNING,
@@ -194,7 +195,7 @@ def _gang(plan: JobPlan) -> Iterator[Diagnostic]:
         )
     if gang is Gang.COSCHEDULING and plan.data is not None:
         yield resolved.loaded.diagnostic(
-            "TS406",
+            codes.GANG_CONFLICT,
             ("spec", "data"),
             "coscheduling gangs count the sharding stage's pod too, but trainer pods start only after it "
             "completes: the gang may never reach quorum",
@@ -208,7 +209,7 @@ def _names(plan: JobPlan) -> Iterator[Diagnostic]:
     resolved = plan.resolved
     if len(resolved.name) > budget.max_length:
         yield resolved.loaded.diagnostic(
-            "TS401",
+            codes.NAME_BUDGET,
             ("metadata", "name"),
             f"name {resolved.name!r} has {len(resolved.name)} characters; with {budget.reason} "
             f"it may have at most {budget.max_length}",
@@ -233,7 +234,7 @@ def _pod_the_server_refuses(plan: JobPlan) -> Iterator[Diagnostic]:
             taken[(runtime.mpi or Mpi()).ssh_auth_mount_path] = "the MPI SSH keys (mpi.sshAuthMountPath)"
         if ckpt.path in taken:
             yield resolved.loaded.diagnostic(
-                "TS419",
+                codes.POD_REFUSED,
                 ("spec", "checkpoint", "path"),
                 f"checkpoint.path {ckpt.path} is also where {taken[ckpt.path]} is mounted: the API server "
                 "refuses a container with two volumes at one mount path",
@@ -247,7 +248,7 @@ def _pod_the_server_refuses(plan: JobPlan) -> Iterator[Diagnostic]:
         source = resolved.resources[pages[0]]
         path = (*source.path, "extra", pages[0]) if source.path[-1:] == ("resourcesPerNode",) else source.path
         yield (source.spec or resolved.loaded).diagnostic(
-            "TS419",
+            codes.POD_REFUSED,
             path,
             f"{pages[0]} is asked for without cpu or memory: the API server refuses a container whose huge "
             "pages come without a cpu or memory request",
@@ -293,7 +294,7 @@ def _elastic_engine(plan: JobPlan, dialect: Dialect) -> Iterator[Diagnostic]:
         )
         related = (related_at(resolved.runtime.loaded, ("spec",), f"runtime {name}, which runs on {engine}"),)
     yield resolved.loaded.diagnostic(
-        "TS521",
+        codes.TARGET_UNSUPPORTED,
         ("spec", "nodes"),
         f"nodes {{min: {span.min_nodes}, max: {span.max_nodes}}} asks for elastic training, which is not in "
         f"Kubeflow Trainer v2 (its TrainJobs run a fixed numNodes; elastic torchrun is KEP-2903, still open)",
@@ -313,7 +314,7 @@ def _ray_settings_engine(plan: JobPlan, dialect: Dialect) -> Iterator[Diagnostic
         if getattr(spec, "ray", None) is None:
             continue
         yield loaded.diagnostic(
-            "TS521",
+            codes.TARGET_UNSUPPORTED,
             ("spec", "ray"),
             f"{what}: spec.ray (the Ray head's size) only applies to engine ray; this job runs on {engine}, "
             "which has no Ray head",

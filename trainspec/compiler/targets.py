@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from trainspec.compiler.engines import DEFAULT_ENGINE, EMITS_FOR
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.dsl.record import TupleRecord
 from trainspec.dsl.versions import Version as Version, parse_version
@@ -142,7 +143,7 @@ def resolve_target(project: LoadedSpec | None, option: Mapping[str, Any] | None)
             except ValueError as exc:
                 problems.append(
                     Diagnostic(
-                        code="TS523",
+                        code=codes.UNKNOWN_TARGET_VERSION,
                         message=str(exc),
                         file=project.file,
                         line=mark.line,
@@ -198,7 +199,7 @@ def matrix_problems(target: Target) -> list[tuple[str, Severity, str, str]]:
     if trainer not in SUPPORTED_TRAINER:
         supported = ", ".join(_fmt(v) for v in SUPPORTED_TRAINER)
         add(
-            "TS523",
+            codes.UNKNOWN_TARGET_VERSION,
             Severity.ERROR,
             "trainer",
             f"Trainer {_fmt(trainer)} is not a supported target (trainspec emits for Trainer {supported})",
@@ -208,10 +209,15 @@ def matrix_problems(target: Target) -> list[tuple[str, Severity, str, str]]:
     pair = f"Trainer {_fmt(trainer)} with Kueue {_fmt(kueue)}"
     known = f"{_fmt(KNOWN_KUEUE[0])}-{_fmt(KNOWN_KUEUE[1])}"
     if kueue < KNOWN_KUEUE[0]:
-        add("TS520", Severity.ERROR, "kueue", f"Kueue {_fmt(kueue)} has no TrainJob integration (it arrived in 0.14)")
+        add(
+            codes.BAD_VERSION_PAIR,
+            Severity.ERROR,
+            "kueue",
+            f"Kueue {_fmt(kueue)} has no TrainJob integration (it arrived in 0.14)",
+        )
     elif kueue > KNOWN_KUEUE[1]:
         add(
-            "TS523",
+            codes.UNKNOWN_TARGET_VERSION,
             Severity.WARNING,
             "kueue",
             (
@@ -221,7 +227,7 @@ def matrix_problems(target: Target) -> list[tuple[str, Severity, str, str]]:
         )
     if trainer < (2, 2) and kueue >= (0, 17):
         add(
-            "TS520",
+            codes.BAD_VERSION_PAIR,
             Severity.ERROR,
             "kueue",
             (
@@ -232,7 +238,7 @@ def matrix_problems(target: Target) -> list[tuple[str, Severity, str, str]]:
         )
     elif trainer >= (2, 2) and (0, 14) <= kueue < (0, 17):
         add(
-            "TS520",
+            codes.BAD_VERSION_PAIR,
             Severity.ERROR,
             "kueue",
             (
@@ -242,7 +248,7 @@ def matrix_problems(target: Target) -> list[tuple[str, Severity, str, str]]:
         )
     elif trainer == (2, 1) and kueue == (0, 14):
         add(
-            "TS520",
+            codes.BAD_VERSION_PAIR,
             Severity.WARNING,
             "kueue",
             (

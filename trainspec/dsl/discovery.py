@@ -29,9 +29,13 @@ import os
 import stat
 from pathlib import Path
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity
+from trainspec.dsl.safe_read import peek_file
 
 SPEC_SUFFIXES = (".yaml", ".yml", ".py")
+#: What a walk takes for the commands that read Kubernetes manifests (``check --cluster``, ``migrate``).
+YAML_SUFFIXES = (".yaml", ".yml")
 #: The command-line path that means standard input (YAML specs or manifests piped in), as in
 #: kubectl's ``-f -``; a file named ``-`` is ``./-``.
 STDIN = "-"
@@ -91,7 +95,7 @@ def unsafe_name(path: str) -> Diagnostic | None:
 
 def _unsafe(path: str) -> Diagnostic:
     return _diag(
-        "TS124",
+        codes.UNSAFE_FILE_NAME,
         escape_name(path),
         "file name contains a control or bidirectional-override character; not read",
         "rename the file or directory (its name is shown here with those characters escaped)",
@@ -106,31 +110,9 @@ def file_type(mode: int) -> str:
     return "not a regular file"
 
 
-def is_spec_name(name: str) -> bool:
+def is_spec_name(name: str, suffixes: tuple[str, ...] = SPEC_SUFFIXES) -> bool:
     """Whether a walk considers the file name (extension in any letter case)."""
-    return name.lower().endswith(SPEC_SUFFIXES)
-
-
-def read_regular(path: str | os.PathLike, limit: int = _PEEK_BYTES) -> bytes | None:
-    """Up to ``limit`` bytes of ``path`` if it is a regular file, else None; never blocks.
-
-    ``O_NONBLOCK`` keeps ``open`` from waiting for a FIFO's writer, and ``fstat`` on the open
-    descriptor decides (no window between a check and the open).
-    """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except (OSError, ValueError):
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read(limit)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    return name.lower().endswith(suffixes)
 
 
 def split_stdin(paths: list[str]) -> tuple[list[str], bool, list[Diagnostic]]:
@@ -143,7 +125,7 @@ def split_stdin(paths: list[str]) -> tuple[list[str], bool, list[Diagnostic]]:
     if count <= 1:
         return rest, count == 1, []
     repeated = _diag(
-        "TS100",
+        codes.UNREADABLE_FILE,
         STDIN_NAME,
         f"`-` (standard input) is named {count} times; it can be read only once",
         "give `-` once, and name files for the other inputs",
@@ -151,8 +133,13 @@ def split_stdin(paths: list[str]) -> tuple[list[str], bool, list[Diagnostic]]:
     return rest, True, [repeated]
 
 
-def discover(paths: list[str]) -> tuple[list[Path], list[Diagnostic]]:
-    """Spec files under ``paths`` (files as given; directories recursively), sorted, de-duplicated."""
+def discover(paths: list[str], suffixes: tuple[str, ...] = SPEC_SUFFIXES) -> tuple[list[Path], list[Diagnostic]]:
+    """Spec files under ``paths`` (files as given; directories recursively), sorted, de-duplicated.
+
+    The one directory walker of every command: ``suffixes`` is what a walk takes (the spec
+    files by default; :data:`YAML_SUFFIXES` for the commands that read manifests), every other
+    rule of the module docstring holds for all.
+    """
     found: list[Path] = []
     problems: list[Diagnostic] = []
     for raw in paths:
@@ -164,7 +151,7 @@ def discover(paths: list[str]) -> tuple[list[Path], list[Diagnostic]]:
         if problem is not None:
             problems.append(problem)
         elif kind == "dir":
-            found.extend(_walk(Path(raw), problems))
+            found.extend(_walk(Path(raw), problems, suffixes))
         else:
             found.append(Path(raw))
     return _unique(found), problems
@@ -193,7 +180,7 @@ def _diag(code: str, file: str, message: str, hint: str, severity: Severity = Se
 
 def _too_long(file: str) -> Diagnostic:
     return _diag(
-        "TS119",
+        codes.PATH_TOO_LONG,
         file,
         f"path name too long for the file system ({len(os.fsencode(file))} bytes)",
         "shorten the file or directory names (a name may have at most 255 bytes, a path about 4096)",
@@ -203,7 +190,7 @@ def _too_long(file: str) -> Diagnostic:
 def _loop(file: str, severity: Severity) -> Diagnostic:
     skipped = "; skipped" if severity is Severity.WARNING else ""
     return _diag(
-        "TS118",
+        codes.NOT_A_REGULAR_FILE,
         file,
         f"symbolic link loop (the link leads back to itself){skipped}",
         "point the link at a real file, or remove it",
@@ -219,7 +206,7 @@ def _not_regular(file: str, mode: int, severity: Severity) -> Diagnostic:
         hint = "pipe the specs into standard input and give - as the path: producer | trainspec validate -"
     else:
         hint = "name a regular file (reading this could block or never end)"
-    return _diag("TS118", file, f"{file_type(mode)}, not a regular file; {skipped}", hint, severity)
+    return _diag(codes.NOT_A_REGULAR_FILE, file, f"{file_type(mode)}, not a regular file; {skipped}", hint, severity)
 
 
 def _probe(raw: str) -> tuple[str, Diagnostic | None]:
@@ -227,7 +214,9 @@ def _probe(raw: str) -> tuple[str, Diagnostic | None]:
     try:
         st = os.stat(raw)
     except ValueError:  # an embedded NUL character
-        return "", _diag("TS100", raw.replace("\x00", "\\0"), "path contains a NUL character", "check the path")
+        return "", _diag(
+            codes.UNREADABLE_FILE, raw.replace("\x00", "\\0"), "path contains a NUL character", "check the path"
+        )
     except OSError as exc:
         return "", _stat_error(raw, exc, Severity.ERROR)
     if stat.S_ISDIR(st.st_mode):
@@ -248,19 +237,19 @@ def _stat_error(file: str, exc: OSError, severity: Severity) -> Diagnostic:
         except OSError:
             target = "?"
         return _diag(
-            "TS100",
+            codes.UNREADABLE_FILE,
             file,
             f"broken symbolic link: {target} does not exist",
             "point the link at an existing file, or remove it",
         )
     if exc.errno in (errno.ENOENT, errno.ENOTDIR):
-        return _diag("TS100", file, f"{file}: no such file or directory", "check the path")
+        return _diag(codes.UNREADABLE_FILE, file, f"{file}: no such file or directory", "check the path")
     if exc.errno == errno.EACCES:
-        return _diag("TS100", file, f"{file}: permission denied", "check the permissions of the path")
-    return _diag("TS100", file, f"{file}: {exc.strerror or exc}", "check the path")
+        return _diag(codes.UNREADABLE_FILE, file, f"{file}: permission denied", "check the permissions of the path")
+    return _diag(codes.UNREADABLE_FILE, file, f"{file}: {exc.strerror or exc}", "check the path")
 
 
-def _walk(root: Path, problems: list[Diagnostic]) -> list[Path]:
+def _walk(root: Path, problems: list[Diagnostic], suffixes: tuple[str, ...]) -> list[Path]:
     """Spec files below ``root``, depth first in name order (see the module docstring)."""
     out: list[Path] = []
     stack = [root]
@@ -280,10 +269,10 @@ def _walk(root: Path, problems: list[Diagnostic]) -> list[Path]:
                 continue
             path = here / name
             if any(_unsafe_char(char) for char in name):  # refused before anything looks further
-                if _taken(entry, name, ignored):
+                if _taken(entry, name, ignored, suffixes):
                     problems.append(_unsafe(str(path)))
                 continue
-            found = _entry(entry, path, ignored, problems)
+            found = _entry(entry, path, ignored, problems, suffixes)
             if found == "dir":
                 subdirs.append(path)
             elif found == "file":
@@ -294,7 +283,7 @@ def _walk(root: Path, problems: list[Diagnostic]) -> list[Path]:
     return out
 
 
-def _taken(entry: os.DirEntry, name: str, ignored: list[str]) -> bool:
+def _taken(entry: os.DirEntry, name: str, ignored: list[str], suffixes: tuple[str, ...]) -> bool:
     """Whether a walk would descend into or read the entry (by its name and d_type alone)."""
     try:
         directory = entry.is_dir(follow_symlinks=False)
@@ -302,10 +291,12 @@ def _taken(entry: os.DirEntry, name: str, ignored: list[str]) -> bool:
         directory = False
     if directory:
         return not _matches(name + "/", ignored)
-    return is_spec_name(name) and not _matches(name, ignored)
+    return is_spec_name(name, suffixes) and not _matches(name, ignored)
 
 
-def _entry(entry: os.DirEntry, path: Path, ignored: list[str], problems: list[Diagnostic]) -> str:
+def _entry(
+    entry: os.DirEntry, path: Path, ignored: list[str], problems: list[Diagnostic], suffixes: tuple[str, ...]
+) -> str:
     """ "dir" to descend, "file" to load, "" to skip (with a warning where one is due)."""
     name = entry.name
     try:
@@ -314,7 +305,7 @@ def _entry(entry: os.DirEntry, path: Path, ignored: list[str], problems: list[Di
         link = entry.is_symlink()
     except OSError:
         link = False
-    wanted = is_spec_name(name) and name != PROJECT_FILE and not _matches(name, ignored)
+    wanted = is_spec_name(name, suffixes) and name != PROJECT_FILE and not _matches(name, ignored)
     try:
         st = os.stat(path)
     except OSError as exc:
@@ -329,7 +320,7 @@ def _entry(entry: os.DirEntry, path: Path, ignored: list[str], problems: list[Di
         if link and not _matches(name + "/", ignored) and not _matches(name, ignored):
             problems.append(
                 _diag(
-                    "TS118",
+                    codes.NOT_A_REGULAR_FILE,
                     str(path),
                     f"symbolic link to a directory ({os.readlink(path)}): not followed",
                     "name the directory on the command line to include it, or list the link in .trainspecignore",
@@ -350,7 +341,7 @@ def _directory_error(path: Path, exc: OSError) -> Diagnostic:
         return _too_long(str(path))
     reason = "permission denied" if exc.errno == errno.EACCES else (exc.strerror or str(exc))
     return _diag(
-        "TS100",
+        codes.UNREADABLE_FILE,
         str(path),
         f"cannot read the directory: {reason}",
         "fix the permissions, or list the directory in .trainspecignore",
@@ -358,7 +349,7 @@ def _directory_error(path: Path, exc: OSError) -> Diagnostic:
 
 
 def _ignore_patterns(directory: Path) -> list[str]:
-    data = read_regular(directory / IGNORE_FILE)
+    data = peek_file(directory / IGNORE_FILE, _PEEK_BYTES)
     if data is None:
         return []
     text = data.decode("utf-8", errors="replace")
@@ -379,7 +370,7 @@ def is_spec_module(path: Path) -> bool:
     every import style counts (``import trainspec as ts`` ... ``ts.TrainingJob(...)``,
     ``from trainspec import TrainingJob as TJ``, ``from trainspec.dsl.models import Runtime``).
     """
-    data = read_regular(path)
+    data = peek_file(path, _PEEK_BYTES)
     if data is None:
         return True  # let the loader report it
     from trainspec.dsl.pyimports import builds_specs

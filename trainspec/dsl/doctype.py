@@ -24,6 +24,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic
 from trainspec.dsl.models import API_GROUP, API_VERSION
 from trainspec.dsl.record import TupleRecord
@@ -98,7 +99,7 @@ def classify(doc: SourceDoc) -> Verdict:
                 problem=_at_key(
                     doc,
                     kind_key,
-                    "TS110",
+                    codes.UNKNOWN_KIND,
                     f"unknown key {kind_key!r}, and no kind",
                     f"did you mean kind? (kind: {ours or 'TrainingJob'})",
                 )
@@ -111,7 +112,7 @@ def classify(doc: SourceDoc) -> Verdict:
                 problem=_at_key(
                     doc,
                     av_key,
-                    "TS114",
+                    codes.NOT_READ_AS_SPEC,
                     f"unknown key {av_key!r}, and no apiVersion: the document is not read as a spec",
                     f"did you mean apiVersion? ({fix})",
                 )
@@ -121,7 +122,10 @@ def classify(doc: SourceDoc) -> Verdict:
         if _near_group(api_version):
             return Verdict(
                 problem=_at_value(
-                    doc, "TS111", f"apiVersion {api_version!r} is not a trainspec apiVersion", f"did you mean {fix}?"
+                    doc,
+                    codes.UNSUPPORTED_API_VERSION,
+                    f"apiVersion {api_version!r} is not a trainspec apiVersion",
+                    f"did you mean {fix}?",
                 )
             )
         other_tools = isinstance(data.get("spec"), dict) and data["spec"] and not fields
@@ -138,7 +142,7 @@ def classify(doc: SourceDoc) -> Verdict:
             return Verdict(
                 problem=_at_value(
                     doc,
-                    "TS114",
+                    codes.NOT_READ_AS_SPEC,
                     f"{what}, but apiVersion is {api_version}",
                     f"use {fix}; documents of other groups are not read as specs",
                 )
@@ -153,7 +157,11 @@ def classify(doc: SourceDoc) -> Verdict:
         )
         where = "apiVersion" in data
         message = f"document has {what} but {'no usable' if where else 'no'} apiVersion: not read as a spec"
-        problem = _at_value(doc, "TS114", message, f"add {fix}") if where else _at_start(doc, message, f"add {fix}")
+        problem = (
+            _at_value(doc, codes.NOT_READ_AS_SPEC, message, f"add {fix}")
+            if where
+            else _at_start(doc, message, f"add {fix}")
+        )
         return Verdict(problem=problem)
     return Verdict()
 
@@ -222,4 +230,4 @@ def _at_value(doc: SourceDoc, code: str, message: str, hint: str) -> Diagnostic:
 
 
 def _at_start(doc: SourceDoc, message: str, hint: str) -> Diagnostic:
-    return error_at(doc, "TS114", (), doc.start, message, hint=hint)
+    return error_at(doc, codes.NOT_READ_AS_SPEC, (), doc.start, message, hint=hint)

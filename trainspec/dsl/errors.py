@@ -3,6 +3,9 @@
 An error is a dict ``{type, loc, msg, input[, ctx]}``. ``type`` is one of :data:`ERROR_KINDS`:
 every kind the layer can produce, each of which :mod:`trainspec.dsl.validation` maps to exactly
 one diagnostic code (a test keeps the two in step).
+
+:class:`TrainspecError` is the root of every exception the library raises to its callers
+(``trainspec.TrainspecError``): ``except trainspec.TrainspecError`` catches them all.
 """
 
 from __future__ import annotations
@@ -47,7 +50,15 @@ ERROR_KINDS = {
 }
 
 
-class Invalid(ValueError):
+class TrainspecError(Exception):
+    """The root of every exception trainspec raises to its callers.
+
+    Each keeps its other bases too (a :class:`ValidationError` is still a ``ValueError``, a
+    ``WaitTimeout`` a ``TimeoutError``), so callers that catch those keep working.
+    """
+
+
+class Invalid(ValueError, TrainspecError):
     """One failed check: ``type`` names the error (and so the diagnostic code), ``msg`` says it."""
 
     def __init__(self, type: str, msg: str, ctx: dict[str, Any] | None = None) -> None:
@@ -90,7 +101,7 @@ def suggest(name: object, candidates: list[str]) -> str | None:
     return close[0] if close else None
 
 
-class ValidationError(ValueError):
+class ValidationError(ValueError, TrainspecError):
     """Every problem found in one input: ``errors()`` lists them as ``{type, loc, msg, input[, ctx]}``.
 
     ``str(error)`` shows one line per problem: the field path, what is wrong and the value given.

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Related, Severity
 from trainspec.dsl.models import Runtime, TrainingJob
 from trainspec.dsl.record import Record, field
@@ -22,7 +23,7 @@ from trainspec.dsl.yaml_loader import Mark, SourceDoc
 __all__ = ["DEFAULT_PYTHON_TIMEOUT", "ForeignDoc", "LoadedSpec", "display_name", "runtime_problems", "spec_problems"]
 
 #: Codes whose diagnostic points at the field's key (a name), not its value.
-_NAME_CODES = frozenset({"TS302", "TS303"})
+_NAME_CODES = frozenset({codes.ENV_SECRET_CLASH, codes.RESERVED_ENV})
 
 #: Seconds a Python spec module may run before it is stopped (TS115); None or 0: no limit.
 DEFAULT_PYTHON_TIMEOUT = 10.0

@@ -11,7 +11,7 @@ import re
 from fractions import Fraction
 from typing import Any
 
-from trainspec.dsl.errors import Invalid
+from trainspec.dsl.errors import Invalid, TrainspecError
 from trainspec.dsl.record import Record
 from trainspec.dsl.wellknown import INT32_MAX
 
@@ -45,7 +45,7 @@ def _parse(parse: Any, raw: Any, error_type: str) -> Any:
         raise fail(error_type, str(exc)) from None
 
 
-class RangeError(ValueError):
+class RangeError(ValueError, TrainspecError):
     """A value of the right form whose magnitude is out of range (TS203, not the form's code)."""
 
 

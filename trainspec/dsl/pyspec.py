@@ -17,6 +17,7 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Related, Severity, format_path
 from trainspec.dsl.loaded import DEFAULT_PYTHON_TIMEOUT, LoadedSpec, spec_problems
 from trainspec.dsl.modeling import ValidationError
@@ -36,11 +37,11 @@ MAX_PARALLEL = 8
 
 Loaded = tuple[list[LoadedSpec], list[Diagnostic]]
 
-_HINTS = {
-    "TS120": "a spec module must run to its end and leave its process's descriptors alone: no os._exit(), "
+_HINTS: dict[str, str] = {
+    codes.PYTHON_ENDED: "a spec module must run to its end and leave its process's descriptors alone: no os._exit(), "
     "no signal to itself, no crash in C code (what it wrote, if anything, is in the notes)",
-    "TS121": "split the module, or build fewer specs in it",
-    "TS122": "wait for the processes the module starts (subprocess.run), and start no daemons",
+    codes.PYTHON_RESULT_TOO_LARGE: "split the module, or build fewer specs in it",
+    codes.PYTHON_LEFTOVER_PROCESSES: "wait for the processes the module starts (subprocess.run), and start no daemons",
 }
 
 
@@ -80,7 +81,7 @@ def load_python_many(items: list[tuple[Path, str]], *, timeout: float | None = D
 def not_run(display: str, severity: Severity, reason: str) -> Diagnostic:
     """TS123: a Python spec module this run does not execute (``--no-python``, ``spec.python``)."""
     return Diagnostic(
-        code="TS123",
+        code=codes.PYTHON_NOT_RUN,
         message=f"Python spec module not run: {reason}; its specs are not read",
         severity=severity,
         file=display,
@@ -104,7 +105,7 @@ def from_outcome(outcome: Outcome, display: str, timeout: float | None) -> Loade
     if not payload.specs:
         problems.append(
             Diagnostic(
-                code="TS117",
+                code=codes.PYTHON_NO_SPECS,
                 message="no TrainingJob or Runtime objects found",
                 severity=Severity.WARNING,
                 file=display,
@@ -117,7 +118,16 @@ def from_outcome(outcome: Outcome, display: str, timeout: float | None) -> Loade
     if outcome.leftovers:
         count = outcome.leftovers
         message = f"the spec module left {count} process{'es' * (count != 1)} running after it ended; killed"
-        problems.append(Diagnostic("TS122", message, file=display, line=1, column=1, hint=_HINTS["TS122"]))
+        problems.append(
+            Diagnostic(
+                codes.PYTHON_LEFTOVER_PROCESSES,
+                message,
+                file=display,
+                line=1,
+                column=1,
+                hint=_HINTS[codes.PYTHON_LEFTOVER_PROCESSES],
+            )
+        )
     problems.extend(d for s in specs for d in spec_problems(s))
     return specs, problems
 
@@ -144,7 +154,7 @@ def _rebuild(payload: Payload, display: str) -> Loaded:
 
 def _unreadable(item: SpecData, display: str, exc: BaseException) -> Diagnostic:
     return Diagnostic(
-        code="TS120",
+        code=codes.PYTHON_ENDED,
         message=f"the spec module handed back a {item.kind} that cannot be read ({type(exc).__name__})",
         file=display,
         line=item.line or 1,
@@ -156,10 +166,10 @@ def _unreadable(item: SpecData, display: str, exc: BaseException) -> Diagnostic:
 def _failure(outcome: Outcome, display: str, timeout: float | None) -> Diagnostic:
     notes = tuple(_raw_notes(outcome, display, limit=MAX_OUTPUT_NOTES))
     line = outcome.line
-    if outcome.code == "TS115":
+    if outcome.code == codes.PYTHON_TIMEOUT:
         where = f" (stopped at line {line})" if line else ""
         return Diagnostic(
-            code="TS115",
+            code=codes.PYTHON_TIMEOUT,
             message=f"the spec module ran longer than {timeout or 0:g}s{where}",
             file=display,
             line=line or 1,
@@ -168,7 +178,7 @@ def _failure(outcome: Outcome, display: str, timeout: float | None) -> Diagnosti
             "here (raise the limit with --python-timeout SECONDS, or python_timeout= in the library)",
             related=notes,
         )
-    code = outcome.code or "TS120"
+    code = outcome.code or codes.PYTHON_ENDED
     return Diagnostic(code, outcome.reason, file=display, line=line or 1, column=1, hint=_HINTS[code], related=notes)
 
 
@@ -182,12 +192,16 @@ def _error_diagnostics(error: ModuleError, display: str) -> list[Diagnostic]:
         hint = "the spec module must import without errors"
     # Without a line of the module in its traceback (raised while trainspec collected the specs),
     # the error is located at the top of the module.
-    return [Diagnostic("TS112", message, file=display, line=error.line or 1, column=error.column or 1, hint=hint)]
+    return [
+        Diagnostic(
+            codes.PYTHON_IMPORT_FAILED, message, file=display, line=error.line or 1, column=error.column or 1, hint=hint
+        )
+    ]
 
 
 def _from_field_error(err: FieldError, display: str, line: int | None) -> Diagnostic:
     """A field error the module raised (``TrainingJob(nods=8)``), located at the module's line."""
-    code = _CODE_BY_ERROR.get(err.type, "TS202")
+    code = _CODE_BY_ERROR.get(err.type, codes.WRONG_TYPE)
     message = f"unknown field {err.loc[-1]!r}" if err.type == "unknown_field" and err.loc else err.message
     hint = f"did you mean {err.suggestion}?" if err.suggestion else "Python specs take snake_case keyword arguments"
     return Diagnostic(
@@ -203,7 +217,7 @@ def _from_field_error(err: FieldError, display: str, line: int | None) -> Diagno
 
 def _from_validation(err: dict, display: str, line: int | None) -> Diagnostic:
     loc = _clean_loc(err["loc"])
-    code = _CODE_BY_ERROR.get(err["type"], "TS202")
+    code = _CODE_BY_ERROR.get(err["type"], codes.WRONG_TYPE)
     message = f"unknown field {loc[-1]!r}" if err["type"] == "unknown_field" else _message(err["type"], err, None)
     close = (err.get("ctx") or {}).get("suggestion")
     hint = f"did you mean {close}?" if close else "Python specs take snake_case keyword arguments"
@@ -244,7 +258,7 @@ def _output_warning(payload: Payload, outcome: Outcome, display: str) -> list[Di
         )
     return [
         Diagnostic(
-            code="TS116",
+            code=codes.PYTHON_OUTPUT,
             message="the spec module wrote output; it is not part of trainspec's output",
             severity=Severity.WARNING,
             file=display,
@@ -280,33 +294,36 @@ def _refuse(path: Path, display: str) -> Diagnostic | None:
     except OSError as exc:
         if exc.errno == errno.ENAMETOOLONG:
             return Diagnostic(
-                code="TS119",
+                code=codes.PATH_TOO_LONG,
                 message="cannot read the file: its path name is too long",
                 file=display,
                 hint="shorten the file or directory names",
             )
         if exc.errno == errno.ELOOP:
             return Diagnostic(
-                code="TS118",
+                code=codes.NOT_A_REGULAR_FILE,
                 message="cannot read the file: symbolic link loop",
                 file=display,
                 hint="point the link at a real file, or remove it",
             )
         return Diagnostic(
-            code="TS100",
+            code=codes.UNREADABLE_FILE,
             message=f"cannot read the file: {exc.strerror or exc}",
             file=display,
             hint="check the path and the file's permissions",
         )
     except ValueError:
         return Diagnostic(
-            code="TS100", message="cannot read the file: NUL character in the path", file=display, hint="check the path"
+            code=codes.UNREADABLE_FILE,
+            message="cannot read the file: NUL character in the path",
+            file=display,
+            hint="check the path",
         )
     if not stat.S_ISREG(mode):
         from trainspec.dsl.discovery import file_type
 
         what = "a directory" if stat.S_ISDIR(mode) else file_type(mode)
-        code = "TS100" if stat.S_ISDIR(mode) else "TS118"
+        code = codes.UNREADABLE_FILE if stat.S_ISDIR(mode) else codes.NOT_A_REGULAR_FILE
         return Diagnostic(
             code=code,
             message=f"cannot run the file: it is {what}, not a regular file",

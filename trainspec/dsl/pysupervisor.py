@@ -28,6 +28,7 @@ import sys
 import threading
 import time
 
+from trainspec.dsl import codes
 from trainspec.dsl.pyprotocol import (
     FRAME,
     MAX_RAW_OUTPUT,
@@ -76,7 +77,7 @@ def run_child(filename: str, *, timeout: float | None, run_name: str) -> Outcome
     from trainspec.dsl.pychild import BOOTSTRAP, MEMORY_LIMIT
 
     if not sys.executable:
-        return Outcome(code="TS120", reason=f"{_PROCESS} could not start: sys.executable is empty")
+        return Outcome(code=codes.PYTHON_ENDED, reason=f"{_PROCESS} could not start: sys.executable is empty")
     token = os.urandom(8).hex()
     out_r, out_w = os.pipe()
     res_r, res_w = os.pipe()
@@ -106,7 +107,7 @@ def run_child(filename: str, *, timeout: float | None, run_name: str) -> Outcome
     except OSError as exc:
         for fd in (out_r, out_w, res_r, res_w, trace_r, trace_w, release_r, release_w):
             os.close(fd)
-        return Outcome(code="TS120", reason=f"{_PROCESS} could not start ({exc.strerror or exc})")
+        return Outcome(code=codes.PYTHON_ENDED, reason=f"{_PROCESS} could not start ({exc.strerror or exc})")
     for fd in (out_w, res_w, trace_w, release_r):
         os.close(fd)
     with _running_lock:
@@ -273,24 +274,36 @@ def _outcome(
     trace = bytes(watch.data[trace_fd]).decode("ascii", errors="replace")
     base = Outcome(raw=raw, raw_dropped=raw_dropped)
     if state == "overflow":
-        return _with(base, "TS121", f"the spec module handed back more than {MAX_RESULT_BYTES >> 20} MiB of specs")
+        return _with(
+            base,
+            codes.PYTHON_RESULT_TOO_LARGE,
+            f"the spec module handed back more than {MAX_RESULT_BYTES >> 20} MiB of specs",
+        )
     if state == "timeout":
-        return _with(base, "TS115", f"{timeout:g}s", timed_out_at(trace, filename))
+        return _with(base, codes.PYTHON_TIMEOUT, f"{timeout:g}s", timed_out_at(trace, filename))
     if state == "startup":
-        return _with(base, "TS120", f"{_PROCESS} did not start within {STARTUP_LIMIT:g}s")
+        return _with(base, codes.PYTHON_ENDED, f"{_PROCESS} did not start within {STARTUP_LIMIT:g}s")
     result = bytes(watch.data[res_fd])
     if len(result) > watch.limits[res_fd]:
-        return _with(base, "TS121", f"the spec module handed back more than {MAX_RESULT_BYTES >> 20} MiB of specs")
+        return _with(
+            base,
+            codes.PYTHON_RESULT_TOO_LARGE,
+            f"the spec module handed back more than {MAX_RESULT_BYTES >> 20} MiB of specs",
+        )
     how = _exit_words(child.returncode)
     if not result.startswith(READY):
-        return _with(base, "TS120", f"{_PROCESS} failed before running it ({how})")
+        return _with(base, codes.PYTHON_ENDED, f"{_PROCESS} failed before running it ({how})")
     body, problem = split_frame(result[len(READY) :])
     if body is None and state != "handed":
         where = ended_at(trace, filename, child.pid)
-        return _with(base, "TS120", f"the spec module ended without handing back its specs ({how}; {problem})", where)
+        return _with(
+            base, codes.PYTHON_ENDED, f"the spec module ended without handing back its specs ({how}; {problem})", where
+        )
     payload, problem = decode(body) if body is not None else (None, problem)
     if payload is None:
-        return _with(base, "TS120", f"the spec module handed back a result trainspec cannot read ({problem})")
+        return _with(
+            base, codes.PYTHON_ENDED, f"the spec module handed back a result trainspec cannot read ({problem})"
+        )
     return Outcome(payload=payload, raw=raw, raw_dropped=raw_dropped, leftovers=leftovers)
 
 

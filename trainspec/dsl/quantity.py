@@ -37,6 +37,7 @@ import re
 from fractions import Fraction
 from typing import Any, Literal
 
+from trainspec.dsl.errors import TrainspecError
 from trainspec.dsl.record import Record
 from trainspec.dsl.wellknown import INT32_MAX, INT64_MAX
 
@@ -61,7 +62,7 @@ _MAX_EXPONENT_DIGITS = 10
 _SHOWN = 40
 
 
-class QuantityError(ValueError):
+class QuantityError(ValueError, TrainspecError):
     """A value that is not a Kubernetes quantity (``reason`` "syntax") or is too large ("range")."""
 
     def __init__(self, message: str, reason: Literal["syntax", "range"] = "syntax") -> None:

@@ -34,6 +34,8 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
 
+from trainspec.dsl.errors import TrainspecError
+
 if sys.version_info >= (3, 11):
     from typing import dataclass_transform
 else:  # Python 3.10 runs without it; type checkers take the 3.11 branch
@@ -56,7 +58,7 @@ class _Missing:
 _MISSING: Any = _Missing()
 
 
-class FrozenInstanceError(AttributeError):
+class FrozenInstanceError(AttributeError, TrainspecError):
     """Assigning to (or deleting) a field of a frozen record."""
 
 

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from functools import cache
 from typing import Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.models import Model, Runtime, TrainingJob
 
 # The names trainspec sets in trainer pods (the in-pod contract), reserved whatever the runtime.
@@ -173,7 +174,7 @@ def check_runtime_secrets(runtime: Runtime) -> list[Finding]:
 def _env_clash(job: TrainingJob) -> Iterator[Finding]:
     for name in sorted(set(job.spec.env) & set(job.spec.secret_env)):
         yield (
-            "TS302",
+            codes.ENV_SECRET_CLASH,
             ("spec", "secretEnv", name),
             f"{name} is set in both env and secretEnv",
             f"remove {name} from env; the value comes from the Secret",
@@ -185,7 +186,7 @@ def _reserved(job: TrainingJob) -> Iterator[Finding]:
         for name in names:
             if name in TRAINSPEC_ENV:
                 yield (
-                    "TS303",
+                    codes.RESERVED_ENV,
                     ("spec", field, name),
                     f"{name} is set by trainspec from the spec",
                     "use spec.checkpoint / spec.data instead of setting it by hand",
@@ -204,14 +205,14 @@ def _credentials(job: TrainingJob) -> Iterator[Finding]:
         if shape is not None:
             what, shown = shape
             yield (
-                "TS304",
+                codes.CREDENTIAL,
                 ("spec", "env", name),
                 f"the value of {name} looks like {what} ({shown})",
                 _SECRET_HINT.format(name=name),
             )
         elif name not in exempt and _plain_secret(name, value):
             yield (
-                "TS304",
+                codes.CREDENTIAL,
                 ("spec", "env", name),
                 (
                     f"{name} names a secret, and its value ({_redact(value, min(2, len(value) // 6))}, "
@@ -222,7 +223,7 @@ def _credentials(job: TrainingJob) -> Iterator[Finding]:
     for index, name in enumerate(job.spec.not_secret):
         if name not in job.spec.env:
             yield (
-                "TS203",
+                codes.OUT_OF_RANGE,
                 ("spec", "notSecret", index),
                 f"notSecret lists {name}, which spec.env does not set",
                 "remove it: a stale entry would let a secret added later under that name pass unnoticed",
@@ -244,7 +245,7 @@ def _shaped(spec: Model, skip: tuple[tuple[str, ...], ...]) -> Iterator[Finding]
             continue
         what, shown = found
         yield (
-            "TS304",
+            codes.CREDENTIAL,
             path,
             f"this value looks like {what} ({shown}): specs and the manifests compiled from them are committed",
             (

@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.dsl.discovery import STDIN_NAME
 
@@ -40,10 +41,12 @@ def read_stdin(max_bytes: int, stream: Any = None) -> tuple[bytes | None, list[D
             chunks.append(chunk)
             size += len(chunk)
     except (OSError, ValueError) as exc:
-        return None, [Diagnostic("TS100", f"cannot read standard input: {exc}", file=STDIN_NAME, hint=_HINT)]
+        return None, [
+            Diagnostic(codes.UNREADABLE_FILE, f"cannot read standard input: {exc}", file=STDIN_NAME, hint=_HINT)
+        ]
     if size > max_bytes:
         too_big = Diagnostic(
-            "TS102",
+            codes.FILE_TOO_LARGE,
             f"standard input holds more than the {max_bytes}-byte cap; not parsed",
             file=STDIN_NAME,
             hint="split the input, or raise the cap with --max-file-size if this is intended",
@@ -52,7 +55,11 @@ def read_stdin(max_bytes: int, stream: Any = None) -> tuple[bytes | None, list[D
     data = b"".join(chunks)
     if not data.strip():
         empty = Diagnostic(
-            "TS108", "standard input is empty: no spec read from `-`", Severity.WARNING, file=STDIN_NAME, hint=_HINT
+            codes.EMPTY_DOCUMENT,
+            "standard input is empty: no spec read from `-`",
+            Severity.WARNING,
+            file=STDIN_NAME,
+            hint=_HINT,
         )
         return None, [empty]
     return data, []
@@ -65,7 +72,7 @@ def python_refusal(data: bytes) -> Diagnostic | None:
     if not builds_specs(data.decode("utf-8", errors="replace")):
         return None
     return Diagnostic(
-        "TS123",
+        codes.PYTHON_NOT_RUN,
         "a Python spec module cannot be read from standard input: Python specs are code, "
         "and trainspec runs no code that comes through a pipe",
         file=STDIN_NAME,

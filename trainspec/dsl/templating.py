@@ -25,7 +25,9 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Related, format_path
+from trainspec.dsl.errors import TrainspecError
 from trainspec.dsl.yaml_loader import SourceDoc
 
 #: Characters one templated value may render to.
@@ -70,7 +72,7 @@ _ALLOWED_HINT = (
 )
 
 
-class TemplateProblem(Exception):
+class TemplateProblem(TrainspecError):
     """A located refusal while rendering: ``code`` (TS309/TS310/TS307), message and hint."""
 
     def __init__(self, code: str, message: str, hint: str) -> None:
@@ -100,7 +102,7 @@ def shown(text: str) -> str:
 
 def _too_big(what: str, size: int) -> TemplateProblem:
     return TemplateProblem(
-        "TS309",
+        codes.TEMPLATE_CAP,
         f"{what} would be {size} long, over the cap of {MAX_RENDERED_VALUE}",
         "a value needs no more than a few hundred characters; simplify the template",
     )
@@ -116,7 +118,9 @@ def _check_binop(operator: str, left: Any, right: Any) -> None:
                     raise _too_big("a repetition (*)", len(seq) * times)
                 return
         if isinstance(left, int) and isinstance(right, int) and left.bit_length() + right.bit_length() > MAX_INT_BITS:
-            raise TemplateProblem("TS309", f"a product of more than {MAX_INT_BITS} bits", "use smaller numbers")
+            raise TemplateProblem(
+                codes.TEMPLATE_CAP, f"a product of more than {MAX_INT_BITS} bits", "use smaller numbers"
+            )
     elif operator == "**":
         if (
             isinstance(left, int)
@@ -125,13 +129,15 @@ def _check_binop(operator: str, left: Any, right: Any) -> None:
             and abs(left) > 1
             and (right > MAX_INT_BITS or (left.bit_length() - 1) * right > MAX_INT_BITS)
         ):
-            raise TemplateProblem("TS309", f"a power of more than {MAX_INT_BITS} bits", "use smaller numbers")
+            raise TemplateProblem(
+                codes.TEMPLATE_CAP, f"a power of more than {MAX_INT_BITS} bits", "use smaller numbers"
+            )
     elif operator == "+":
         if isinstance(left, sequences) and isinstance(right, sequences) and len(left) + len(right) > MAX_RENDERED_VALUE:
             raise _too_big("a sum (+)", len(left) + len(right))
     elif operator == "%" and isinstance(left, (str, bytes)):
         raise TemplateProblem(
-            "TS310",
+            codes.TEMPLATE_CONSTRUCT,
             "string formatting with % is not allowed in templates",
             "join strings with ~ instead: {{ values.a ~ '-' ~ values.b }}",
         )
@@ -162,7 +168,9 @@ def _concat(parts: list[Any]) -> str:
 
 def _join(value: Any, d: Any = "", attribute: Any = None) -> str:
     if attribute is not None:
-        raise TemplateProblem("TS310", "join(attribute=...) is not allowed in templates", _ALLOWED_HINT)
+        raise TemplateProblem(
+            codes.TEMPLATE_CONSTRUCT, "join(attribute=...) is not allowed in templates", _ALLOWED_HINT
+        )
     if value is None or isinstance(value, dict):
         raise _Unusable(value)
     return _joined(value, _text(d), "a join")
@@ -190,7 +198,7 @@ def _number(convert: Callable[..., Any], name: str) -> Callable[..., Any]:
         result = convert(value, failed, *args[1:], **kwargs)  # args[0] would be the default: replaced
         if result is failed:
             raise TemplateProblem(
-                "TS307",
+                codes.TEMPLATE_UNDEFINED,
                 f"{shown(str(value))} is not a number ({name} filter)",
                 "give the value a number in the values file",
             )
@@ -216,7 +224,7 @@ def _finalize(value: Any, undefined: type) -> Any:
         raise _Unusable(value)
     if callable(value) and not isinstance(value, str):
         raise TemplateProblem(
-            "TS310",
+            codes.TEMPLATE_CONSTRUCT,
             "a template renders a function or method, not a value (for a key named "
             "like a method, write values['items'] rather than values.items)",
             _ALLOWED_HINT,
@@ -242,7 +250,9 @@ def _environment() -> Any:
         def call(self, context: Any, obj: Any, /, *args: Any, **kwargs: Any) -> Any:
             # Only the string methods allowed by _check_tree; this checks what is really called.
             if not (isinstance(getattr(obj, "__self__", None), str) and getattr(obj, "__name__", "") in _STR_METHODS):
-                raise TemplateProblem("TS310", "only a few string methods may be called in templates", _ALLOWED_HINT)
+                raise TemplateProblem(
+                    codes.TEMPLATE_CONSTRUCT, "only a few string methods may be called in templates", _ALLOWED_HINT
+                )
             return super().call(context, obj, *args, **kwargs)
 
     env = BoundedEnvironment(
@@ -329,7 +339,7 @@ def _check_tree(tree: Any, env: Any) -> None:
         if name not in _ALLOWED_NODES:
             what = _REFUSED_WHAT.get(name, f"the construct {name}")
             raise TemplateProblem(
-                "TS310",
+                codes.TEMPLATE_CONSTRUCT,
                 f"{what} are not allowed in templates" if what.endswith("s") else f"{what} is not allowed in templates",
                 _ALLOWED_HINT,
             )
@@ -340,15 +350,17 @@ def _check_tree(tree: Any, env: Any) -> None:
             and node.dyn_kwargs is None
         ):
             raise TemplateProblem(
-                "TS310",
+                codes.TEMPLATE_CONSTRUCT,
                 "function and method calls are not allowed in templates (except the "
                 "string methods split, strip, lower, upper, ...)",
                 _ALLOWED_HINT,
             )
         if name == "Filter" and node.name not in env.filters:
-            raise TemplateProblem("TS310", f"the filter {node.name!r} is not allowed in templates", _ALLOWED_HINT)
+            raise TemplateProblem(
+                codes.TEMPLATE_CONSTRUCT, f"the filter {node.name!r} is not allowed in templates", _ALLOWED_HINT
+            )
         if name == "Test" and node.name not in env.tests:
-            raise TemplateProblem("TS307", f"unknown test {node.name!r}", _ALLOWED_HINT)
+            raise TemplateProblem(codes.TEMPLATE_UNDEFINED, f"unknown test {node.name!r}", _ALLOWED_HINT)
 
 
 def _nodes(node: Any) -> Any:
@@ -470,15 +482,18 @@ def _render(state: _State, path: tuple, text: str) -> str:
         _unusable(state, path, text, exc.value, paths)
     except UndefinedError as exc:
         state.report(
-            path, "TS307", f"template {shown(text)}: {exc.message}", "define it in the values file given with --values"
+            path,
+            codes.TEMPLATE_UNDEFINED,
+            f"template {shown(text)}: {exc.message}",
+            "define it in the values file given with --values",
         )
     except TemplateError as exc:
-        state.report(path, "TS307", f"template {shown(text)}: {exc}", _ALLOWED_HINT)
+        state.report(path, codes.TEMPLATE_UNDEFINED, f"template {shown(text)}: {exc}", _ALLOWED_HINT)
     except Exception as exc:  # anything a template can raise (ZeroDivisionError, TypeError...) is the user's
         detail = str(exc)[:200]
         state.report(
             path,
-            "TS307",
+            codes.TEMPLATE_UNDEFINED,
             f"template {shown(text)}: {type(exc).__name__}: {detail}",
             "fix the expression; it is evaluated with the values given with --values",
         )
@@ -489,7 +504,7 @@ def _render(state: _State, path: tuple, text: str) -> str:
         state.full = True
         state.report(
             path,
-            "TS309",
+            codes.TEMPLATE_CAP,
             f"the document's templates render more than {MAX_RENDERED_DOCUMENT} characters",
             "a spec needs far less; check the values and templates for something repeated",
         )
@@ -503,7 +518,7 @@ def _bounded_output(chunks: Any, text: str) -> str:
         size += len(chunk)
         if size > MAX_RENDERED_VALUE:
             raise TemplateProblem(
-                "TS309",
+                codes.TEMPLATE_CAP,
                 f"renders more than {MAX_RENDERED_VALUE} characters",
                 "a value needs no more than a few hundred characters; check the values file",
             )
@@ -532,7 +547,7 @@ def _unusable(state: _State, path: tuple, text: str, value: Any, paths: tuple[tu
         )
     else:
         hint = f"use one entry of it ({name}.<key>), or join a list with {{{{ {name} | join(',') }}}}"
-    state.report(path, "TS311", message, hint, related)
+    state.report(path, codes.TEMPLATE_NOT_TEXT, message, hint, related)
 
 
 _MISSING = object()

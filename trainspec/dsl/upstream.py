@@ -14,6 +14,7 @@ applies the rule.
 
 from __future__ import annotations
 
+from trainspec.dsl import codes
 from trainspec.dsl.models import Runtime
 from trainspec.dsl.semantics import Finding
 
@@ -52,7 +53,7 @@ def check_runtime(runtime: Runtime) -> list[Finding]:
         harm = "trainspec would overwrite the cluster's own ClusterTrainingRuntime, which other teams use"
     return [
         (
-            "TS414",
+            codes.UPSTREAM_RUNTIME_NAME,
             ("metadata", "name"),
             f"{name} is a runtime Kubeflow Trainer installs: {harm}",
             (

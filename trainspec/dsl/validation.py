@@ -7,6 +7,7 @@ import types
 import typing
 from typing import Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Related
 from trainspec.dsl.errors import ValidationError, short_repr, suggest
 from trainspec.dsl.modeling import Model
@@ -16,8 +17,8 @@ from trainspec.dsl.yaml_loader import Mark, SourceDoc
 
 #: Error kind (:data:`trainspec.dsl.errors.ERROR_KINDS`) -> diagnostic code: every kind, one code each.
 CODE_BY_ERROR = {
-    "unknown_field": "TS200",
-    "required": "TS201",
+    "unknown_field": codes.UNKNOWN_FIELD,
+    "required": codes.MISSING_FIELD,
     **dict.fromkeys(
         (
             "model_type",
@@ -32,7 +33,7 @@ CODE_BY_ERROR = {
             "dict_type",
             "string_pattern_mismatch",
         ),
-        "TS202",
+        codes.WRONG_TYPE,
     ),
     **dict.fromkeys(
         (
@@ -47,18 +48,18 @@ CODE_BY_ERROR = {
             "ts_value",
             "ts_range",
         ),
-        "TS203",
+        codes.OUT_OF_RANGE,
     ),
-    "ts_quantity": "TS204",
-    "ts_duration": "TS205",
-    "ts_name": "TS206",
-    "ts_uri": "TS207",
-    "ts_checkpoint_forms": "TS208",
-    "ts_params": "TS209",
-    "ts_label": "TS210",
-    "ts_env_name": "TS211",
-    "ts_shard_mode": "TS212",
-    "ts_checkpoint_auto": "TS405",
+    "ts_quantity": codes.INVALID_QUANTITY,
+    "ts_duration": codes.INVALID_DURATION,
+    "ts_name": codes.INVALID_NAME,
+    "ts_uri": codes.INVALID_URI,
+    "ts_checkpoint_forms": codes.CHECKPOINT_FORMS,
+    "ts_params": codes.INVALID_PARAM_COUNT,
+    "ts_label": codes.INVALID_LABEL,
+    "ts_env_name": codes.INVALID_ENV_NAME,
+    "ts_shard_mode": codes.SHARD_MODE_ASSIGNMENT,
+    "ts_checkpoint_auto": codes.CHECKPOINT_SIZE,
 }
 _CODE_BY_ERROR = CODE_BY_ERROR  # the name pyspec imports
 
@@ -69,20 +70,20 @@ _TYPE_ERRORS = {"string_type", "enum", "literal_error"}
 ALL_KINDS: dict[str, type[Model]] = {**KINDS, "Project": Project}
 
 _HINTS = {
-    "TS201": "add the field; see `trainspec schema` for what it takes",
-    "TS203": "use a value inside the field's range; `trainspec schema` lists each field's bounds",
-    "TS204": "write a quantity such as 8, 500m, 64Gi or 1600Gi",
-    "TS205": "write a duration such as 72h, 90m or 1h30m",
-    "TS206": "use lower-case letters, digits and '-', starting with a letter, at most 63 characters",
-    "TS207": "write s3://bucket/path, gs://bucket/path, hf://org/name, pvc://claim/path or an absolute path, as the "
+    codes.MISSING_FIELD: "add the field; see `trainspec schema` for what it takes",
+    codes.OUT_OF_RANGE: "use a value inside the field's range; `trainspec schema` lists each field's bounds",
+    codes.INVALID_QUANTITY: "write a quantity such as 8, 500m, 64Gi or 1600Gi",
+    codes.INVALID_DURATION: "write a duration such as 72h, 90m or 1h30m",
+    codes.INVALID_NAME: "use lower-case letters, digits and '-', starting with a letter, at most 63 characters",
+    codes.INVALID_URI: "write s3://bucket/path, gs://bucket/path, hf://org/name, pvc://claim/path or an absolute path, as the "
     "field allows",
-    "TS208": "keep exactly one of size, claimName or uri",
-    "TS209": "write a count such as 70B, 405B, 7.5B or 350M",
-    "TS210": "a key is [prefix/]name, the name at most 63 letters, digits, '-', '_' or '.' (alphanumeric at both "
+    codes.CHECKPOINT_FORMS: "keep exactly one of size, claimName or uri",
+    codes.INVALID_PARAM_COUNT: "write a count such as 70B, 405B, 7.5B or 350M",
+    codes.INVALID_LABEL: "a key is [prefix/]name, the name at most 63 letters, digits, '-', '_' or '.' (alphanumeric at both "
     "ends), the prefix a lower-case DNS subdomain; a label value is empty or at most 63 of the same characters",
-    "TS211": "use letters, digits and '_', not starting with a digit",
-    "TS212": "remove data.mode (hashed and round-robin shard in copy mode), or use assignment: contiguous",
-    "TS405": "add checkpoint.model: {parameters: 70B, dtype: bf16, optimizer: adamw}, or give a size",
+    codes.INVALID_ENV_NAME: "use letters, digits and '_', not starting with a digit",
+    codes.SHARD_MODE_ASSIGNMENT: "remove data.mode (hashed and round-robin shard in copy mode), or use assignment: contiguous",
+    codes.CHECKPOINT_SIZE: "add checkpoint.model: {parameters: 70B, dtype: bf16, optimizer: adamw}, or give a size",
 }
 
 
@@ -97,7 +98,7 @@ def build_spec(doc: SourceDoc) -> tuple[Spec | Project | None, list[Diagnostic]]
         return None, [
             error_at(
                 doc,
-                "TS111",
+                codes.UNSUPPORTED_API_VERSION,
                 ("apiVersion",),
                 mark,
                 f"apiVersion {api_version} is not supported",
@@ -110,7 +111,9 @@ def build_spec(doc: SourceDoc) -> tuple[Spec | Project | None, list[Diagnostic]]
         mark = doc.mark(("kind",))
         close = suggest(str(kind), list(ALL_KINDS))
         hint = f"did you mean {close}?" if close else f"kinds are: {', '.join(ALL_KINDS)}"
-        return None, [error_at(doc, "TS110", ("kind",), mark, f"unknown kind {kind!r} for {API_VERSION}", hint=hint)]
+        return None, [
+            error_at(doc, codes.UNKNOWN_KIND, ("kind",), mark, f"unknown kind {kind!r} for {API_VERSION}", hint=hint)
+        ]
     ambiguous = _ambiguous_strings(doc, model) if doc.plain else []
     try:
         spec = typing.cast("Spec | Project", model.model_validate(data))
@@ -143,7 +146,7 @@ def _document_rules(doc: SourceDoc, spec: Spec | Project) -> list[Diagnostic]:
             if problem is not None:
                 path = ("spec", "defaults", name)
                 hint = "Kueue reads the name from a label of the job, and label values are at most 63 characters"
-                found.append(error_at(doc, "TS206", path, locate(doc, path), problem, hint=hint))
+                found.append(error_at(doc, codes.INVALID_NAME, path, locate(doc, path), problem, hint=hint))
         return found
     return []
 
@@ -156,7 +159,7 @@ def _ambiguous_strings(doc: SourceDoc, model: type[Model]) -> list[Diagnostic]:
             found.append(
                 error_at(
                     doc,
-                    "TS109",
+                    codes.YAML11_IMPLICIT,
                     path,
                     doc.mark(path),
                     f"{raw} is a string to this reader but a number to YAML 1.2 readers",
@@ -184,7 +187,7 @@ def _from_error(doc: SourceDoc, model: type[Model], err: dict[str, Any]) -> Diag
     kind = err["type"]
     loc = _clean_loc(err["loc"])
     is_key = bool(err["loc"]) and err["loc"][-1] == "[key]"
-    code = CODE_BY_ERROR.get(kind, "TS202")  # tests/dsl/test_error_kinds.py keeps every kind listed
+    code = CODE_BY_ERROR.get(kind, codes.WRONG_TYPE)  # tests/dsl/test_error_kinds.py keeps every kind listed
     hint = (err.get("ctx") or {}).get("hint") or _HINTS.get(code)  # a value's own hint, else its code's
     value = value_at(doc.data, loc)
     if kind == "unknown_field":
@@ -204,7 +207,7 @@ def _from_error(doc: SourceDoc, model: type[Model], err: dict[str, Any]) -> Diag
         what = type(value).__name__ if value is not None else "null"
         return error_at(
             doc,
-            "TS109",
+            codes.YAML11_IMPLICIT,
             loc,
             mark,
             f"{raw} is read by YAML as {what} {shown}, but this field takes a string",

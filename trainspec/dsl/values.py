@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.dsl.yaml_loader import Mark, SourceDoc
 
@@ -52,7 +53,7 @@ def load_values(files: list[str] | tuple[str, ...]) -> tuple[dict[str, Any] | No
             extra = docs[1].start
             problems.append(
                 Diagnostic(
-                    code="TS308",
+                    code=codes.VALUES_FILE,
                     message=f"a values file must hold exactly one mapping; this is document {len(docs)} of the file",
                     severity=Severity.ERROR,
                     file=display,

@@ -41,8 +41,10 @@ import re
 import stat
 from typing import Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Related, Severity, format_path
 from trainspec.dsl.record import Record, TupleRecord
+from trainspec.dsl.safe_read import FileTooLarge, NotRegularFile, read_file
 
 __all__ = ["DEFAULT_MAX_BYTES", "LoadLimits", "Mark", "SourceDoc", "load_file", "load_text", "parse_size"]
 
@@ -329,7 +331,7 @@ def _build(
             if tag == _TIMESTAMP or ((tag in (_MERGE, _VALUE)) and not tag_first(text, node.start_mark.index)):
                 return value  # implicit timestamp, or a bare `<<`/`=` value: kept as text
             report(
-                "TS113",
+                codes.DISALLOWED_TAG_OR_KEY,
                 node,
                 path,
                 f"tag {tag.replace(_T, '!!')!r} is not allowed in specs",
@@ -340,7 +342,7 @@ def _build(
             result = convert(value)
         except (ValueError, KeyError):
             report(
-                "TS113",
+                codes.DISALLOWED_TAG_OR_KEY,
                 node,
                 path,
                 f"{value!r} cannot be read as {tag.replace(_T, '!!')}",
@@ -356,7 +358,7 @@ def _build(
         if knode.__class__ is not ScalarNode:
             kind = "mapping" if knode.__class__ is MappingNode else "sequence"
             report(
-                "TS113",
+                codes.DISALLOWED_TAG_OR_KEY,
                 knode,
                 path,
                 f"a {kind} cannot be a mapping key; spec keys are strings",
@@ -366,7 +368,7 @@ def _build(
         tag, raw = knode.tag, knode.value
         if tag == _MERGE and not tag_first(text, knode.start_mark.index):
             report(
-                "TS113",
+                codes.DISALLOWED_TAG_OR_KEY,
                 knode,
                 path,
                 "merge keys ('<<') are not supported in specs",
@@ -378,7 +380,7 @@ def _build(
         read_as = _TYPE_NAMES.get(tag)
         if read_as is not None:
             report(
-                "TS113",
+                codes.DISALLOWED_TAG_OR_KEY,
                 knode,
                 (*path, raw),
                 f"key {raw!r} is read by YAML as {read_as}, not a string",
@@ -386,7 +388,11 @@ def _build(
             )
         else:
             report(
-                "TS113", knode, (*path, raw), f"tag {tag.replace(_T, '!!')!r} is not allowed on a key", "remove the tag"
+                codes.DISALLOWED_TAG_OR_KEY,
+                knode,
+                (*path, raw),
+                f"tag {tag.replace(_T, '!!')!r} is not allowed on a key",
+                "remove the tag",
             )
         return raw
 
@@ -395,7 +401,7 @@ def _build(
         budget -= 1
         if budget < 0:
             report(
-                "TS106",
+                codes.ALIAS_BOMB,
                 node,
                 path,
                 f"document expands to more than {limits.max_nodes} values (aliases included); not loaded",
@@ -425,7 +431,7 @@ def _build(
             alias_path = _cycle_path(root, path, nodes)
             if alias_path is not None:
                 report(
-                    "TS106",
+                    codes.ALIAS_BOMB,
                     node,
                     alias_path,
                     "recursive alias: an anchored node contains an alias to itself",
@@ -433,14 +439,18 @@ def _build(
                 )
             else:
                 report(
-                    "TS106", node, path, f"nesting deeper than {max_depth} levels; not loaded", "flatten the document"
+                    codes.ALIAS_BOMB,
+                    node,
+                    path,
+                    f"nesting deeper than {max_depth} levels; not loaded",
+                    "flatten the document",
                 )
             raise _Stop
         depth += 1
         if cls is MappingNode:
             if tag != _MAP:
                 report(
-                    "TS113",
+                    codes.DISALLOWED_TAG_OR_KEY,
                     node,
                     path,
                     f"tag {tag.replace(_T, '!!')!r} is not allowed in specs",
@@ -459,7 +469,7 @@ def _build(
                 if key in out:
                     first = keys[kp]
                     report(
-                        "TS105",
+                        codes.DUPLICATE_KEY,
                         knode,
                         kp,
                         f"duplicate key {key!r} (first defined at line {first.line})",
@@ -481,7 +491,7 @@ def _build(
             return out
         if tag != _SEQ:
             report(
-                "TS113",
+                codes.DISALLOWED_TAG_OR_KEY,
                 node,
                 path,
                 f"tag {tag.replace(_T, '!!')!r} is not allowed in specs",
@@ -502,7 +512,7 @@ def _build(
     except _Stop:
         return None
     except RecursionError:  # only reachable with a max_depth far above the default
-        report("TS106", root, (), "document nests too deeply to load", "flatten the document")
+        report(codes.ALIAS_BOMB, root, (), "document nests too deeply to load", "flatten the document")
         return None
     finally:
         # ``walk`` refers to itself through its closure: a reference cycle that would keep the
@@ -541,7 +551,7 @@ def _syntax(e: Any, text: str, file: str) -> Diagnostic:
     column = min(column, len(lines[line - 1]) + 1)
     if "maximum nesting depth" in problem:
         return Diagnostic(
-            "TS106", "nesting too deep to load", Severity.ERROR, file, line, column, "", "flatten the document"
+            codes.ALIAS_BOMB, "nesting too deep to load", Severity.ERROR, file, line, column, "", "flatten the document"
         )
     hint = next((h for p, h in _SYNTAX_HINTS if p in problem), None)
     context, cmark = getattr(e, "context", None), getattr(e, "context_mark", None)
@@ -553,12 +563,12 @@ def _syntax(e: Any, text: str, file: str) -> Diagnostic:
         hint = f"{context} started at {cmark.line + 1}:{cmark.column + 1}" if cmark is not None else context
     if hint is None:
         hint = "check the indentation and quoting near this position"
-    return Diagnostic("TS103", f"YAML syntax error: {problem}", Severity.ERROR, file, line, column, "", hint)
+    return Diagnostic(codes.YAML_SYNTAX, f"YAML syntax error: {problem}", Severity.ERROR, file, line, column, "", hint)
 
 
 def _tab_diag(file: str, line0: int, column: int) -> Diagnostic:
     return Diagnostic(
-        "TS104",
+        codes.TAB_INDENT,
         "tab character in indentation",
         Severity.ERROR,
         file,
@@ -599,7 +609,7 @@ def _parse(text: str, file: str, limits: LoadLimits, docs: list[SourceDoc], diag
                 line, column = _empty_doc_mark(text, root, floor)
                 diags.append(
                     Diagnostic(
-                        "TS108",
+                        codes.EMPTY_DOCUMENT,
                         "empty document (ignored)",
                         Severity.WARNING,
                         file,
@@ -614,7 +624,7 @@ def _parse(text: str, file: str, limits: LoadLimits, docs: list[SourceDoc], diag
                 m = root.start_mark
                 diags.append(
                     Diagnostic(
-                        "TS107",
+                        codes.NOT_A_MAPPING,
                         f"a spec document must be a mapping, found {kind}",
                         Severity.ERROR,
                         file,
@@ -638,7 +648,9 @@ def _parse(text: str, file: str, limits: LoadLimits, docs: list[SourceDoc], diag
             diags.append(diag)
     except RecursionError:  # the pure-Python composer on very deep nesting
         diags.append(
-            Diagnostic("TS106", "nesting too deep to load", Severity.ERROR, file, 1, 1, "", "flatten the document")
+            Diagnostic(
+                codes.ALIAS_BOMB, "nesting too deep to load", Severity.ERROR, file, 1, 1, "", "flatten the document"
+            )
         )
         failed_at = 0
     finally:
@@ -650,7 +662,7 @@ def _parse(text: str, file: str, limits: LoadLimits, docs: list[SourceDoc], diag
     if index == 0 and failed_at < 0:
         diags.append(
             Diagnostic(
-                "TS108",
+                codes.EMPTY_DOCUMENT,
                 "empty file (no YAML document)",
                 Severity.WARNING,
                 file,
@@ -664,7 +676,7 @@ def _parse(text: str, file: str, limits: LoadLimits, docs: list[SourceDoc], diag
 
 def _too_big(file: str, size: int, cap: int) -> Diagnostic:
     return Diagnostic(
-        "TS102",
+        codes.FILE_TOO_LARGE,
         f"file is {size} bytes, larger than the {cap}-byte cap; not parsed",
         Severity.ERROR,
         file,
@@ -687,7 +699,7 @@ def _decode(data: bytes, file: str) -> tuple[str | None, Diagnostic | None]:
         if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
             hint = "the file looks like UTF-16: re-save it as UTF-8"
         message = f"file is not valid UTF-8: byte 0x{data[e.start]:02x} ({e.reason})"
-        return None, Diagnostic("TS101", message, Severity.ERROR, file, line, column, "", hint)
+        return None, Diagnostic(codes.NOT_UTF8, message, Severity.ERROR, file, line, column, "", hint)
 
 
 def _load(text: str, file: str, limits: LoadLimits) -> tuple[list[SourceDoc], list[Diagnostic]]:
@@ -702,7 +714,7 @@ def _load(text: str, file: str, limits: LoadLimits) -> tuple[list[SourceDoc], li
         if 0xD800 <= char <= 0xDFFF:
             diags.append(
                 Diagnostic(
-                    "TS101",
+                    codes.NOT_UTF8,
                     f"text contains a lone surrogate U+{char:04X}, not valid UTF-8",
                     Severity.ERROR,
                     file,
@@ -715,7 +727,7 @@ def _load(text: str, file: str, limits: LoadLimits) -> tuple[list[SourceDoc], li
         else:
             diags.append(
                 Diagnostic(
-                    "TS103",
+                    codes.YAML_SYNTAX,
                     f"YAML syntax error: character U+{char:04X} is not allowed in YAML",
                     Severity.ERROR,
                     file,
@@ -777,32 +789,23 @@ def load_file(
     """
     file = display if display is not None else os.fsdecode(path)
     try:
-        # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it (TS118).
-        with open(path, "rb", opener=_nonblocking) as handle:
-            mode = os.fstat(handle.fileno()).st_mode
-            if stat.S_ISDIR(mode):
-                raise IsADirectoryError(errno.EISDIR, "is a directory")
-            if not stat.S_ISREG(mode):
-                return [], [
-                    Diagnostic(
-                        "TS118",
-                        f"cannot read the file: it is {_special(mode)}, not a regular file",
-                        Severity.ERROR,
-                        file,
-                        None,
-                        None,
-                        "",
-                        "name a regular file (reading this could block or never end)",
-                    )
-                ]
-            # Read one byte past the cap: enough to know the file is too big without reading it all.
-            data = handle.read(limits.max_bytes + 1)
-            if len(data) > limits.max_bytes:
-                try:
-                    size = max(os.fstat(handle.fileno()).st_size, len(data))
-                except OSError:
-                    size = len(data)
-                return [], [_too_big(file, size, limits.max_bytes)]
+        # The one safe reader (trainspec.dsl.safe_read): a FIFO is refused before it blocks (TS118).
+        data = read_file(path, limits.max_bytes)
+    except FileTooLarge as big:
+        return [], [_too_big(file, big.size, limits.max_bytes)]
+    except NotRegularFile as odd:
+        return [], [
+            Diagnostic(
+                codes.NOT_A_REGULAR_FILE,
+                f"cannot read the file: it is {_special(odd.mode)}, not a regular file",
+                Severity.ERROR,
+                file,
+                None,
+                None,
+                "",
+                "name a regular file (reading this could block or never end)",
+            )
+        ]
     except (OSError, ValueError) as e:  # ValueError: a NUL character in the path
         if isinstance(e, IsADirectoryError):
             reason = "it is a directory"
@@ -813,7 +816,7 @@ def load_file(
         elif isinstance(e, OSError) and e.errno == errno.ENAMETOOLONG:
             return [], [
                 Diagnostic(
-                    "TS119",
+                    codes.PATH_TOO_LONG,
                     "cannot read the file: its path name is too long",
                     Severity.ERROR,
                     file,
@@ -826,7 +829,7 @@ def load_file(
         elif isinstance(e, OSError) and e.errno == errno.ELOOP:
             return [], [
                 Diagnostic(
-                    "TS118",
+                    codes.NOT_A_REGULAR_FILE,
                     "cannot read the file: symbolic link loop",
                     Severity.ERROR,
                     file,
@@ -840,7 +843,7 @@ def load_file(
             reason = getattr(e, "strerror", None) or str(e)
         return [], [
             Diagnostic(
-                "TS100",
+                codes.UNREADABLE_FILE,
                 f"cannot read the file: {reason}",
                 Severity.ERROR,
                 file,
@@ -851,10 +854,6 @@ def load_file(
             )
         ]
     return load_text(data, file, limits)
-
-
-def _nonblocking(path: str, flags: int) -> int:
-    return os.open(path, flags | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
 
 
 def _special(mode: int) -> str:

@@ -24,6 +24,8 @@ from enum import Enum
 from operator import attrgetter
 from typing import Any
 
+from trainspec.dsl.errors import TrainspecError
+
 __all__ = ["SerializationError", "to_dict", "wire_name"]
 
 _SCALARS: frozenset[type] = frozenset({str, int, float, bool})
@@ -33,7 +35,7 @@ _Table = tuple[tuple[tuple[str, str], ...], tuple[str, ...], Callable[[Any], tup
 _TABLES: dict[type, _Table] = {}
 
 
-class SerializationError(TypeError):
+class SerializationError(TypeError, TrainspecError):
     """A value that has no wire form (a set, an arbitrary object, a None inside a list...)."""
 
     def __init__(self, message: str, path: tuple[str, ...] = ()) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from trainspec.dsl.errors import TrainspecError
 from trainspec.dsl.versions import parse_version
 from trainspec.k8s.wellknown import ANCESTOR_TRAINER
 from trainspec.kfp import names as N
@@ -34,7 +35,7 @@ FIELDS = {
 MIN_TRAINER = (2, 2)
 
 
-class MergeError(ValueError):
+class MergeError(ValueError, TrainspecError):
     """The TrainJob cannot be prepared as asked (a bad input, not a cluster problem)."""
 
 

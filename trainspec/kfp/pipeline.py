@@ -16,10 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from trainspec.dsl.errors import TrainspecError
+
 PathLike = str | Path
 
 
-class KfpSpecError(ValueError):
+class KfpSpecError(ValueError, TrainspecError):
     """The spec does not compile, or does not name exactly one job."""
 
 
@@ -72,18 +74,16 @@ def compile_trainjob(
         return spec_or_path
     from trainspec.compiler.emit import manifest_dicts
     from trainspec.compiler.lower.dialects import dialect_for
-    from trainspec.compiler.pipeline import DISCOVER, Options, Stop, run
-    from trainspec.dsl.loaded import LoadedSpec
-    from trainspec.dsl.models import Runtime, TrainingJob
+    from trainspec.compiler.pipeline import DISCOVER, Options, Stop, run, sources
 
     items = list(spec_or_path) if isinstance(spec_or_path, (list, tuple)) else [spec_or_path]
-    paths = [str(i) for i in items if isinstance(i, (str, Path))]
-    objects = [LoadedSpec(spec=i, file="<python>") for i in items if isinstance(i, (Runtime, TrainingJob))]
-    if len(paths) + len(objects) != len(items):
-        raise KfpSpecError("specs must be paths or trainspec TrainingJob/Runtime objects")
+    try:  # the pipeline says what an input may be, as for every command and the library
+        sources(items)
+    except TypeError:
+        raise KfpSpecError("specs must be paths or trainspec TrainingJob/Runtime objects") from None
     if options is None:
         options = Options(project=DISCOVER if project == "discover" else project, values=values, stop=Stop.LOWER)
-    result = run([*paths, *objects], options)
+    result = run(items, options)
     if not result.ok:
         lines = "\n".join(str(d) for d in result.diagnostics)
         raise KfpSpecError(f"the spec does not compile:\n{lines}")

@@ -10,6 +10,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from trainspec.dsl.errors import TrainspecError
 from trainspec.kube.state import job_state
 
 #: Exit status after SIGTERM, as a shell reports a process killed by it (128 + 15).
@@ -39,7 +40,7 @@ class LaunchResult:
         return {"name": self.name, "namespace": self.namespace, "phase": self.phase, "reason": self.reason}
 
 
-class LauncherError(RuntimeError):
+class LauncherError(RuntimeError, TrainspecError):
     """The launch failed; ``result`` holds the last known status when there is one."""
 
     def __init__(self, message: str, result: LaunchResult | None = None) -> None:

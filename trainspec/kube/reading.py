@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic
 from trainspec.k8s import wellknown as W
 from trainspec.kube import resources as R
@@ -86,7 +87,7 @@ def trainjob(kube: Any, namespace: str, name: str) -> dict[str, Any]:
         missing_namespace(kube, namespace, what)
         raise CommandError(
             Diagnostic(
-                "TS716",
+                codes.NO_SUCH_CLUSTER_JOB,
                 f"no TrainJob {name!r} in namespace {namespace}",
                 file=where(kube, namespace),
                 line=1,
@@ -99,9 +100,9 @@ def trainjob(kube: Any, namespace: str, name: str) -> dict[str, Any]:
 
 def newest_run(kube: Any, namespace: str, job: str) -> dict[str, Any] | None:
     """The newest TrainJob labelled ``trainspec.dev/job=<job>`` (None: none, or not a label value)."""
-    import re
+    from trainspec.k8s.name_rules import label_value_problem
 
-    if not job or len(job) > W.LABEL_VALUE_MAX or not re.fullmatch(W.LABEL_VALUE_PATTERN, job):
+    if not job or label_value_problem(job) is not None:
         return None  # not a job name: nothing carries it as a label
     listed = retried(
         kube, lambda: kube.list(R.TRAINJOB, namespace, selector=f"{W.JOB_LABEL}={job}"), f"list the runs of {job}"

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from trainspec.dsl.errors import TrainspecError
+
 T = TypeVar("T")
 
 TRANSIENT_STATUS = frozenset({429, 500, 502, 503, 504})
@@ -46,7 +48,7 @@ class RetryPolicy:
         return delay
 
 
-class DeadlineExceeded(Exception):
+class DeadlineExceeded(TrainspecError):
     """Retrying would pass the caller's deadline; ``__cause__`` is the last error."""
 
 

@@ -11,7 +11,9 @@ import argparse
 import os
 from typing import Any, TypedDict
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic
+from trainspec.dsl.errors import TrainspecError
 from trainspec.extras import install_hint
 
 EXTRA_HINT = install_hint("kube", "the kubernetes client")
@@ -20,7 +22,7 @@ RBAC_HINT = (
 )
 
 
-class CommandError(Exception):
+class CommandError(TrainspecError):
     """A cluster command stops with these diagnostics (exit 1, or 2 for ``usage``)."""
 
     def __init__(self, *diagnostics: Diagnostic, usage: bool = False) -> None:
@@ -29,7 +31,7 @@ class CommandError(Exception):
         self.usage = usage
 
 
-class ClientDefect(Exception):
+class ClientDefect(TrainspecError):
     """A cluster call failed on a programming error, not on the network or the API server's answer."""
 
 
@@ -77,7 +79,7 @@ def connect(context: str | None, kubeconfig: str | None = None) -> Any:
     except ImportError:
         raise CommandError(
             Diagnostic(
-                "TS710",
+                codes.NO_KUBE_CLIENT,
                 "the cluster commands need the kubernetes client, which is not installed",
                 file="<environment>",
                 line=1,

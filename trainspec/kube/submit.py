@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.k8s import wellknown as W
 from trainspec.kube import resources as R
@@ -167,7 +168,7 @@ def check_runtime(kube: Any, job: JobObjects, *, with_runtimes: bool, dry_run: b
         )
     raise CommandError(
         Diagnostic(
-            "TS712",
+            codes.CLUSTER_RUNTIME_MISSING,
             f"TrainJob {job.namespace}/{job.name} needs {kind} {name!r}, which does "
             f"not exist in the cluster{place}; submit never creates or changes runtimes "
             "unless asked (--with-runtimes)",
@@ -183,7 +184,7 @@ def _shared(step: _Step) -> Outcome:
     what = describe(step.obj)
     why = "cluster-scoped or shared, submit never creates or changes it; a cluster admin applies it (kubectl apply)"
     warning = Diagnostic(
-        "TS731",
+        codes.SHARED_OBJECT_SKIPPED,
         f"{what} not applied: {why}",
         severity=Severity.WARNING,
         hint="trainspec compile SPEC -o DIR writes it; kubectl apply -f applies it",
@@ -200,7 +201,7 @@ def _unserved(step: _Step) -> Outcome:
     why = f"{served}; the job is submitted without it"
     crd = f"{resource.plural}.{resource.api_version.rpartition('/')[0]}"
     warning = Diagnostic(
-        "TS730",
+        codes.KIND_NOT_INSTALLED,
         f"{what} not applied: {served}, its CustomResourceDefinition {crd} is not installed; the job is "
         "submitted without it",
         severity=Severity.WARNING,
@@ -223,7 +224,7 @@ def _read(kube: Any, job: JobObjects, stage: str, obj: dict[str, Any]) -> _Step:
         step.before = get_or_none(kube, R.resource_of(obj), meta.get("namespace"), meta["name"])
     except Exception as exc:
         found = api_diagnostic(exc, kube, what=f"read {describe(obj)}", **_where(job))
-        if found.code == "TS721" and stage == OBSERVABILITY:
+        if found.code == codes.KIND_NOT_SERVED and stage == OBSERVABILITY:
             step.skip = _unserved(step)
             return step
         raise CommandError(found) from None

@@ -23,11 +23,11 @@ rule keeps a future one from slipping into every user's submit.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.k8s import wellknown as W
 from trainspec.kube.session import CommandError
@@ -162,7 +162,7 @@ def _not_trainer(result: Any, job: str | None) -> None:
         raise CommandError(
             *(
                 p.resolved.loaded.diagnostic(
-                    "TS713",
+                    codes.ENGINE_NOT_SUBMITTABLE,
                     ("spec", "runtime"),
                     f"job {p.resolved.name} runs on engine {p.engine}; trainspec submit/status/logs/cancel "
                     "handle Kubeflow Trainer TrainJobs only (not supported yet for this engine)",
@@ -227,7 +227,7 @@ def select_jobs(result: Any, job: str | None) -> list[JobObjects]:
         found = ", ".join(sorted(p.resolved.name for p in result.plans)) or "none"
         raise CommandError(
             Diagnostic(
-                "TS715",
+                codes.NO_SUCH_SPEC_JOB,
                 f"no job{f' named {job!r}' if job else ''} in the specs (jobs: {found})",
                 file=(result.specs[0].file if result.specs else None),
                 line=1,
@@ -240,12 +240,14 @@ def select_jobs(result: Any, job: str | None) -> list[JobObjects]:
 
 def namespace_name_problem(namespace: str) -> Diagnostic | None:
     """TS732 when ``-n NAMESPACE`` is not a namespace name (checked before compiling with it)."""
-    if re.fullmatch(W.DNS1123_LABEL_PATTERN, namespace) and len(namespace) <= W.DNS1123_LABEL_MAX:
+    from trainspec.k8s.name_rules import label_problems
+
+    problems = label_problems(namespace)
+    if not problems:
         return None
     return Diagnostic(
-        "TS732",
-        f"-n {namespace!r} is not a namespace name (lower-case letters, digits and '-', at most "
-        f"{W.DNS1123_LABEL_MAX} characters)",
+        codes.NAMESPACE_MISMATCH,
+        f"-n {namespace!r} is not a namespace name: it {' and '.join(problems)}",
         file="<command line>",
         line=1,
         column=1,
@@ -264,7 +266,7 @@ def namespace_problems(result: Any, namespace: str, job: str | None = None) -> l
         if meta.namespace and meta.namespace != namespace:
             problems.append(
                 loaded.diagnostic(
-                    "TS732",
+                    codes.NAMESPACE_MISMATCH,
                     ("metadata", "namespace"),
                     f"the namespace from the provided object {meta.namespace!r} does not match the namespace "
                     f"{namespace!r} sent on the request (-n)",

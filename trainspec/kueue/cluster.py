@@ -18,6 +18,7 @@ from fractions import Fraction
 from os import PathLike
 from typing import Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.dsl.quantity import quantity_value
 from trainspec.k8s.wellknown import KUEUE_GROUP, KUEUE_VERSION, KUEUE_VERSIONS, METADATA_NAME_LABEL, NODE_ALLOCATABLE
@@ -303,7 +304,7 @@ def _quantity_field(cluster: Cluster, obj: Located, entry: Mapping[str, Any], ke
         mark = obj.mark((*path, key))
         cluster.problems.append(
             Diagnostic(
-                code="TS500",
+                code=codes.CRD_SCHEMA,
                 message=f"{obj.describe()}: {key} is not a quantity ({exc})",
                 file=obj.file,
                 line=mark.line,
@@ -329,7 +330,7 @@ def _node_shape(cluster: Cluster, obj: Located) -> dict[str, Fraction] | None:
             mark = obj.mark(("metadata", "annotations", NODE_ALLOCATABLE))
             cluster.problems.append(
                 Diagnostic(
-                    code="TS517",
+                    code=codes.POD_LARGER_THAN_NODE,
                     severity=Severity.WARNING,
                     file=obj.file,
                     line=mark.line,

@@ -14,11 +14,10 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Related
 from trainspec.dsl.validation import locate
 from trainspec.dsl.yaml_loader import LoadLimits, Mark, SourceDoc
-
-_SUFFIXES = (".yaml", ".yml")
 
 
 def _map(value: Any) -> dict[str, Any]:
@@ -71,24 +70,12 @@ class Located:
 
 
 def yaml_files(paths: Iterable[str | PathLike[str]]) -> tuple[list[Path], list[Diagnostic]]:
-    """YAML files under ``paths`` (directories recursively, hidden entries skipped), sorted."""
-    found: list[Path] = []
-    problems: list[Diagnostic] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            found.extend(
-                p
-                for p in path.rglob("*")
-                if p.is_file()
-                and p.suffix in _SUFFIXES
-                and not any(part.startswith(".") for part in p.relative_to(path).parts)
-            )
-        elif path.is_file():
-            found.append(path)
-        else:
-            problems.append(Diagnostic(code="TS100", message=f"{raw}: no such file or directory", file=str(raw)))
-    return sorted(set(found), key=lambda p: p.as_posix()), problems
+    """YAML files under ``paths``, sorted: the walk of every command (:func:`trainspec.dsl.discovery.discover`:
+    hidden entries, ``.trainspecignore``, symbolic links, FIFOs and odd names alike), taking
+    ``*.yaml`` and ``*.yml`` only."""
+    from trainspec.dsl.discovery import YAML_SUFFIXES, discover
+
+    return discover([str(p) for p in paths], YAML_SUFFIXES)
 
 
 def read_objects(files: Iterable[Path], limits: LoadLimits | None = None) -> tuple[list[Located], list[Diagnostic]]:
@@ -107,7 +94,7 @@ def read_objects(files: Iterable[Path], limits: LoadLimits | None = None) -> tup
 
 def _objects(docs: list[SourceDoc], found: list[Diagnostic], problems: list[Diagnostic]) -> list[Located]:
     """The Kubernetes objects among ``docs`` (``found``, the loader's findings, go to ``problems``)."""
-    problems.extend(d for d in found if d.code != "TS109")  # YAML 1.1 bools: a spec-language rule
+    problems.extend(d for d in found if d.code != codes.YAML11_IMPLICIT)  # YAML 1.1 bools: a spec-language rule
     return [
         Located(doc)
         for doc in docs

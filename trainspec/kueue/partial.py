@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Severity
 from trainspec.k8s.wellknown import NODE
 from trainspec.kueue.cluster import ClusterQueue
@@ -108,7 +109,7 @@ def from_the_trainjob_alone(check: Any, cq: ClusterQueue, trainjob: Mapping[str,
     podset = own_podset(trainjob)
     if podset is None:
         message, hint = not_done_message(trainjob)
-        check.add("TS509", message, at, severity=Severity.WARNING, hint=hint)
+        check.add(codes.PREFLIGHT_SKIPPED, message, at, severity=Severity.WARNING, hint=hint)
         return
     start = len(check.out)
     check.check_quota(cq, [podset])

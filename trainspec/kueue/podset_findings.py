@@ -10,6 +10,7 @@ import json
 import re
 from typing import Any, Protocol
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Related, Severity
 from trainspec.k8s.wellknown import NODE_ALLOCATABLE, PODSET_SLICE_SIZE_ANNOTATION
 from trainspec.kueue.assigner import Outcome, PodSetResult
@@ -79,7 +80,7 @@ class PodSetFindings:
         )
         flavors = cq.obj.related("the flavors, in the order Kueue tries them", cq.groups[result.missing[0]].path)
         self.add(
-            "TS514",
+            codes.NEVER_ADMITTED,
             message,
             result.podset.count_path,
             severity=Severity.WARNING,
@@ -101,7 +102,7 @@ class PodSetFindings:
         short = result.short.get(index, [])
         if not short:
             self.add(
-                "TS516",
+                codes.NO_FLAVOR_ACCEPTS,
                 f"no flavor of ClusterQueue {cq.name} accepts PodSet {podset.name}: "
                 + "; ".join(f"{f}: {why}" for f, why, _ in result.rejected.get(index, [])),
                 podset.resources_path,
@@ -119,7 +120,7 @@ class PodSetFindings:
             for s in short
         ]
         self.add(
-            "TS514",
+            codes.NEVER_ADMITTED,
             f"PodSet {podset.name} ({podset.count} pods) can never be admitted: needs "
             f"{fmt(first.needs)} {first.resource} on flavor {first.flavor}; ClusterQueue {cq.name} can reach "
             f"at most {fmt(first.capacity.maximum)} ({first.capacity.explanation})",
@@ -140,7 +141,7 @@ class PodSetFindings:
                     has = flavor.node_shape.get(resource)
                     if has is not None and need > has:
                         self.add(
-                            "TS517",
+                            codes.POD_LARGER_THAN_NODE,
                             f"one pod of PodSet {podset.name} needs {fmt(need)} {resource}; a node of "
                             f"flavor {flavor.name} has {fmt(has)}: the pods can never be scheduled",
                             podset.resources_path,
@@ -156,7 +157,7 @@ class PodSetFindings:
                 )
                 if quota is not None and need > quota.nominal:
                     self.add(
-                        "TS517",
+                        codes.POD_LARGER_THAN_NODE,
                         f"one pod of PodSet {podset.name} needs {fmt(need)} {resource}, more than the "
                         f"nominal quota of flavor {flavor.name} in ClusterQueue {cq.name} "
                         f"({fmt(quota.nominal)}): it only runs on borrowed quota",
@@ -173,13 +174,15 @@ class PodSetFindings:
         modes = [key for key in (_REQUIRED, _PREFERRED, _UNCONSTRAINED) if key in notes]
         at = podset.annotation_paths.get((modes or [_SLICE])[0], podset.resources_path)
         if len(modes) > 1:
-            self.add("TS518", f"PodSet {podset.name} sets {' and '.join(modes)}; at most one is allowed", at)
+            self.add(
+                codes.TOPOLOGY_MISMATCH, f"PodSet {podset.name} sets {' and '.join(modes)}; at most one is allowed", at
+            )
         if (_SLICE in notes) != (_SLICE_SIZE in notes):
-            self.add("TS518", f"PodSet {podset.name}: {_SLICE} and {_SLICE_SIZE} need each other", at)
+            self.add(codes.TOPOLOGY_MISMATCH, f"PodSet {podset.name}: {_SLICE} and {_SLICE_SIZE} need each other", at)
         size = notes.get(_SLICE_SIZE)
         if size is not None and label_int(size, podset.count) is None:
             self.add(
-                "TS518",
+                codes.TOPOLOGY_MISMATCH,
                 f"PodSet {podset.name}: slice size {size!r} must be an integer from 1 to the PodSet's "
                 f"{podset.count} pods",
                 at,
@@ -189,7 +192,7 @@ class PodSetFindings:
             layers = json.loads(notes.get(_LAYERS, "[]"))
             levels += [(str(_map(layer).get("topology")), _LAYERS) for layer in layers]
         except (ValueError, TypeError):
-            self.add("TS518", f"PodSet {podset.name}: {_LAYERS} is not a JSON list", at)
+            self.add(codes.TOPOLOGY_MISMATCH, f"PodSet {podset.name}: {_LAYERS} is not a JSON list", at)
         for flavor_name in dict.fromkeys(result.flavors.values()):
             flavor = self.cluster.flavors[flavor_name]
             if not flavor.topology_name:
@@ -197,7 +200,7 @@ class PodSetFindings:
             topology = self.cluster.topologies.get(flavor.topology_name)
             if topology is None:
                 self.add(
-                    "TS518",
+                    codes.TOPOLOGY_MISMATCH,
                     f"ResourceFlavor {flavor.name} uses Topology {flavor.topology_name!r}, which does not exist",
                     at,
                     related=(flavor.obj.related("topologyName set here", ("spec", "topologyName")),),
@@ -206,7 +209,7 @@ class PodSetFindings:
             for level, key in levels:
                 if level not in topology.levels:
                     self.add(
-                        "TS518",
+                        codes.TOPOLOGY_MISMATCH,
                         f"PodSet {podset.name} asks for topology level {level!r} ({key}), which "
                         f"Topology {topology.name} of flavor {flavor.name} does not have "
                         f"(levels: {', '.join(topology.levels)})",

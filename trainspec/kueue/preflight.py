@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Related, Severity
 from trainspec.k8s.wellknown import (
     ELASTIC_JOB_ANNOTATION,
@@ -138,7 +139,7 @@ class _Preflight:
             elsewhere = [q for (ns, name), q in sorted(self.cluster.local_queues.items()) if name == queue]
             here = sorted(name for ns, name in self.cluster.local_queues if ns == self.namespace)
             self.add(
-                "TS510",
+                codes.NO_ACTIVE_QUEUE,
                 f"no LocalQueue {queue!r} in namespace {self.namespace}",
                 queue_path,
                 related=tuple(
@@ -153,7 +154,7 @@ class _Preflight:
         if lq.stop_policy in _HELD:
             held_at = lq.obj.related("stopPolicy set here", ("spec", "stopPolicy"))
             self.add(
-                "TS512",
+                codes.QUEUE_HELD,
                 f"LocalQueue {self.namespace}/{queue} is held (stopPolicy: {lq.stop_policy}): it admits nothing",
                 queue_path,
                 related=(held_at,),
@@ -161,7 +162,7 @@ class _Preflight:
         cq = self.cluster.cluster_queues.get(lq.cluster_queue or "")
         if cq is None:
             self.add(
-                "TS510",
+                codes.NO_ACTIVE_QUEUE,
                 f"LocalQueue {self.namespace}/{queue} points to ClusterQueue {lq.cluster_queue!r}, "
                 "which does not exist",
                 queue_path,
@@ -171,7 +172,7 @@ class _Preflight:
         refused = version_problem(cq, self.kueue)
         if refused is not None:
             self.add(
-                "TS510",
+                codes.NO_ACTIVE_QUEUE,
                 refused[0],
                 queue_path,
                 related=(cq.obj.related("flavorFungibility set here", refused[1]),),
@@ -180,7 +181,7 @@ class _Preflight:
             return None
         if cq.stop_policy in _HELD:
             self.add(
-                "TS512",
+                codes.QUEUE_HELD,
                 f"ClusterQueue {cq.name} is held (stopPolicy: {cq.stop_policy}): it admits nothing",
                 queue_path,
                 related=(cq.obj.related("stopPolicy set here", ("spec", "stopPolicy")),),
@@ -188,7 +189,7 @@ class _Preflight:
         missing = [(fq, group) for group in cq.groups for fq in group.flavors if fq.flavor not in self.cluster.flavors]
         for fq, _ in missing:
             self.add(
-                "TS510",
+                codes.NO_ACTIVE_QUEUE,
                 f"ClusterQueue {cq.name} uses ResourceFlavor {fq.flavor!r}, which does not exist: "
                 "Kueue keeps the ClusterQueue inactive",
                 queue_path,
@@ -202,7 +203,7 @@ class _Preflight:
         where = (cq.obj.related("namespaceSelector of the ClusterQueue", ("spec", "namespaceSelector")),)
         if cq.namespace_selector is None:
             self.add(
-                "TS511",
+                codes.NAMESPACE_NOT_SELECTED,
                 f"ClusterQueue {cq.name} has no namespaceSelector, so it admits no namespace",
                 path,
                 related=(cq.obj.related(f"ClusterQueue {cq.name}"),),
@@ -218,7 +219,7 @@ class _Preflight:
             ):
                 return  # decided without the Namespace's own labels
             self.add(
-                "TS511",
+                codes.NAMESPACE_NOT_SELECTED,
                 f"Namespace {self.namespace} is not among the cluster files: cannot tell whether "
                 f"ClusterQueue {cq.name}'s namespaceSelector admits it",
                 path,
@@ -230,7 +231,7 @@ class _Preflight:
         if not selector_matches(cq.namespace_selector, namespace.labels):
             shown = ", ".join(f"{k}={v}" for k, v in sorted(namespace.labels.items()))
             self.add(
-                "TS511",
+                codes.NAMESPACE_NOT_SELECTED,
                 f"ClusterQueue {cq.name}'s namespaceSelector does not select namespace "
                 f"{self.namespace} (labels: {shown})",
                 path,
@@ -242,7 +243,7 @@ class _Preflight:
         if name is not None and name not in self.cluster.priority_classes:
             known = ", ".join(sorted(self.cluster.priority_classes)) or "none"
             self.add(
-                "TS513",
+                codes.NO_PRIORITY_CLASS,
                 f"no WorkloadPriorityClass {name!r}: Kueue does not create a Workload for the job "
                 "(event WorkloadPriorityClassNotFound)",
                 ("metadata", "labels", PRIORITY_LABEL),
@@ -264,7 +265,7 @@ class _Preflight:
                     f"{fmt(podset.requests.get(r, Fraction(podset.count)))} {r}" for r in result.uncovered
                 )
                 self.add(
-                    "TS515",
+                    codes.RESOURCE_NOT_COVERED,
                     f"PodSet {podset.name} requests {needed} per pod, which no resource group of "
                     f"ClusterQueue {cq.name} covers: Kueue never admits it",
                     podset.resources_path,
@@ -290,7 +291,11 @@ def kueue_label_problems(trainjob: Mapping[str, Any]) -> list[Finding]:
     queue = labels.get(QUEUE_LABEL)
     if isinstance(queue, str) and subdomain_problem(queue):
         out.append(
-            Finding("TS503", f"queue name {queue!r} {subdomain_problem(queue)}", ("metadata", "labels", QUEUE_LABEL))
+            Finding(
+                codes.WEBHOOK_RULE,
+                f"queue name {queue!r} {subdomain_problem(queue)}",
+                ("metadata", "labels", QUEUE_LABEL),
+            )
         )
     max_exec = labels.get(MAX_EXEC_LABEL)
     # Kueue reads it with strconv.ParseInt(v, 10, 32) and silently ignores what fails or is <= 0.
@@ -298,7 +303,7 @@ def kueue_label_problems(trainjob: Mapping[str, Any]) -> list[Finding]:
         shown = repr(max_exec) if len(str(max_exec)) <= 40 else f"{str(max_exec)[:40]!r}..."
         out.append(
             Finding(
-                "TS503",
+                codes.WEBHOOK_RULE,
                 f"{MAX_EXEC_LABEL} must be a whole number of seconds from 1 to "
                 f"{MAX_EXEC_TIME_SECONDS} (Kueue ignores anything else), got {shown}",
                 ("metadata", "labels", MAX_EXEC_LABEL),
@@ -309,7 +314,7 @@ def kueue_label_problems(trainjob: Mapping[str, Any]) -> list[Finding]:
             where = "annotations" if key in annotations else "labels"
             out.append(
                 Finding(
-                    "TS503",
+                    codes.WEBHOOK_RULE,
                     f"{key} is only accepted on batch Jobs and Ray workloads; Kueue's webhook "
                     "rejects it on a TrainJob (no partial or elastic admission)",
                     ("metadata", where, key),
@@ -340,7 +345,7 @@ def preflight(
         podsets = trainjob_podsets(trainjob, runtime, merge_resources=merge_resources)
         if len(podsets) > MAX_PODSETS:
             check.add(
-                "TS519",
+                codes.TOO_MANY_PODSETS,
                 f"the job has {len(podsets)} PodSets (replicatedJobs); a Kueue Workload holds at most {MAX_PODSETS}",
                 ("spec", "runtimeRef", "name"),
             )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.types import Duration
 from trainspec.k8s.wellknown import (
     COSCHEDULING_SCHEDULER,
@@ -81,7 +82,7 @@ def read_deadline(src: Source, draft: Draft, path: Path) -> None:
                 label_path,
                 f"differs from activeDeadlineSeconds ({seconds}); a spec has one deadline, "
                 f"maxRunTime, and sets both from it",
-                code="TS540",
+                code=codes.FIELD_NOT_CARRIED,
             )
     if seconds is not None:
         draft.set_job(("maxRunTime",), str(Duration(seconds)), path if deadline is not None else label_path)
@@ -95,7 +96,7 @@ def read_suspend(src: Source, draft: Draft, path: Path) -> None:
             path,
             "a spec creates only queued jobs suspended (Kueue unsuspends them): without a "
             "kueue.x-k8s.io/queue-name label this job starts at once",
-            code="TS540",
+            code=codes.FIELD_NOT_CARRIED,
         )
 
 
@@ -115,7 +116,7 @@ def read_clean_pod_policy(src: Source, path: Path, emitted: str) -> None:
             path,
             f"trainspec emits cleanPodPolicy {emitted} (running pods are deleted when the job finishes, "
             f"so leftover workers free their GPUs); {policy} is not carried",
-            code="TS540",
+            code=codes.FIELD_NOT_CARRIED,
         )
 
 
@@ -145,7 +146,7 @@ def read_gang(src: Source, draft: Draft, policy: Path | None, pods: int) -> None
         src.warn(
             (*policy, "minAvailable"),
             f"trainspec gangs all {pods} pods of the job (minAvailable {pods}); {minimum} is not carried",
-            code="TS540",
+            code=codes.FIELD_NOT_CARRIED,
         )
     queue = sched_policy.get("queue")
     if isinstance(queue, str) and queue != "default":

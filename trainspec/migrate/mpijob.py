@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 from trainspec.compiler.engines import Engine
+from trainspec.dsl import codes
 from trainspec.dsl.models import Framework, Mpi
 from trainspec.k8s.wellknown import REPLICA_LAUNCHER, REPLICA_WORKER
 from trainspec.migrate import common
@@ -152,7 +153,7 @@ def _launcher(src: Source, draft: Draft, launcher: Path, container: Path, worker
             src.warn(
                 (*container, "resources"),
                 "a launcher that is not a node gets no resources of its own in specs (mpi.runLauncherAsNode: false)",
-                code="TS540",
+                code=codes.FIELD_NOT_CARRIED,
             )
     index = container[-1]
     if index != 0:
@@ -182,7 +183,7 @@ def _mpi_settings(src: Source, draft: Draft) -> None:
             ("spec", "mpiImplementation"),
             f"specs compile to {EMITTED_IMPLEMENTATION} (as Trainer's MPI "
             f"runtimes do); {implementation} is not carried",
-            code="TS540",
+            code=codes.FIELD_NOT_CARRIED,
             hint="keep this job's manifest, or build the image with Open MPI",
         )
 

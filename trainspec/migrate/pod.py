@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from trainspec.dsl import codes
+from trainspec.dsl.errors import TrainspecError
 from trainspec.dsl.quantity import Quantity, QuantityError
 from trainspec.dsl.semantics import looks_like_credential
 from trainspec.dsl.wellknown import (
@@ -34,7 +36,7 @@ _SPEC_NAMES = {"cpu": "cpu", "memory": "memory", "ephemeral-storage": "ephemeral
 _RESERVED = frozenset(name for names in TRAINER_RESERVED_ENV.values() for name in names)
 
 
-class MigrationError(Exception):
+class MigrationError(TrainspecError):
     """The manifest cannot become specs (carries the TS543 diagnostic)."""
 
     def __init__(self, diagnostic: Any) -> None:
@@ -360,7 +362,7 @@ def read_security(src: Source, draft: Draft, pod: Pod) -> None:
             (*base, "capabilities", "add"),
             "IPC_LOCK without an RDMA device: specs add it only with "
             "network.resources (rdma/...), so it is not carried",
-            code="TS540",
+            code=codes.FIELD_NOT_CARRIED,
         )
 
 
@@ -416,14 +418,14 @@ def _compare(src: Source, other: Path, primary: Path, rel: Path, what: tuple[str
         src.warn(
             (*other, *rel),
             f"is set only on the {what[1]} pods; a spec has one pod shape, the {what[0]}'s, so it is not carried",
-            code="TS540",
+            code=codes.FIELD_NOT_CARRIED,
         )
         return
     src.warn(
         (*other, *rel),
         f"differs from the {what[0]} pods ({_short(theirs)}); a spec has one pod shape, so "
         f"the {what[0]}'s value is carried",
-        code="TS540",
+        code=codes.FIELD_NOT_CARRIED,
     )
 
 

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 from trainspec.compiler.engines import Engine
+from trainspec.dsl import codes
 from trainspec.dsl.models import Framework
 from trainspec.k8s.wellknown import ELASTIC_RDZV_BACKEND, PYTORCH_CONTAINER, REPLICA_MASTER, REPLICA_WORKER
 from trainspec.migrate import common
@@ -93,7 +94,7 @@ def _elastic(src: Source, draft: Draft, elastic: dict, master: int, workers: int
             (*_SPECS, REPLICA_MASTER),
             "an elastic job compiles to Workers only (the c10d rendezvous "
             "needs no Master); the Master counts as one more node",
-            code="TS541",
+            code=codes.FIELD_CHANGED,
         )
     low = common.int_at(src, (*base, "minReplicas"), minimum=1, default=1)
     high = common.int_at(src, (*base, "maxReplicas"), minimum=1, default=max(low, workers + master))
@@ -102,7 +103,7 @@ def _elastic(src: Source, draft: Draft, elastic: dict, master: int, workers: int
             (*_SPECS, REPLICA_WORKER, "replicas"),
             f"an elastic job starts with nodes.max ({high}) Workers, "
             f"which Kueue admits; {workers + master} is not carried",
-            code="TS540",
+            code=codes.FIELD_NOT_CARRIED,
         )
     value: dict = {"min": low, "max": high}
     restarts = src.take((*base, "maxRestarts"))
@@ -117,7 +118,7 @@ def _elastic(src: Source, draft: Draft, elastic: dict, master: int, workers: int
             (*base, "rdzvBackend"),
             f"trainspec's elastic jobs use the {ELASTIC_RDZV_BACKEND} rendezvous "
             f"the operator hosts on the first Worker; {backend} (and its host and port) is not carried",
-            code="TS540",
+            code=codes.FIELD_NOT_CARRIED,
         )
         src.use((*base, "rdzvHost"), (*base, "rdzvPort"))
     draft.set_job(("nodes",), value, base)
@@ -150,7 +151,7 @@ def _procs(src: Source, draft: Draft) -> None:
         src.warn(
             path,
             f"nprocPerNode {text!r} depends on the node; a spec sets a number (default: the GPUs per node, else 1)",
-            code="TS540",
+            code=codes.FIELD_NOT_CARRIED,
         )
 
 
@@ -179,7 +180,7 @@ def _restart_policy(src: Source, draft: Draft, replicas: dict, elastic: bool) ->
                 path,
                 f"restartPolicy {policy} is not carried: specs restart failed pods in place (OnFailure) "
                 "when they have a restart budget or are elastic, else never",
-                code="TS540",
+                code=codes.FIELD_NOT_CARRIED,
             )
 
 

@@ -16,6 +16,7 @@ import shlex
 from typing import Any
 
 from trainspec.compiler.engines import Engine
+from trainspec.dsl import codes
 from trainspec.dsl.models import Framework
 from trainspec.k8s.wellknown import (
     RAY_DEFAULT_SUBMISSION_MODE,
@@ -91,10 +92,18 @@ def _nodes(src: Source, draft: Draft, group: Path) -> None:
     count = common.int_at(src, (*group, "replicas"), minimum=0, default=high)
     hosts = src.take((*group, "numOfHosts"))
     if hosts not in (None, 1):
-        src.warn((*group, "numOfHosts"), "multi-host worker groups (TPU slices) are not modelled", code="TS540")
+        src.warn(
+            (*group, "numOfHosts"),
+            "multi-host worker groups (TPU slices) are not modelled",
+            code=codes.FIELD_NOT_CARRIED,
+        )
     if low == high or (low == 0 and count == high):
         if low != high:
-            src.warn((*group, "minReplicas"), f"the group scales from 0; the spec runs {count} nodes", code="TS540")
+            src.warn(
+                (*group, "minReplicas"),
+                f"the group scales from 0; the spec runs {count} nodes",
+                code=codes.FIELD_NOT_CARRIED,
+            )
         draft.set_job(("nodes",), count, (*group, "replicas"))
         return
     draft.set_job(("nodes",), {"min": max(low, 1), "max": high}, (*group, "minReplicas"))
@@ -102,7 +111,7 @@ def _nodes(src: Source, draft: Draft, group: Path) -> None:
         src.warn(
             (*group, "replicas"),
             f"an elastic job starts with nodes.max ({high}) workers, which Kueue admits; {count} is not carried",
-            code="TS540",
+            code=codes.FIELD_NOT_CARRIED,
         )
 
 
@@ -128,14 +137,14 @@ def _head(src: Source, head: Path, worker: Path) -> None:
         src.warn(
             (*container, "ports"),
             f"the compiled head exposes {', '.join(map(str, RAY_HEAD_PORTS.values()))} (GCS, dashboard, client) only",
-            code="TS540",
+            code=codes.FIELD_NOT_CARRIED,
         )
     if src.has((*container, "resources")):
         src.warn(
             (*container, "resources"),
             "the compiled head has trainspec's fixed size (2 CPUs, 8Gi, no GPU): "
             "it runs the driver and the GCS, never training workers",
-            code="TS540",
+            code=codes.FIELD_NOT_CARRIED,
         )
     skip = frozenset({("spec", "containers", 0, key) for key in ("ports", "resources", "name")})
     compare(src, head, worker, ("Ray worker", "Ray head"), skip=skip)
@@ -166,7 +175,7 @@ def _runtime_env(src: Source, draft: Draft) -> None:
                 path,
                 f"runtimeEnvYAML {key} is not carried: a spec's image must hold the code and packages "
                 "(specs have no Ray runtime environment)",
-                code="TS540",
+                code=codes.FIELD_NOT_CARRIED,
                 hint="build them into the runtime's image",
             )
     variables = env.get(_ENV_VARS) or {}
@@ -189,7 +198,7 @@ def _parse_runtime_env(src: Source, path: Path, text: Any) -> dict[str, Any]:
     from trainspec.dsl.yaml_loader import load_text
 
     docs, problems = load_text(str(text), f"{src.file} ({path[-1]})")
-    if [p for p in problems if p.is_error and p.code != "TS109"] or len(docs) != 1:
+    if [p for p in problems if p.is_error and p.code != codes.YAML11_IMPLICIT] or len(docs) != 1:
         src.drop(path, "runtimeEnvYAML is not one YAML mapping")
         return {}
     return docs[0].data
@@ -202,7 +211,7 @@ def _fixed(src: Source) -> None:
         src.warn(
             ("spec", "submissionMode"),
             f"trainspec submits in {RAY_DEFAULT_SUBMISSION_MODE}; {mode} is not carried",
-            code="TS540",
+            code=codes.FIELD_NOT_CARRIED,
         )
     shutdown = src.take(("spec", "shutdownAfterJobFinishes"))
     if shutdown is not True:
@@ -216,7 +225,7 @@ def _fixed(src: Source) -> None:
         src.warn(
             (*_CLUSTER, "rayVersion"),
             f"rayVersion {version} is not carried (KubeRay reads the version from the image)",
-            code="TS540",
+            code=codes.FIELD_NOT_CARRIED,
         )
 
 

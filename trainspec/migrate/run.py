@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from trainspec.compiler.engines import DEFAULT_ENGINE, ENGINE_NAMES, Engine
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity, format_path, has_errors
 from trainspec.k8s.wellknown import KUBEFLOW_V1_API_VERSION, MPI_API_VERSION, RAY_API_VERSION, TRAINER_API_VERSION
 from trainspec.migrate import mpijob, pytorchjob, rayjob, trainjob
@@ -96,7 +97,7 @@ def migrate(paths: Iterable[str | os.PathLike[str]], *, target: str = DEFAULT_EN
         ):
             result.diagnostics.append(
                 src.diagnostic(
-                    "TS542",
+                    codes.NOT_MIGRATED,
                     (),
                     f"{src.obj.describe()} is not migrated: a runtime is read with the TrainJobs that use it",
                     hint="give a TrainJob that refers to it too",
@@ -120,7 +121,7 @@ def _read(src: Source, runtimes: dict, diagnostics: list[Diagnostic]) -> Draft |
     if reader is None and key != (TRAINER_API_VERSION, trainjob.KIND):
         diagnostics.append(
             src.diagnostic(
-                "TS542",
+                codes.NOT_MIGRATED,
                 ("kind",),
                 f"{src.obj.describe() or src.obj.kind} ({src.obj.api_version}) is not migrated: "
                 "migrate reads PyTorchJob (kubeflow.org/v1), MPIJob (kubeflow.org/v2beta1), RayJob (ray.io/v1) and "
@@ -150,7 +151,7 @@ def engine_for(draft: Draft, target: str) -> Engine | None:
     if draft.needs_engine is not None and draft.engine is not DEFAULT_ENGINE:
         draft.source.diagnostics.append(
             draft.source.diagnostic(
-                "TS546",
+                codes.ENGINE_KEPT,
                 ("kind",),
                 f"the specs keep engine {draft.engine.value} (the runtime's spec.engine): Kubeflow "
                 f"Trainer cannot run this job as it is: {draft.needs_engine}",
@@ -197,12 +198,12 @@ def _validate(body: str, file: str, owners: list[tuple[Draft, str]]) -> list[Dia
     display = f"<migrated {file}>"
     specs, problems = load_string(body, display)
     if not has_errors(problems):
-        problems = [*problems, *run(specs, Options(project=None, stop=Stop.CHECK)).diagnostics]
+        problems = [*problems, *run(specs, Options(project=None, stop=Stop.VALIDATE)).diagnostics]
     starts = _document_lines(body)
     out: list[Diagnostic] = []
     seen: set[tuple] = set()
     for diag in problems:
-        if not diag.is_error or diag.code == "TS305":
+        if not diag.is_error or diag.code == codes.RUNTIME_NOT_FOUND:
             continue
         index = max((i for i, line in enumerate(starts) if line <= (diag.line or 1)), default=0)
         draft, kind = owners[min(index, len(owners) - 1)]
@@ -239,7 +240,7 @@ def _placed(diag: Diagnostic, draft: Draft, kind: str) -> Diagnostic:
         path, (draft.source, ("metadata", "name") if diag.path.startswith("metadata.name") else ())
     )
     placed = src.diagnostic(
-        "TS544",
+        codes.MIGRATED_INVALID,
         where,
         f"the migrated {kind} is not valid: {diag.message} ({diag.code} at {diag.path or 'the document'})",
         hint=diag.hint,
@@ -273,7 +274,7 @@ def _cross_file_duplicates(result: MigrateResult) -> None:
             if key in seen and seen[key] != migrated.source:
                 result.diagnostics.append(
                     Diagnostic(
-                        code="TS548",
+                        code=codes.MIGRATE_COLLISION,
                         severity=Severity.WARNING,
                         file=migrated.source,
                         line=1,

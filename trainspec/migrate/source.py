@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity, format_path
 from trainspec.kueue.located import Located
 
@@ -88,24 +89,27 @@ class Source:
             code, message, self.file, self.obj.mark(tuple(path)), path, severity=severity, hint=hint
         )
 
-    def warn(self, path: Path, message: str, *, hint: str | None = None, code: str = "TS541") -> None:
+    def warn(self, path: Path, message: str, *, hint: str | None = None, code: str = codes.FIELD_CHANGED) -> None:
         """A warning at ``path``; the field counts as handled (it was carried, or said to be dropped)."""
         self.use(path)
         self.diagnostics.append(self.diagnostic(code, path, message, hint=hint))
 
     def drop(self, path: Path, why: str, *, hint: str | None = None) -> None:
         """TS540: the field at ``path`` has no place in the specs."""
-        self.warn(path, f"{_leaf(path)} is not carried into the specs: {why}", hint=hint, code="TS540")
+        self.warn(path, f"{_leaf(path)} is not carried into the specs: {why}", hint=hint, code=codes.FIELD_NOT_CARRIED)
 
     def error(self, path: Path, message: str, *, hint: str | None = None) -> Diagnostic:
         """TS543: the manifest cannot be migrated (returned, for the reader to raise or collect)."""
-        return self.diagnostic("TS543", path, message, hint=hint, severity=Severity.ERROR)
+        return self.diagnostic(codes.CANNOT_MIGRATE, path, message, hint=hint, severity=Severity.ERROR)
 
     def leftovers(self) -> list[Diagnostic]:
         """TS540 for every field nothing carried: each subtree once, at its highest unused path."""
         return [
             self.diagnostic(
-                "TS540", path, f"{_leaf(path)} is not carried into the specs: trainspec has no field for it", hint=_HINT
+                codes.FIELD_NOT_CARRIED,
+                path,
+                f"{_leaf(path)} is not carried into the specs: trainspec has no field for it",
+                hint=_HINT,
             )
             for path in self._unused((), self.obj.data)
         ]

@@ -12,6 +12,7 @@ annotations and checkpoint claim of trainspec's ``runtimePatches`` entry go to t
 from __future__ import annotations
 
 from trainspec.compiler.engines import Engine
+from trainspec.dsl import codes
 from trainspec.dsl.models import Framework, Mpi
 from trainspec.k8s.wellknown import (
     ANCESTOR_LABEL,
@@ -61,7 +62,7 @@ def read(src: Source, runtimes: dict[tuple[str, str | None], Source]) -> Draft:
             ("spec", "runtimeRef", "name"),
             f"the runtime {runtime_name} is not among the inputs: the job refers "
             "to it by name (it must exist in the cluster, or be a Kubeflow Trainer runtime)",
-            code="TS547",
+            code=codes.RUNTIME_BY_NAME,
             hint="give its ClusterTrainingRuntime/TrainingRuntime manifest too, to migrate it as a Runtime",
         )
     else:
@@ -161,7 +162,7 @@ def _ml_policy(rt: Source, draft: Draft) -> None:
     if mpi.get("runLauncherAsNode") is False:
         draft.runtime.setdefault("mpi", {})["runLauncherAsNode"] = False
     if mpi.get("mpiImplementation") not in (None, EMITTED_IMPLEMENTATION):
-        rt.warn((*base, "mpi", "mpiImplementation"), "specs compile to OpenMPI", code="TS540")
+        rt.warn((*base, "mpi", "mpiImplementation"), "specs compile to OpenMPI", code=codes.FIELD_NOT_CARRIED)
 
 
 def _policies(rt: Source, draft: Draft) -> None:
@@ -200,7 +201,9 @@ def _trainer(src: Source, draft: Draft) -> None:
     if isinstance(procs, int) or (isinstance(procs, str) and procs.isdigit()):
         draft.set_job(("procsPerNode",), int(procs), (*_TRAINER, "numProcPerNode"))
     elif procs is not None:
-        src.warn((*_TRAINER, "numProcPerNode"), f"numProcPerNode {procs!r} is not a number", code="TS540")
+        src.warn(
+            (*_TRAINER, "numProcPerNode"), f"numProcPerNode {procs!r} is not a number", code=codes.FIELD_NOT_CARRIED
+        )
     if "resourcesPerNode" in trainer:
         read_resource_block(src, draft, (*_TRAINER, "resourcesPerNode"), job=True)
     for key in sorted(

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 
 HEADER = "# Migrated by trainspec migrate from {source} (sha256:{digest}). Review its warnings, then edit freely.\n"
@@ -108,7 +109,7 @@ def _atomic_write(target: Path, text: str) -> None:
 
 def _refused(path: str, why: str) -> Diagnostic:
     return Diagnostic(
-        code="TS545",
+        code=codes.MIGRATE_OUTPUT_IN_THE_WAY,
         message=f"{path} {why}: not overwritten",
         severity=Severity.ERROR,
         file=path,

@@ -15,6 +15,7 @@ from typing import Any
 
 from trainspec.compiler.pipeline import CompileResult
 from trainspec.compiler.plan import JobPlan
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic
 from trainspec.dsl.loaded import LoadedSpec
 from trainspec.dsl.models import Framework
@@ -95,7 +96,9 @@ def pick_plan(result: CompileResult, job: str | None) -> tuple[JobPlan | None, l
             else "the inputs hold no TrainingJob to run"
         )
     hint = "pick one with --job NAME" if plans else "give a spec file with a TrainingJob"
-    return None, [Diagnostic(code="TS703", message=message, file="<command line>", path="--job", hint=hint)]
+    return None, [
+        Diagnostic(code=codes.LOCAL_JOB_CHOICE, message=message, file="<command line>", path="--job", hint=hint)
+    ]
 
 
 def check_engine(plan: JobPlan) -> list[Diagnostic]:
@@ -106,7 +109,7 @@ def check_engine(plan: JobPlan) -> list[Diagnostic]:
     if not dialect_for(None, plan.engine).local_run:  # Trainer TrainJobs first (issue 12)
         return [
             loaded.diagnostic(
-                "TS700",
+                codes.LOCAL_UNSUPPORTED,
                 ("spec", "runtime"),
                 f"job {plan.resolved.name} runs on engine {plan.engine}; run --local runs Kubeflow Trainer TrainJobs "
                 "only so far (the Ray and Training Operator engines are not supported locally yet)",

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import BinaryIO, TextIO
 
 from trainspec.compiler.pipeline import CompileResult
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.dsl.models import Framework
 from trainspec.dsl.wellknown import CHECKPOINT_DIR_ENV, DATA_DIR_ENV, NUM_SHARDS_ENV, RUN_ID_ENV, STORAGE_URI_ENV
@@ -78,7 +79,7 @@ def prepare(result: CompileResult, options: RunOptions) -> tuple[Prepared | None
     if not job.argv:
         return None, [
             job.loaded.diagnostic(
-                "TS706",
+                codes.LOCAL_COMMAND,
                 ("spec", "command"),
                 f"job {job.name} sets no command (in a cluster the image's entrypoint "
                 "would run; locally there is no image)",
@@ -100,7 +101,7 @@ def prepare(result: CompileResult, options: RunOptions) -> tuple[Prepared | None
     if job.stage is not None and options.data_source is None and job.stage.storage_uri.startswith("pvc://"):
         problems.append(
             job.loaded.diagnostic(
-                "TS704",
+                codes.LOCAL_DATA_SOURCE,
                 ("spec", "data", "source"),
                 f"data source {job.stage.storage_uri} is a PersistentVolumeClaim of the cluster; this machine cannot "
                 "read it",
@@ -139,7 +140,7 @@ def _missing_program(program: str, environ: Mapping[str, str]) -> Callable[[Loca
     if found:
         return None
     return lambda job: job.loaded.diagnostic(
-        "TS706",
+        codes.LOCAL_COMMAND,
         ("spec", "command"),
         f"{program!r} (the job's command) is not found on this machine's PATH: in the cluster it comes with the image",
         hint=f"install {program} locally (or activate the environment that has it) and run again",
@@ -151,7 +152,7 @@ def _gpu_slices(job: LocalJob, devices: list[str], nodes: int, problems: list[Di
     if per_node > 0 and not devices:
         problems.append(
             job.loaded.diagnostic(
-                "TS705",
+                codes.LOCAL_GPUS,
                 ("spec", "resourcesPerNode"),
                 f"the job asks for {per_node} GPU(s) per node and this machine has none: the nodes run without GPUs",
                 severity=Severity.WARNING,
@@ -163,7 +164,7 @@ def _gpu_slices(job: LocalJob, devices: list[str], nodes: int, problems: list[Di
     if visible is None:
         problems.append(
             job.loaded.diagnostic(
-                "TS705",
+                codes.LOCAL_GPUS,
                 ("spec", "resourcesPerNode"),
                 f"{nodes} node(s) x {per_node} GPU(s) need {nodes * per_node} GPUs; this machine has {len(devices)} "
                 f"({','.join(devices)})",

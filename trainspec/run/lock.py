@@ -23,6 +23,7 @@ import socket
 import time
 from pathlib import Path
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic
 
 PREFIX = ".trainspec-run-"
@@ -164,7 +165,7 @@ def _in_use(root: Path, run_id: str, pid: int | None, host: str) -> Diagnostic:
     where = f" on {host}" if host and host != socket.gethostname() else ""
     who = f"pid {pid}{where}" if pid is not None else "pid unknown"
     return Diagnostic(
-        code="TS707",
+        code=codes.LOCAL_WORK_DIR,
         message=f"work directory {root} is in use by another `trainspec run --local` of run {run_id} ({who}): "
         "two runs of one id would write the same checkpoints",
         file="<command line>",
@@ -175,7 +176,7 @@ def _in_use(root: Path, run_id: str, pid: int | None, host: str) -> Diagnostic:
 
 def _unusable(root: Path, problem: str) -> Diagnostic:
     return Diagnostic(
-        code="TS707",
+        code=codes.LOCAL_WORK_DIR,
         message=f"cannot use work directory {root}: {problem}",
         file="<command line>",
         path="--workdir",

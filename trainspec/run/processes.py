@@ -32,6 +32,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from trainspec.dsl.errors import TrainspecError
+
 if TYPE_CHECKING:
     from types import FrameType
 
@@ -72,7 +74,7 @@ class Outcome:
     codes: dict[str, int] = field(default_factory=dict)
 
 
-class StartError(Exception):
+class StartError(TrainspecError):
     """A member's program could not be started (not found, not executable)."""
 
     def __init__(self, member: Member, error: OSError) -> None:

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic
 from trainspec.dsl.loaded import LoadedSpec
 from trainspec.dsl.wellknown import ENV_NAME_PATTERN
@@ -60,7 +61,7 @@ def read_env_file(path: str) -> tuple[dict[str, str], list[Diagnostic]]:
 
 def _file_problem(path: str, line: int | None, message: str) -> Diagnostic:
     return Diagnostic(
-        code="TS702",
+        code=codes.ENV_FILE,
         message=message,
         file=path,
         line=line,
@@ -93,7 +94,7 @@ def resolve_secrets(
             where = f"--env-file {env_file} nor the local environment" if env_file else "the local environment"
             problems.append(
                 loaded.diagnostic(
-                    "TS701",
+                    codes.LOCAL_SECRET_MISSING,
                     ("spec", "secretEnv", entry.name),
                     f"{entry.name} comes from key {key!r} of Secret {secret!r} in the cluster; locally its value is in "
                     f"neither {where}",

@@ -18,6 +18,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic
 from trainspec.k8s.wellknown import CHECKPOINT_VOLUME, SHARD_VOLUME
 
@@ -65,7 +66,7 @@ def prepare(root: Path) -> tuple[WorkDir | None, list[Diagnostic]]:
     except OSError as exc:
         return None, [
             Diagnostic(
-                code="TS707",
+                code=codes.LOCAL_WORK_DIR,
                 message=f"cannot use work directory {root}: {exc}",
                 file="<command line>",
                 path="--workdir",

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from trainspec.dsl.errors import TrainspecError
 
-class StageError(Exception):
+
+class StageError(TrainspecError):
     """A problem with the input or the output of the stage: printed as one line, exit code 1."""
 
     exit_code = 1
@@ -15,7 +17,7 @@ class UsageError(StageError):
     exit_code = 2
 
 
-class ManifestError(RuntimeError):
+class ManifestError(RuntimeError, TrainspecError):
     """The shard manifest is missing, unreadable or not a trainspec manifest."""
 
 
@@ -23,11 +25,11 @@ class SourceChangedError(ManifestError):
     """A file the manifest refers to changed since the stage wrote it (size, mtime, ETag or checksum)."""
 
 
-class ShardAssignmentError(RuntimeError):
+class ShardAssignmentError(RuntimeError, TrainspecError):
     """This process cannot be matched to a shard (world size and shard count disagree, etc.)."""
 
 
-class CheckpointError(RuntimeError):
+class CheckpointError(RuntimeError, TrainspecError):
     """The checkpoint directory is not configured or a checkpoint cannot be written."""
 
 

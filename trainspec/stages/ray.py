@@ -25,6 +25,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from trainspec.dsl.errors import TrainspecError
 from trainspec.k8s.wellknown import (
     CHECKPOINT_DIR_ENV,
     CPUS_PER_NODE_ENV,
@@ -38,7 +39,7 @@ from trainspec.k8s.wellknown import (
 __all__ = ["RayConfigError", "failure_config", "scaling_config", "storage_path"]
 
 
-class RayConfigError(ValueError):
+class RayConfigError(ValueError, TrainspecError):
     """The pod's environment lacks (or has a malformed) variable of the ray target's contract."""
 
 

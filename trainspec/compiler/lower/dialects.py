@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from trainspec.compiler.engines import DIALECT_MODULES, Engine, engine_named
 from trainspec.compiler.provenance import FieldSources, SpecRef
+from trainspec.dsl.errors import TrainspecError
 from trainspec.dsl.record import TupleRecord
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ class Lowered(TupleRecord):
     sources: FieldSources
 
 
-class LoweringError(Exception):
+class LoweringError(TrainspecError):
     """A spec feature the target cannot express: carries the located diagnostic."""
 
     def __init__(self, diagnostic: Diagnostic) -> None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from trainspec.dsl import codes
+
 if TYPE_CHECKING:
     from trainspec.compiler.plan import JobPlan
     from trainspec.dsl.diagnostics import Diagnostic
@@ -40,7 +42,7 @@ def observability_problems(plan: JobPlan) -> Iterator[Diagnostic]:
         else:
             path = ("spec", "runtime")
         yield job.diagnostic(
-            "TS435",
+            codes.PODMONITOR_NO_PORT,
             path,
             f"a PodMonitor needs the port rank 0 serves metrics on, and runtime {runtime.name} "
             "declares none (spec.observability.metricsPort)",
@@ -51,7 +53,7 @@ def observability_problems(plan: JobPlan) -> Iterator[Diagnostic]:
     for key in OBSERVABILITY_LABELS:
         if key in resolved.job.spec.pod_labels:
             yield job.diagnostic(
-                "TS436",
+                codes.POD_LABEL_OVERRIDDEN,
                 ("spec", "podLabels", key),
                 f"{key} is set by trainspec on every trainer pod; "
                 f"this value is replaced by {pod_labels(plan).get(key)!r}",

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from trainspec.compiler.outtree.plan import Entry
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic
 
 _DENIED = (errno.EACCES, errno.EPERM)
@@ -51,7 +52,7 @@ def unremovable_diagnostic(output: str, rel: str, uid: int) -> Diagnostic:
     """TS407 for a directory :func:`unremovable` found."""
     shown = _shown(output, rel)
     return Diagnostic(
-        code="TS407",
+        code=codes.OUTPUT_UNWRITABLE,
         file=shown,
         message=f"{shown} is not writable for you and belongs to another user (uid {uid}): trainspec replaces "
         f"{output} as a whole and could not remove the previous copy of what it holds; nothing was written",
@@ -67,7 +68,7 @@ def failure(output: str, root: Path, exc: OSError) -> Diagnostic:
     shown = _inside(output, root, exc.filename)
     if shown is not None:
         return Diagnostic(
-            code="TS407",
+            code=codes.OUTPUT_UNWRITABLE,
             file=shown,
             message=f"{output} cannot be written: {shown}: {reason}",
             hint=_way_out(output, shown) if exc.errno in _DENIED else "the previous tree was left as it was",
@@ -78,7 +79,7 @@ def failure(output: str, root: Path, exc: OSError) -> Diagnostic:
     # it is not writable: never for a path inside the tree, nor for a full disk.
     blame = exc.errno in _DENIED and (_is_sibling(where, root) or not os.access(parent, os.W_OK | os.X_OK))
     return Diagnostic(
-        code="TS407",
+        code=codes.OUTPUT_UNWRITABLE,
         file=output,
         message=f"{output} cannot be written: {where}: {reason}",
         hint="trainspec builds the new tree beside the directory and swaps it in, so it needs write access to the "

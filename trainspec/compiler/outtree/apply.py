@@ -16,6 +16,7 @@ from trainspec.compiler.outtree import access, swap
 from trainspec.compiler.outtree.marker import MARKER, Marker, read_marker
 from trainspec.compiler.outtree.plan import MAX_ENTRIES, TreePlan, TreeTooLarge, plan_tree
 from trainspec.compiler.outtree.safety import unsafe_output
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity, has_errors
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
@@ -217,7 +218,7 @@ def _foreign(plan: TreePlan, marker: Marker | None, where: _Where) -> Diagnostic
     more = f" and {len(top) - _NAMED} more" if len(top) > _NAMED else ""
     count = f"{len(top)} entr{'ies' if len(top) != 1 else 'y'}"
     return Diagnostic(
-        code="TS417",
+        code=codes.FOREIGN_OUTPUT_DIR,
         file=where.output,
         message=f"{where.output} holds {count} trainspec did not write ({', '.join(names)}{more}) and none "
         "that it did: refusing to write its files beside them",
@@ -230,7 +231,7 @@ def _problems(plan: TreePlan, where: _Where, *, force: bool, allow_volume_remova
     """The plan's refusals: files in the way (TS407), hand edits (TS411), vanishing claims (TS410)."""
     found = [
         Diagnostic(
-            code="TS407",
+            code=codes.OUTPUT_UNWRITABLE,
             file=where.file(rel),
             line=1,
             column=1,
@@ -242,7 +243,7 @@ def _problems(plan: TreePlan, where: _Where, *, force: bool, allow_volume_remova
     if not force:
         found.extend(
             Diagnostic(
-                code="TS411",
+                code=codes.HAND_EDITED,
                 file=where.file(rel),
                 line=1,
                 column=1,
@@ -265,7 +266,7 @@ def _problems(plan: TreePlan, where: _Where, *, force: bool, allow_volume_remova
             )
             found.append(
                 Diagnostic(
-                    code="TS410",
+                    code=codes.PVC_REMOVAL,
                     file=where.file(lost.file),
                     line=lost.claim.line,
                     column=lost.claim.column,
@@ -280,7 +281,7 @@ def _problems(plan: TreePlan, where: _Where, *, force: bool, allow_volume_remova
 
 def _leftover(where: _Where, note: str) -> Diagnostic:
     return Diagnostic(
-        code="TS413",
+        code=codes.INTERRUPTED_COMPILE,
         severity=Severity.WARNING,
         file=where.output,
         message=note,
@@ -292,7 +293,8 @@ def _leftover(where: _Where, note: str) -> Diagnostic:
 
 def _cannot(where: _Where, why: str, *, hint: str | None = None) -> OutputReport:
     return OutputReport(
-        EXIT_INVALID, [Diagnostic(code="TS407", file=where.output, message=f"{where.output} {why}", hint=hint)]
+        EXIT_INVALID,
+        [Diagnostic(code=codes.OUTPUT_UNWRITABLE, file=where.output, message=f"{where.output} {why}", hint=hint)],
     )
 
 

@@ -15,8 +15,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from trainspec.dsl.errors import TrainspecError
 
-class GitError(Exception):
+
+class GitError(TrainspecError):
     """git is missing, the directory is not a repository, the ref is unknown, or a path is outside."""
 
 

@@ -27,7 +27,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic
+from trainspec.dsl.safe_read import FileTooLarge, read_file
 
 MARKER = ".trainspec-managed.json"
 GENERATOR = "trainspec"
@@ -134,9 +136,10 @@ def read_marker(root: Path, display: str) -> tuple[Marker | None, list[Diagnosti
         return None, [_problem(display, "is not a regular file (a symbolic link or a directory)")]
     if st.st_size > MAX_MARKER_BYTES:
         return None, [_problem(display, f"is larger than {MAX_MARKER_BYTES} bytes")]
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as handle:
-        raw = handle.read(MAX_MARKER_BYTES + 1)
+    try:
+        raw = read_file(path, MAX_MARKER_BYTES, follow_symlinks=False)
+    except FileTooLarge:  # it grew since the lstat
+        return None, [_problem(display, f"is larger than {MAX_MARKER_BYTES} bytes")]
     try:
         text = raw.decode("utf-8")
         data = json.loads(text)
@@ -205,7 +208,7 @@ def _problem(
     if text is not None and needle is not None and line is None:
         line, column = _position(text, needle)
     return Diagnostic(
-        code="TS409",
+        code=codes.MARKER_MALFORMED,
         file=display,
         line=line or 1,
         column=column or 1,

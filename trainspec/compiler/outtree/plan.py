@@ -18,12 +18,14 @@ from pathlib import Path
 
 from trainspec.compiler.outtree.claims import Claim, claims_in, header_sources
 from trainspec.compiler.outtree.marker import MARKER, Marker, entry_problem, ownership, sha256
+from trainspec.dsl.errors import TrainspecError
+from trainspec.dsl.safe_read import read_file
 
 #: An output directory holds a few hundred files; far more means ``-o`` names something else.
 MAX_ENTRIES = 100_000
 
 
-class TreeTooLarge(Exception):
+class TreeTooLarge(TrainspecError):
     """The directory holds more than :data:`MAX_ENTRIES` entries."""
 
 
@@ -113,13 +115,6 @@ def scan(root: Path) -> dict[str, Entry]:
     return out
 
 
-def read_file(path: Path) -> bytes:
-    """A regular file's bytes, refusing to follow a symlink put there since the scan."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as handle:
-        return handle.read()
-
-
 def plan_tree(
     root: Path, files: Mapping[str, str], marker: Marker | None, *, expected_mode: int | None = None
 ) -> TreePlan:
@@ -151,7 +146,7 @@ def plan_tree(
         if entry.kind != "file":
             plan.conflicts.append((rel, f"a {_KIND_NAMES[entry.kind]} is in the way"))
             continue
-        current = read_file(root / rel)
+        current = read_file(root / rel, follow_symlinks=False)
         if current == data:
             plan.unchanged.append(rel)
             if expected_mode is not None and entry.mode != expected_mode:
@@ -170,7 +165,7 @@ def plan_tree(
             continue  # produced, not a file, or below something of the user's
         if rel not in legacy and (entry_problem(rel) is not None or entry.size < len(_MIN_SEALED)):
             continue  # not a name trainspec writes: the user's
-        current = read_file(root / rel)
+        current = read_file(root / rel, follow_symlinks=False)
         state = _state(rel, current, legacy)
         if state is None:
             continue  # the user's file at a name trainspec could write: kept

@@ -12,6 +12,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic
 
 _HINT = "compile into a directory of its own, for example -o deploy/"
@@ -69,7 +70,7 @@ def _overlap(real: str, other: str, label: str) -> str | None:
 
 def _refuse(output: str, why: str) -> Diagnostic:
     return Diagnostic(
-        code="TS412",
+        code=codes.UNSAFE_OUTPUT_DIR,
         file="<command line>",
         line=None,
         column=None,

@@ -37,6 +37,7 @@ from typing import Any
 
 from trainspec.compiler.outtree.access import failed_at, remove_generation
 from trainspec.compiler.outtree.plan import Entry, TreePlan
+from trainspec.dsl.errors import TrainspecError
 
 BUILD, OLD = "build", "old"
 #: What a note of :func:`recover` says of a generation it cannot remove.
@@ -49,11 +50,11 @@ _UNSUPPORTED = {errno.ENOSYS, errno.EINVAL, getattr(errno, "ENOTSUP", -1), getat
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
-class Busy(Exception):
+class Busy(TrainspecError):
     """Another trainspec compile holds the lock of this output directory's parent."""
 
 
-class Unrecoverable(Exception):
+class Unrecoverable(TrainspecError):
     """The output directory is missing and more than one old generation is left: which one is it?"""
 
 

@@ -18,6 +18,7 @@ from trainspec.compiler.parallelism.recommend import Plan, rank
 from trainspec.compiler.plan import JobPlan
 from trainspec.compiler.resolve import related_at
 from trainspec.compiler.sizing import human_bytes
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 
 PAR = ("spec", "parallelism")
@@ -44,7 +45,7 @@ def _check(plan: JobPlan) -> Iterator[Diagnostic]:
     yield from structural
     if cluster.gpu_memory is None:
         yield loaded.diagnostic(
-            "TS428",
+            codes.NO_GPU_MEMORY,
             ("spec", "model") if spec.model is not None else PAR,
             f"runtime {resolved.runtime.name} does not say how much memory a GPU has: the planner cannot tell "
             "whether any layout fits",
@@ -68,14 +69,14 @@ def _parameters(plan: JobPlan) -> Iterator[Diagnostic]:
         return  # a pin without a model: only its degrees can be checked
     if model.parameters is None and ckpt is None:
         yield loaded.diagnostic(
-            "TS420",
+            codes.MODEL_PARAMS,
             ("spec", "model"),
             "spec.model gives no parameter count, and there is no checkpoint.model to take it from",
             hint="add parameters: 70B (or whatever the model has) to spec.model",
         )
     elif model.parameters is not None and ckpt is not None and model.parameters.count != ckpt.parameters.count:
         yield loaded.diagnostic(
-            "TS420",
+            codes.MODEL_PARAMS,
             ("spec", "model", "parameters"),
             f"the model has {model.parameters} parameters here but {ckpt.parameters} in checkpoint.model",
             hint="write the count once (spec.model takes it from checkpoint.model when left out)",
@@ -99,7 +100,7 @@ def _structural(plan: JobPlan, cluster: Cluster, shape: Shape | None) -> Iterato
         for what, heads in (("attention heads", shape.heads), ("KV heads", shape.kv_heads)):
             if heads % par.tp:
                 yield loaded.diagnostic(
-                    "TS421",
+                    codes.TP_HEADS,
                     (*PAR, "tp"),
                     f"tp {par.tp} does not divide the model's {heads} {what}: each "
                     "tensor-parallel rank must hold whole heads",
@@ -109,7 +110,7 @@ def _structural(plan: JobPlan, cluster: Cluster, shape: Shape | None) -> Iterato
                 break
     if par.pp is not None and shape is not None and shape.layers % par.pp:
         yield loaded.diagnostic(
-            "TS422",
+            codes.PP_LAYERS,
             (*PAR, "pp"),
             f"pp {par.pp} does not divide the model's {shape.layers} layers into equal pipeline stages",
             hint=f"use a pp that divides {shape.layers}",
@@ -118,7 +119,7 @@ def _structural(plan: JobPlan, cluster: Cluster, shape: Shape | None) -> Iterato
     yield from _world(plan, cluster)
     if par.tp is not None and (par.tp > cluster.gpus_per_node or cluster.gpus_per_node % par.tp):
         yield loaded.diagnostic(
-            "TS424",
+            codes.TP_CROSSES_NODES,
             (*PAR, "tp"),
             f"tp {par.tp} does not fit inside a node of {cluster.gpus_per_node} GPUs: the "
             "all-reduces tensor parallelism makes in every layer would cross the network instead of NVLink",
@@ -140,7 +141,7 @@ def _structural(plan: JobPlan, cluster: Cluster, shape: Shape | None) -> Iterato
             f"ZeRO-2 would reduce-scatter every micro-batch (stages {allowed} can)"
         )
         yield loaded.diagnostic(
-            "TS426",
+            codes.ZERO_STAGE,
             (*PAR, field),
             message,
             hint="pick a stage the framework runs, or change pp (docs/parallelism.md lists each framework's stages)",
@@ -165,7 +166,7 @@ def _world(plan: JobPlan, cluster: Cluster) -> Iterator[Diagnostic]:
         shown = " x ".join(f"{name} {value}" for name, value in degrees.items())
         verb = "is not" if complete else "does not divide"
         yield resolved.loaded.diagnostic(
-            "TS423",
+            codes.LAYOUT_WORLD_SIZE,
             (*PAR, next(iter(degrees))),
             f"{shown} = {product} {verb} the world size {world} ({resolved.nodes.value} nodes x "
             f"{cluster.gpus_per_node} GPUs)",
@@ -187,7 +188,7 @@ def _fit(plan: JobPlan, result: Plan) -> Iterator[Diagnostic]:
         need = chosen.memory.state if state_too_big else chosen.memory.total
         what = "its model state alone (weights, gradients, optimizer) needs" if state_too_big else "it needs about"
         yield loaded.diagnostic(
-            "TS425",
+            codes.LAYOUT_MEMORY,
             PAR,
             f"the pinned layout {chosen.layout.describe()} does not fit: {what} "
             f"{human_bytes(need)} per GPU, {'more than the' if state_too_big else 'over 90% of the'} "
@@ -199,7 +200,7 @@ def _fit(plan: JobPlan, result: Plan) -> Iterator[Diagnostic]:
         least = min(result.layouts, key=lambda s: s.memory.total)
         pinned = "" if result.inputs.pin.empty else " that agrees with spec.parallelism"
         yield loaded.diagnostic(
-            "TS427",
+            codes.NO_LAYOUT_FITS,
             ("spec", "model") if plan.resolved.job.spec.model is not None else PAR,
             f"no layout of {result.inputs.cluster.world} GPUs{pinned} fits {human_bytes(usable)} per GPU: the "
             f"least memory is {human_bytes(least.memory.total)} ({least.layout.describe()})",

@@ -19,6 +19,7 @@ class Stop(str, enum.Enum):
     stays an alias, so ``Stop.CHECK is Stop.VALIDATE``.
     """
 
+    LOAD = "load"  # the specs as read, nothing checked across them (the library's ``load()``)
     VALIDATE = "rules"  # every diagnostic, no objects (validate)
     CHECK = "rules"  # noqa: PIE796 - an alias of VALIDATE, kept for callers of the older name
     LOWER = "lower"  # typed Kubernetes objects (explain, diff, check, kfp, the library)

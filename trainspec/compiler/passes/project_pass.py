@@ -5,6 +5,7 @@ from __future__ import annotations
 from trainspec.compiler.passes.options import Options
 from trainspec.compiler.passes.products import Loaded, Projected
 from trainspec.compiler.resolve import DEFAULT_NAMESPACE, related_at
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic
 from trainspec.dsl.loaded import LoadedSpec
 from trainspec.dsl.models import Runtime, Scope, TrainingJob
@@ -20,7 +21,7 @@ def project(loaded: Loaded, options: Options) -> Projected:
     projects = [s for s in loaded.specs if isinstance(s.spec, Project)]
     found.extend(
         extra.diagnostic(
-            "TS306",
+            codes.DUPLICATE_OBJECT,
             (),
             "a second Project: settings come from one project file only",
             related=(related_at(projects[0], (), "the project file in use"),),
@@ -63,7 +64,7 @@ def _duplicates(runtimes: tuple[LoadedSpec, ...], jobs: list[LoadedSpec]) -> lis
                 continue
             problems.append(
                 loaded.diagnostic(
-                    "TS306",
+                    codes.DUPLICATE_OBJECT,
                     ("metadata", "name"),
                     f"{key[0]} {key[2]!r}{' in namespace ' + key[1] if key[1] else ''} is defined twice",
                     hint="rename one of them",

@@ -19,6 +19,7 @@ kubeconfig, network, TLS), ``missing`` (404s), ``refusals`` (the other answers).
 
 from __future__ import annotations
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic
 from trainspec.kube.errors.connection import kubeconfig_diagnostic, transport
 from trainspec.kube.errors.missing import get_or_none, namespace_diagnostic, not_found, not_served, served
@@ -68,7 +69,7 @@ def classify(exc: BaseException, ctx: Context) -> Diagnostic | None:
     details = body.get("details") or {}
     if status < 300 or (is_html(exc) and status not in (429,) and status < 500):
         return diag(
-            "TS724",
+            codes.NOT_AN_API_SERVER,
             ctx,
             f"the server at {ctx.server or 'the configured URL'} did not answer like a Kubernetes API server "
             f"to {ctx.what} (HTTP {status}: {repr(message) if message else 'an empty answer'})",
@@ -88,7 +89,7 @@ def classify(exc: BaseException, ctx: Context) -> Diagnostic | None:
         if "being deleted" in message:
             name = details.get("name") or (target.name if target else "")
             return diag(
-                "TS722",
+                codes.BEING_DELETED,
                 ctx,
                 f"cannot {ctx.what}: {message}",
                 wait_hint(name, target.namespace if target else ""),

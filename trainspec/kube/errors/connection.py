@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic
 
 CONFIG_HINT = (
@@ -46,7 +47,7 @@ def transport(exc: BaseException, server: str, what: str, attempts: int, seconds
         if "WRONG_VERSION_NUMBER" in text:
             detail = "the server does not speak TLS on that port (an http:// server behind an https:// URL?)"
         return (
-            "TS718",
+            codes.TLS_FAILED,
             f"TLS with {server} failed to {what}: {(detail or text.split(chr(10))[-1]).strip()}",
             (
                 "the kubeconfig's cluster entry must name the CA that signed the API server's certificate "
@@ -66,7 +67,7 @@ def transport(exc: BaseException, server: str, what: str, attempts: int, seconds
     else:
         detail = (text.strip().splitlines() or ["network error"])[-1]
     return (
-        "TS711",
+        codes.CLUSTER_UNREACHABLE,
         f"cannot reach {server} to {what}: {detail}{tries}",
         (
             "check the context and your network: kubectl cluster-info (with the same --context) tells "
@@ -103,4 +104,4 @@ def kubeconfig_diagnostic(exc: BaseException, files: list[str], context: str | N
         message = f"cannot use the pod's service account (in-cluster configuration): {text}"
     else:
         message = f"cannot configure the Kubernetes client from {shown}: {text}"
-    return Diagnostic("TS711", message, file=file, line=line, column=column, hint=CONFIG_HINT)
+    return Diagnostic(codes.CLUSTER_UNREACHABLE, message, file=file, line=line, column=column, hint=CONFIG_HINT)

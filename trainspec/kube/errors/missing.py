@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic
 from trainspec.k8s import wellknown as W
 from trainspec.kube.errors.model import Context, Target, diag, status_of, target_of
@@ -40,13 +41,13 @@ def namespace_diagnostic(namespace: str, ctx: Context, *, terminating: bool = Fa
     """TS720: the namespace does not exist (or is being deleted)."""
     if terminating:
         return diag(
-            "TS720",
+            codes.NO_NAMESPACE,
             ctx,
             f"cannot {ctx.what}: namespace {namespace} is being deleted, nothing new can be created in it",
             f"wait until it is gone (kubectl get namespace {namespace} -w) and create it again, or use another",
         )
     return diag(
-        "TS720",
+        codes.NO_NAMESPACE,
         ctx,
         f"namespace {namespace} does not exist in the cluster{f' (to {ctx.what})' if ctx.what else ''}",
         f"kubectl get namespaces lists them; create it (kubectl create namespace {namespace}) or pick an "
@@ -61,7 +62,7 @@ def not_found(body: dict, details: dict, target: Target | None, ctx: Context) ->
     if target is not None and target.name and object_missing(body, details, target, ctx.probe):
         where = f" in namespace {target.namespace}" if target.namespace else ""
         return diag(
-            "TS716",
+            codes.NO_SUCH_CLUSTER_JOB,
             ctx,
             f"no {target.kind} {target.name!r}{where}",
             f"trainspec list -n {target.namespace} shows the TrainJobs there; -n picks the namespace"
@@ -111,7 +112,7 @@ def not_served(target: Target | None, ctx: Context, *, version: str | None = Non
     """
     if target is None:
         return diag(
-            "TS721",
+            codes.KIND_NOT_SERVED,
             ctx,
             f"cannot {ctx.what}: the API server does not serve that resource (HTTP 404)",
             "kubectl api-resources lists what the cluster serves; install the CRD that defines it",
@@ -137,7 +138,7 @@ def not_served(target: Target | None, ctx: Context, *, version: str | None = Non
     if target.group:
         hint += f"; kubectl api-resources --api-group={target.group} shows what the cluster serves"
     return diag(
-        "TS721",
+        codes.KIND_NOT_SERVED,
         ctx,
         f"cannot {ctx.what}: the cluster does not serve {target.kind} ({target.api_version}): {detail}",
         hint,

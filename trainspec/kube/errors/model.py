@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainspec.dsl.diagnostics import Diagnostic
+from trainspec.dsl.errors import TrainspecError
 
 
-class GaveUp(Exception):
+class GaveUp(TrainspecError):
     """A call retried until the policy gave up: the last error, the attempts and the seconds spent."""
 
     def __init__(self, last: BaseException, attempts: int, seconds: float) -> None:

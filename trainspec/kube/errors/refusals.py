@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Related
 from trainspec.kube.errors.missing import namespace_diagnostic
 from trainspec.kube.errors.model import Context, Target, diag
@@ -33,7 +34,7 @@ def unauthorized(ctx: Context) -> Diagnostic:
     else:
         whose = f"the credentials of context {ctx.context}" if ctx.context else "the credentials"
     return diag(
-        "TS719",
+        codes.UNAUTHORIZED,
         ctx,
         f"the cluster rejected {whose} (HTTP 401 Unauthorized) to {ctx.what}: credentials missing, expired or invalid",
         f"{how}; kubectl auth whoami checks them (this is authentication, not RBAC)",
@@ -66,7 +67,7 @@ def forbidden(message: str, target: Target | None, ctx: Context) -> Diagnostic:
     role = "role" if ns else "clusterrole"
     rule = f'{{apiGroups: ["{group}"], resources: ["{res}"], verbs: ["{verb}"]}}'
     return diag(
-        "TS717",
+        codes.RBAC_DENIED,
         ctx,
         f'not allowed to {ctx.what}: user "{user}" may not {verb} {res if not group else f"{res} in API group {group}"}'
         + (f" in namespace {ns}" if ns else " at the cluster scope")
@@ -93,7 +94,7 @@ def conflict(causes: list[dict], message: str, target: Target | None, ctx: Conte
     place = _spec_place(field, ctx.sources)
     where = {"file": place.file, "line": place.line, "column": place.column} if place is not None else {}
     return diag(
-        "TS714",
+        codes.API_REFUSED,
         ctx,
         f"cannot {ctx.what}: server-side apply conflict: {owners}, with another value ({message})"
         + (f" [{field} from {place.path}]" if place is not None and place.path else ""),
@@ -135,7 +136,7 @@ def gave_up(exc: BaseException, status: int, message: str, ctx: Context, attempt
                 "unreachable (kubectl get pods of that controller; kubectl get validatingwebhookconfigurations,"
                 "mutatingwebhookconfigurations); retry once it runs"
             )
-    return diag("TS723", ctx, f"{text}; {tries} answer: {message or '(empty)'}", hint)
+    return diag(codes.SERVER_GAVE_UP, ctx, f"{text}; {tries} answer: {message or '(empty)'}", hint)
 
 
 def refused(status: int, message: str, causes: list[dict], ctx: Context, *, hint: str = "") -> Diagnostic:
@@ -143,7 +144,7 @@ def refused(status: int, message: str, causes: list[dict], ctx: Context, *, hint
     (with ``ctx.sources``), else named as the manifest's field."""
     fields = [f for f in ([_field_of(c) for c in causes] or [rejected_path(message)]) if f]
     if any(f in ("metadata.deletionTimestamp", "metadata.finalizers") for f in fields) and "delet" in message:
-        return diag("TS722", ctx, f"cannot {ctx.what}: {message}", wait_hint("", ""))
+        return diag(codes.BEING_DELETED, ctx, f"cannot {ctx.what}: {message}", wait_hint("", ""))
     placed = [(f, _spec_place(f, ctx.sources)) for f in fields]
     where: dict[str, Any] = {}
     path = fields[0] if fields else ""
@@ -160,7 +161,9 @@ def refused(status: int, message: str, causes: list[dict], ctx: Context, *, hint
         if p is not None
     )
     head = f"the API server refused to {ctx.what}" if status != 409 else f"cannot {ctx.what}"
-    return diag("TS714", ctx, f"{head}: {message}{note}", hint or REFUSED_HINT, path=path, related=related, **where)
+    return diag(
+        codes.API_REFUSED, ctx, f"{head}: {message}{note}", hint or REFUSED_HINT, path=path, related=related, **where
+    )
 
 
 def _field_of(cause: dict) -> str:
@@ -227,7 +230,7 @@ def deleting_diagnostic(
     name, ns = str(meta.get("name") or ""), str(meta.get("namespace") or "")
     finalizers = ", ".join(meta.get("finalizers") or [])
     return Diagnostic(
-        "TS722",
+        codes.BEING_DELETED,
         f"{obj.get('kind') or 'the object'} {'/'.join(filter(None, (ns, name)))} is being deleted "
         f"(since {meta.get('deletionTimestamp')}{f'; finalizers: {finalizers}' if finalizers else ''}): "
         "the apply reached an object that is about to be gone, so it will not run",

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from trainspec.compiler.lower.ray.ray_job import entrypoint, rayjob
 from trainspec.compiler.plan import CheckpointKind, JobPlan
 from trainspec.compiler.resolve import related_at
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.dsl.models import AccessMode, Framework, Gang
 from trainspec.k8s.wellknown import (
@@ -53,11 +54,15 @@ def max_podsets(kueue: Version) -> int:
 def job_problems(plan: JobPlan, target: Target) -> list[Diagnostic]:
     """Every ray-target finding for one planned job, located at the spec lines to change."""
     out = [*_unexpressible(plan), *_contract_env(plan), *_checkpoint(plan)]
-    if target.kueue is not None and plan.resolved.job.spec.queue and not any(d.code == "TS521" for d in out):
+    if (
+        target.kueue is not None
+        and plan.resolved.job.spec.queue
+        and not any(d.code == codes.TARGET_UNSUPPORTED for d in out)
+    ):
         for path, message in kueue_problems(rayjob(plan), target.kueue):
             out.append(
                 plan.resolved.loaded.diagnostic(
-                    "TS530",
+                    codes.KUEUE_RAYJOB_RULE,
                     ("spec", "queue"),
                     f"Kueue would reject the RayJob: {path}: {message}",
                     hint="this is a trainspec bug if the spec did not ask for it; please report it",
@@ -71,10 +76,10 @@ def _runtime_diag(plan: JobPlan, path: tuple, message: str, hint: str) -> Diagno
     entry = plan.resolved.runtime
     if entry.builtin or entry.external:
         return plan.resolved.loaded.diagnostic(
-            "TS521", ("spec", "runtime"), f"runtime {entry.name}: {message}", hint=hint
+            codes.TARGET_UNSUPPORTED, ("spec", "runtime"), f"runtime {entry.name}: {message}", hint=hint
         )
     related = (related_at(plan.resolved.loaded, ("spec", "runtime"), f"job {plan.resolved.name} uses it"),)
-    return entry.loaded.diagnostic("TS521", path, message, hint=hint, related=related)
+    return entry.loaded.diagnostic(codes.TARGET_UNSUPPORTED, path, message, hint=hint, related=related)
 
 
 def _unexpressible(plan: JobPlan) -> list[Diagnostic]:
@@ -114,7 +119,7 @@ def _unexpressible(plan: JobPlan) -> list[Diagnostic]:
     if resolved.runtime.initializers:
         out.append(
             resolved.loaded.diagnostic(
-                "TS521",
+                codes.TARGET_UNSUPPORTED,
                 ("spec", "runtime"),
                 f"runtime {resolved.runtime.name} runs {', '.join(resolved.runtime.initializers)} before training, "
                 f"which {TARGET} cannot express",
@@ -124,7 +129,7 @@ def _unexpressible(plan: JobPlan) -> list[Diagnostic]:
     if job.data is not None:
         out.append(
             resolved.loaded.diagnostic(
-                "TS521",
+                codes.TARGET_UNSUPPORTED,
                 ("spec", "data"),
                 f"the data-sharding stage cannot be expressed on {TARGET}: Ray has no initializer step",
                 hint="read the dataset with Ray Data in the training script (ray.data.read_*(...), passed as "
@@ -134,7 +139,7 @@ def _unexpressible(plan: JobPlan) -> list[Diagnostic]:
     if entrypoint(plan) is None:
         out.append(
             resolved.loaded.diagnostic(
-                "TS521",
+                codes.TARGET_UNSUPPORTED,
                 ("spec",),
                 f"the job has no command: {TARGET} submits one (the RayJob's entrypoint), it cannot run the "
                 "image's own",
@@ -149,7 +154,7 @@ def _contract_env(plan: JobPlan) -> list[Diagnostic]:
     fields = (("env", resolved.job.spec.env), ("secretEnv", resolved.job.spec.secret_env))
     return [
         resolved.loaded.diagnostic(
-            "TS303",
+            codes.RESERVED_ENV,
             ("spec", field, name),
             f"{name} is set by trainspec on {TARGET} (the in-pod contract trainspec.stages.ray reads)",
             hint="remove it; trainspec derives it from nodes, procsPerNode and resourcesPerNode",
@@ -173,7 +178,7 @@ def _checkpoint(plan: JobPlan) -> list[Diagnostic]:
     field = "accessMode" if ckpt.kind is CheckpointKind.VOLUME else "claimAccessMode"
     return [
         plan.resolved.loaded.diagnostic(
-            "TS301",
+            codes.RWO_MULTI_NODE,
             ("spec", "checkpoint", field),
             f"on {TARGET} the head (Ray Train's controller) and the worker pods all mount the checkpoint volume, "
             f"but it is {mode.value}: pods on different nodes cannot share it",

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from trainspec.compiler.engines import Engine
 from trainspec.compiler.lower.dialects import Dialect, Lowered, LoweringError
 from trainspec.compiler.lower.labels import JOB_LABEL
+from trainspec.dsl import codes
 from trainspec.k8s.wellknown import COMPLETION_INDEX_LABEL, JOB_INDEX_LABEL, NODE, REPLICATED_JOB_LABEL
 
 if TYPE_CHECKING:
@@ -108,7 +109,7 @@ def _as_v21(plan: JobPlan, lowered: Lowered) -> Lowered:
     except ValueError as exc:
         raise LoweringError(
             plan.resolved.loaded.diagnostic(
-                "TS521", (), f"cannot emit for Trainer 2.1: {exc}", hint="target trainer=2.2 or later"
+                codes.TARGET_UNSUPPORTED, (), f"cannot emit for Trainer 2.1: {exc}", hint="target trainer=2.2 or later"
             )
         ) from None
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.k8s.wellknown import KUEUE_PATCH_MANAGER as _KUEUE_MANAGER
 
@@ -32,7 +33,7 @@ def runtime_problems(loaded: LoadedSpec) -> list[Diagnostic]:
     if loaded.spec.spec.framework is Framework.JAX:
         out.append(
             loaded.diagnostic(
-                "TS521",
+                codes.TARGET_UNSUPPORTED,
                 ("spec", "framework"),
                 "framework jax needs Trainer 2.2+ (mlPolicy.jax); Trainer 2.1 has no JAX runtime support",
             )
@@ -40,7 +41,7 @@ def runtime_problems(loaded: LoadedSpec) -> list[Diagnostic]:
     if loaded.spec.spec.data_sharding is not None:
         out.append(
             loaded.diagnostic(
-                "TS521",
+                codes.TARGET_UNSUPPORTED,
                 ("spec", "dataSharding"),
                 "dataSharding needs Trainer 2.2+: the "
                 "shard volume is a JobSet volumeClaimPolicy (JobSet 0.11, Trainer 2.2)",
@@ -59,7 +60,7 @@ def job_problems(plan: JobPlan, target: Target) -> list[Diagnostic]:
     if (plan.resolved.runtime.builtin or plan.resolved.runtime.external) and plan.resolved.framework is Framework.JAX:
         out.append(
             job.diagnostic(
-                "TS521",
+                codes.TARGET_UNSUPPORTED,
                 ("spec", "runtime"),
                 f"runtime {plan.runtime_name} is a JAX runtime (mlPolicy.jax), which needs Trainer 2.2+",
             )
@@ -67,7 +68,7 @@ def job_problems(plan: JobPlan, target: Target) -> list[Diagnostic]:
     if plan.data is not None:
         out.append(
             job.diagnostic(
-                "TS521",
+                codes.TARGET_UNSUPPORTED,
                 ("spec", "data"),
                 "data sharding needs Trainer 2.2+: the shard "
                 "volume is a JobSet volumeClaimPolicy (JobSet 0.11, Trainer 2.2)",
@@ -82,7 +83,7 @@ def job_problems(plan: JobPlan, target: Target) -> list[Diagnostic]:
         )
         out.append(
             job.diagnostic(
-                "TS522",
+                codes.MAX_RUN_TIME_UNENFORCED,
                 ("spec", "maxRunTime"),
                 "maxRunTime cannot be enforced by Trainer 2.1 (no activeDeadlineSeconds before 2.2)" + by_kueue,
                 severity=Severity.WARNING,

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from trainspec.compiler.engines import Engine
 from trainspec.compiler.plan import JobPlan
 from trainspec.compiler.targets import Target
+from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.dsl.models import Framework
 from trainspec.k8s.wellknown import (
@@ -54,7 +55,7 @@ def _cannot_express(plan: JobPlan) -> Iterator[Diagnostic]:
     kind = kind_of(resolved.framework)
     if resolved.job.spec.data is not None:
         yield resolved.loaded.diagnostic(
-            "TS521",
+            codes.TARGET_UNSUPPORTED,
             ("spec", "data"),
             f"target {TARGET} ({kind}) cannot run the data-sharding stage: it is Kubeflow Trainer's dataset "
             "initializer, and the Training Operator has no step that runs before the trainers",
@@ -62,7 +63,7 @@ def _cannot_express(plan: JobPlan) -> Iterator[Diagnostic]:
         )
     if plan.elastic is not None and kind != "PyTorchJob":
         yield resolved.loaded.diagnostic(
-            "TS521",
+            codes.TARGET_UNSUPPORTED,
             ("spec", "nodes"),
             f"target {TARGET} runs {resolved.framework.value} jobs as a {kind}, which has no elastic policy: "
             "only PyTorchJob (torchrun) trains on a node range",
@@ -115,7 +116,7 @@ def _kueue(plan: JobPlan, target: Target) -> Iterator[Diagnostic]:
     framework = KUEUE_V1_FRAMEWORKS[kind]
     off, removal = (f"{v[0]}.{v[1]}" for v in (KUEUE_V1_OFF_BY_DEFAULT, KUEUE_V1_REMOVAL))
     yield resolved.loaded.diagnostic(
-        "TS520",
+        codes.BAD_VERSION_PAIR,
         ("spec", "queue"),
         f"a {kind} queued in Kueue {version} needs Kueue's {framework} integration, deprecated and off by default "
         f"since Kueue {off} and planned to be removed in {removal}: without it the job stays suspended and is "
