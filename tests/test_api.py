@@ -138,3 +138,31 @@ def test_write_adopts_a_directory_like_compile_adopt(tmp_path, monkeypatch) -> N
     assert [d.code for d in refused.value.diagnostics] == ["TS417"]
     result.write(out, adopt=True)
     assert (out / "README.md").read_text() == "hand-written\n" and (out / "kustomization.yaml").exists()
+
+
+def test_write_refuses_an_update_the_cluster_would_refuse_as_compile_does(tmp_path, monkeypatch) -> None:
+    """The tree ``write()`` replaces is what the cluster has: a checkpoint claim that would shrink
+    (TS442) is refused before anything is written, as ``compile -o DIR`` refuses it."""
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "deploy"
+
+    def job(size: str) -> TrainingJob:
+        return TrainingJob(
+            name="ckpt",
+            namespace="ml-dev",
+            runtime="trainspec-torch",
+            image="pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime",
+            command=["torchrun", "train.py"],
+            nodes=2,
+            resources_per_node=Resources(cpu=4, memory="8Gi"),
+            checkpoint=Checkpoint(size=size, storage_class="standard"),
+        )
+
+    trainspec.compile(job("10Gi"), project=None).write(out)
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    with pytest.raises(trainspec.OutputRefused) as refused:
+        trainspec.compile(job("5Gi"), project=None).write(out)
+    assert "TS442" in [d.code for d in refused.value.diagnostics]
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    grown = trainspec.compile(job("20Gi"), project=None).write(out)  # growing is an update it takes,
+    assert [d.code for d in grown.diagnostics] == ["TS443"]  # if the storage class allows expansion

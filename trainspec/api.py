@@ -67,8 +67,9 @@ class CompileResult(pipeline.CompileResult, frozen=False):
         anything in ``.git``, a directory holding the inputs (TS412), hand-edited managed files
         without ``force`` (TS411), a PersistentVolumeClaim that would vanish without
         ``allow_volume_removal`` (TS410), a directory holding files trainspec did not write and
-        none it did without ``adopt`` (TS417, ``--adopt``). Returns the report (``messages``: what
-        changed).
+        none it did without ``adopt`` (TS417, ``--adopt``), an update of what the tree holds now
+        that the cluster would refuse (TS440-TS442: day 2). Returns the report (``messages``: what
+        changed; ``diagnostics``: warnings such as TS443).
         """
         if not self.ok:
             raise OutputRefused(self.diagnostics, ["the compile found errors: nothing written"])
@@ -79,6 +80,9 @@ class CompileResult(pipeline.CompileResult, frozen=False):
         output = os.fspath(directory)
         lowered = Lowered(outputs=tuple(self.outputs), gitops=gitops or self.gitops)
         files = emit(lowered, Options(output=output, stop=Stop.EMIT)).files_text
+        refused = self._update_problems(output, files)
+        if any(d.is_error for d in refused):
+            raise OutputRefused(refused, [f"{output} was left as it was: the cluster would refuse these updates"])
         project = [self.project_spec.file] if self.project_spec is not None else []
         report = emit_directory(
             output,
@@ -90,7 +94,17 @@ class CompileResult(pipeline.CompileResult, frozen=False):
         )
         if report.exit_code != 0:
             raise OutputRefused(report.diagnostics, report.messages)
+        report.diagnostics[:0] = refused  # warnings (an expansion the storage class may not allow)
         return report
+
+    def _update_problems(self, output: str, files: Mapping[str, str]) -> list[Diagnostic]:
+        """Day 2, as ``compile -o DIR`` runs it: the tree there now is what the cluster has, and an
+        update the API server would refuse (a shrinking claim, an immutable field) stops the write."""
+        from trainspec.check.day2 import previous_tree, update_diagnostics
+        from trainspec.check.manifests import compiled_manifests
+
+        previous = previous_tree(output, files)
+        return update_diagnostics(self, previous, compiled_manifests(self)) if previous else []
 
 
 def load(
