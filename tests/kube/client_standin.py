@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from kube_standin import NOW, Request, StandIn, serve
+from helpers import serving
+from kube_standin import NOW, Request, StandIn
 
 RE_EVENTS = re.compile(r"^/api/v1/(?:namespaces/(?P<ns>[^/]+)/)?events$")
 
@@ -84,16 +85,8 @@ class EventsStandIn(StandIn):
 @contextlib.contextmanager
 def served(monkeypatch: pytest.MonkeyPatch) -> Iterator[EventsStandIn]:
     """An :class:`EventsStandIn` on loopback; TRAINSPEC_KUBE_API points the client at it."""
-    standin = EventsStandIn()
-    server = serve(standin)
-    monkeypatch.setenv("TRAINSPEC_KUBE_API", standin.url)
-    monkeypatch.delenv("TRAINSPEC_NAMESPACE", raising=False)
-    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    try:
+    with serving(EventsStandIn(), monkeypatch) as standin:
         yield standin
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def record(api: StandIn, plural: str, obj: dict) -> None:

@@ -11,7 +11,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "kfp"))
 
-from kube_standin import StandIn, serve
+from helpers import serving
+from kube_standin import StandIn
 
 
 @pytest.fixture(autouse=True)
@@ -33,13 +34,5 @@ def no_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[StandIn]:
     """A fresh stand-in; TRAINSPEC_KUBE_API points the client at it (no kubeconfig read)."""
-    standin = StandIn()
-    server = serve(standin)
-    monkeypatch.setenv("TRAINSPEC_KUBE_API", standin.url)
-    monkeypatch.delenv("TRAINSPEC_NAMESPACE", raising=False)
-    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    try:
+    with serving(StandIn(), monkeypatch) as standin:
         yield standin
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -6,9 +6,18 @@ import contextlib
 import io
 import json
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+import pytest
 
 from trainspec.cli.main import main
+
+if TYPE_CHECKING:
+    from kube_standin import StandIn
+
+S = TypeVar("S", bound="StandIn")
 
 JOB_YAML = """\
 apiVersion: trainspec.dev/v1alpha1
@@ -58,3 +67,19 @@ def controller_patch(url: str, path: str, status: dict) -> dict:
     request = urllib.request.Request(url + path + "/status", data=data, method="PATCH", headers=headers)  # noqa: S310
     with urllib.request.urlopen(request) as answer:  # noqa: S310
         return json.loads(answer.read())
+
+
+@contextlib.contextmanager
+def serving(standin: S, monkeypatch: pytest.MonkeyPatch) -> Iterator[S]:
+    """Serve ``standin`` on loopback, with TRAINSPEC_KUBE_API pointing the client at it."""
+    from kube_standin import serve
+
+    server = serve(standin)
+    monkeypatch.setenv("TRAINSPEC_KUBE_API", standin.url)
+    monkeypatch.delenv("TRAINSPEC_NAMESPACE", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    try:
+        yield standin
+    finally:
+        server.shutdown()
+        server.server_close()
