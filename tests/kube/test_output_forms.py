@@ -203,3 +203,16 @@ def test_kubeconfig_and_context_pick_the_cluster(
     running.requests.clear()
     code, _, err = cli(*argv, "--kubeconfig", str(config), "--context", "there")
     assert code == 1 and "TS711" in err and running.requests == []
+
+
+def test_text_from_the_api_server_reaches_the_terminal_escaped() -> None:
+    """A Workload's message is any controller's words: an escape sequence in it is shown, not obeyed."""
+    from trainspec.cli.output import status_text
+
+    class View:
+        def lines(self) -> list[str]:
+            return ["TrainJob ml-dev/x: Queued", "  kueue: \x1b[2J\x1b[31mfake all clear\u202e"]
+
+    text = status_text([View()], "text", many=False)
+    assert "\x1b" not in text and "\u202e" not in text
+    assert "\\u001b[2J" in text and text.startswith("TrainJob ml-dev/x: Queued\n")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from trainspec.k8s.wellknown import TRAINER_GROUP
@@ -74,7 +74,7 @@ def dump(value: Any, form: str) -> str:
 
 def names(views: Sequence[Any]) -> str:
     """``-o name``: one ``trainjob.trainer.kubeflow.org/NAME`` a line."""
-    return "".join(f"{TRAINJOB_RESOURCE}/{v.name}\n" for v in views)
+    return _text(f"{TRAINJOB_RESOURCE}/{v.name}" for v in views)
 
 
 def status_text(views: Sequence[Any], form: str, *, many: bool) -> str:
@@ -88,7 +88,7 @@ def status_text(views: Sequence[Any], form: str, *, many: bool) -> str:
         lines += v.lines()
         if form == "wide":
             lines += wide_lines(v)
-    return "".join(line + "\n" for line in lines)
+    return _text(lines)
 
 
 def wide_lines(v: Any) -> list[str]:
@@ -147,4 +147,12 @@ def list_text(views: Sequence[Any], form: str) -> str:
     for row, detail in zip(rows, details, strict=True):
         line = "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
         out.append((line + ("  " + detail if show_detail and detail else "")).rstrip())
-    return "".join(line + "\n" for line in out)
+    return _text(out)
+
+
+def _text(lines: Iterable[str]) -> str:
+    """The lines for a terminal. Names, reasons and messages come from the API server (a Workload's
+    message is any controller's words): a control or bidi character is shown escaped, never obeyed."""
+    from trainspec.dsl.diagnostics import escape_text
+
+    return "".join(escape_text(line, backslashes=False) + "\n" for line in lines)
