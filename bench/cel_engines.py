@@ -114,7 +114,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from trainspec.check import CelCompileError, load_crds
-    from trainspec.check.cel import make_engine
+    from trainspec.check.cel.validations import make_engine
 
     engines = {"cel-expr-python": make_engine("cel-expr"), "cel-python": make_engine("celpy")}
     rules = _rules(args.crds)
@@ -152,14 +152,14 @@ def main() -> None:
         (
             "cel-expr-python",
             (
-                "import trainspec.check; from trainspec.check.cel import make_engine; "
+                "import trainspec.check; from trainspec.check.cel.validations import make_engine; "
                 "make_engine('cel-expr').compile('self > 1')"
             ),
         ),
         (
             "cel-python",
             (
-                "import trainspec.check; from trainspec.check.cel import make_engine; "
+                "import trainspec.check; from trainspec.check.cel.validations import make_engine; "
                 "make_engine('celpy').compile('self > 1')"
             ),
         ),

@@ -33,7 +33,8 @@ from _common import ENV, ROOT, trainspec_command
 _BREAKDOWN = r"""
 import json, sys, time
 start = time.perf_counter()
-from trainspec.check import crds, schema, cel
+from trainspec.check.cel import validations as cel
+from trainspec.check.schema import crds, structural as schema
 spent = {"CRD YAML parsing": 0.0, "structural schema (convert + validate)": 0.0, "CEL rules": 0.0}
 def timed(owner, name, label):
     original = getattr(owner, name)

@@ -19,9 +19,9 @@ from trainspec.dsl.errors import TrainspecError
 #: Exception classes that are not errors raised to callers, and why.
 NOT_ERRORS = {
     # control flow inside one module, never seen outside it
-    "trainspec.dsl.pyprotocol._Malformed": "internal: a malformed child result, turned into a diagnostic",
-    "trainspec.dsl.templating._Unusable": "internal: a value a template cannot print, turned into a diagnostic",
-    "trainspec.dsl.yaml_loader._Stop": "internal: abandons the current document (TS106)",
+    "trainspec.dsl.load.python.protocol._Malformed": "internal: a malformed child result, turned into a diagnostic",
+    "trainspec.dsl.load.templating._Unusable": "internal: a value a template cannot print, turned into a diagnostic",
+    "trainspec.dsl.load.yaml_loader._Stop": "internal: abandons the current document (TS106)",
     # signals: BaseException on purpose, so that no `except Exception` stops them
     "trainspec.stages.shard._Terminated": "a signal (SIGTERM) unwinding the stage: a BaseException by design",
     "trainspec.kfp.status.Terminated": "a SystemExit (SIGTERM, the run cancelled): must pass every handler",

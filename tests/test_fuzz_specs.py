@@ -8,7 +8,7 @@ from tests.conftest import EXAMPLES
 from trainspec.compiler.emit import render_stream
 from trainspec.compiler.pipeline import compile_specs
 from trainspec.dsl.diagnostics import CODES, Diagnostic
-from trainspec.dsl.sources import load_string
+from trainspec.dsl.load.spec_sources import load_string
 
 SOURCES = [p.read_text() for p in [EXAMPLES / "ddp-cpu.yaml", EXAMPLES / "jax.yaml", EXAMPLES / "deepspeed.yaml"]]
 RUNTIME_AND_JOB = (

@@ -1,7 +1,7 @@
 """Every generated file the package ships is fresh: ``python -m tools.regenerate --check`` passes.
 
 The generated files are the JSON Schemas (``trainspec/schemas/``), the model modules of
-``trainspec.k8s`` with its lazy export table, and the CRD data of ``trainspec/check/data/``.
+``trainspec.k8s`` with its lazy export table, and the CRD data of ``trainspec/check/schema/data/``.
 What needs the real CRDs reads ``../shared/crds`` (under ``CI=true`` its absence is a failure,
 elsewhere a skip); what needs none (the schemas, the ``core`` and ``meta`` models) is always checked.
 """

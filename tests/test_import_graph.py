@@ -56,6 +56,30 @@ LAYERS: tuple[tuple[tuple[str, ...], str], ...] = (
 )
 
 
+#: Inside the two largest packages, the parts are ordered too (lowest first), as the layers are:
+#: a module may import its own part and the parts before it. Each part is a list of the package's
+#: direct children (a module or a subpackage; "" is the package's ``__init__``); "*" in the last
+#: part stands for every child not listed.
+SUBLAYERS: dict[str, tuple[tuple[tuple[str, ...], str], ...]] = {
+    "dsl": (
+        (
+            ("", "codes", "diagnostics", "errors", "record", "kube_facts", "versions"),
+            "the foundation: diagnostics and their codes, records, the exception root, Kubernetes facts",
+        ),
+        (("framework",), "the model framework: Model, field, validators and the typed scalars"),
+        (("spec", "models"), "the spec language: the kinds and their parts (models: its public import path)"),
+        (("load",), "the loader: files, YAML, Python spec modules, templates, documents into specs"),
+    ),
+    "check": (
+        (("_paths",), "how field paths are written"),
+        (("schema",), "what the API server checks from a CRD: structural schema, defaulting, core kinds, shipped data"),
+        (("cel",), "CEL rules, evaluated over the defaulted object"),
+        (("webhooks",), "the operators' admission webhooks"),
+        (("", "*"), "the checker itself: requests, passes, the cache of verdicts, day-2 updates"),
+    ),
+}
+
+
 def module_name(path: Path, root: Path) -> str:
     """The dotted name of the module at ``path`` (a package's ``__init__`` is the package)."""
     parts = list(path.relative_to(root).with_suffix("").parts)
@@ -203,6 +227,35 @@ def upward_imports(graph: Mapping[str, Iterable[str]]) -> list[str]:
     return found
 
 
+def sublayer_of(module: str, package: str = "trainspec") -> tuple[str, int] | None:
+    """(the package of :data:`SUBLAYERS` ``module`` is in, the index of its part), or None."""
+    parts = module.split(".")[1:]
+    if not parts or parts[0] not in SUBLAYERS:
+        return None
+    child = parts[1] if len(parts) > 1 else ""
+    order = SUBLAYERS[parts[0]]
+    for index, (children, _) in enumerate(order):
+        if child in children:
+            return parts[0], index
+    if "*" in order[-1][0]:
+        return parts[0], len(order) - 1
+    raise AssertionError(f"{module} is in no part of trainspec.{parts[0]}: add {child!r} to SUBLAYERS in {__file__}")
+
+
+def downward_within_packages(graph: Mapping[str, Iterable[str]]) -> list[str]:
+    """Each import, inside a package of :data:`SUBLAYERS`, of a part above the importer's."""
+    found = []
+    for module, targets in sorted(graph.items()):
+        mine = sublayer_of(module)
+        for target in sorted(targets):
+            theirs = sublayer_of(target)
+            if mine is None or theirs is None or mine[0] != theirs[0] or theirs[1] <= mine[1]:
+                continue
+            order = SUBLAYERS[mine[0]]
+            found.append(f"{module} ({order[mine[1]][1]}) imports {target} ({order[theirs[1]][1]})")
+    return found
+
+
 @pytest.fixture(scope="module")
 def graph() -> dict[str, set[str]]:
     return import_graph(ROOT, "trainspec")
@@ -231,6 +284,28 @@ def test_no_layer_imports_a_layer_above_it(graph: dict[str, set[str]]) -> None:
 def test_every_module_is_in_a_layer(graph: dict[str, set[str]]) -> None:
     for module in graph:
         layer_of(module)
+
+
+def test_the_parts_of_dsl_and_check_point_one_way(graph: dict[str, set[str]]) -> None:
+    upward = downward_within_packages(graph)
+    assert not upward, (
+        "imports against the order of a package's parts (SUBLAYERS in tests/test_import_graph.py):\n"
+        + "\n".join("  " + line for line in upward)
+    )
+
+
+def test_every_module_of_dsl_and_check_is_in_a_part(graph: dict[str, set[str]]) -> None:
+    placed = [sublayer_of(module) for module in graph if module.split(".")[1:2] in (["dsl"], ["check"])]
+    assert placed and all(placed)
+
+
+def test_the_part_order_finds_an_upward_import() -> None:
+    """The check can fail: the framework importing the spec language is reported."""
+    graph = {"trainspec.dsl.framework.types": {"trainspec.dsl.spec.parts", "trainspec.dsl.errors"}}
+    (found,) = downward_within_packages(graph)
+    assert found.startswith("trainspec.dsl.framework.types (the model framework") and (
+        "imports trainspec.dsl.spec.parts (the spec language" in found
+    )
 
 
 @pytest.fixture

@@ -138,9 +138,9 @@ def test_the_wheel_holds_the_package_with_its_data_and_nothing_else(built: dict[
     for name in ("py.typed", "schemas/trainingjob.schema.json", "runtimes/trainspec-torch.yaml"):
         assert f"trainspec/{name}" in data
     assert {f"trainspec/schemas/{name}" for name in FILES.values()} <= data
-    index = json.loads((checkout / "trainspec/check/data/index.json").read_text(encoding="utf-8"))
-    listed = {f"trainspec/check/data/{crd['file']}" for bundle in index["bundles"] for crd in bundle["crds"]}
-    assert listed and listed | {"trainspec/check/data/index.json"} <= data
+    index = json.loads((checkout / "trainspec/check/schema/data/index.json").read_text(encoding="utf-8"))
+    listed = {f"trainspec/check/schema/data/{crd['file']}" for bundle in index["bundles"] for crd in bundle["crds"]}
+    assert listed and listed | {"trainspec/check/schema/data/index.json"} <= data
     assert any(n.startswith("trainspec/gitops/health/") and n.endswith(".lua") for n in data)
     assert f"{info}licenses/LICENSE" in names  # Apache-2.0 asks for its text with every copy
 

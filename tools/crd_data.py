@@ -3,7 +3,7 @@
 Run through ``python -m tools.regenerate [--crds DIR] [--check]``.
 
 For each bundle of :data:`BUNDLES` (Trainer, the JobSet that Trainer installs, Kueue), every
-CRD file of its folder becomes one compact JSON file in ``trainspec/check/data/``: a CRD
+CRD file of its folder becomes one compact JSON file in ``trainspec/check/schema/data/``: a CRD
 document that keeps what the checker decides verdicts with (structure, types, formats, enums,
 required fields, defaults, list and map types, CEL rules with their messages, reasons and
 field paths, subresources) and drops all upstream prose (every ``description``, titles,
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trainspec.check.vendored import DATA_DIR, FORMAT, INDEX
+from trainspec.check.schema.vendored import DATA_DIR, FORMAT, INDEX
 
 __all__ = [
     "BUNDLES",

@@ -12,8 +12,8 @@ import types
 import typing
 from typing import Any
 
-from trainspec.dsl.modeling import MISSING, FieldInfo, Model
-from trainspec.dsl.models import API_VERSION, Runtime, TrainingJob
+from trainspec.dsl.framework.modeling import MISSING, FieldInfo, Model
+from trainspec.dsl.spec.models import API_VERSION, Runtime, TrainingJob
 from trainspec.schemas import FILES, SCHEMA_DIR
 
 __all__ = ["SCHEMA_DIR", "build", "generate", "render"]

@@ -11,7 +11,7 @@ The steps, in order (a later step reads what an earlier one wrote):
 2. ``tools/k8s_models/core.json``, the core sub-trees of the Kubernetes API cut from the CRDs;
 3. the typed model modules of ``trainspec.k8s`` and its lazy export table (without CRDs: only the
    modules that come from the committed descriptions, ``core`` and ``meta``);
-4. the CRD data ``trainspec check`` ships (``trainspec/check/data/``).
+4. the CRD data ``trainspec check`` ships (``trainspec/check/schema/data/``).
 
 Exit status: 0 when everything is (now) fresh, 1 when ``--check`` found a stale file, 2 when a
 generator failed or the CRDs are missing.

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 # wheel, `trainspec --version` and the KFP launcher's install agree (tests/test_packaging.py).
 __version__ = "0.1.0"
 
-_MODELS = "trainspec.dsl.models"
+_MODELS = "trainspec.dsl.spec.models"
 _EXPORTS = {
     # spec models (the Python DSL)
     **dict.fromkeys(
@@ -67,14 +67,14 @@ _EXPORTS = {
         _MODELS,
     ),
     # the parallelism planner's and the metrics' parts
-    "TransformerModel": "trainspec.dsl.parallelism",
-    "Parallelism": "trainspec.dsl.parallelism",
-    "JobObservability": "trainspec.dsl.observability",
-    "RuntimeObservability": "trainspec.dsl.observability",
+    "TransformerModel": "trainspec.dsl.spec.parallelism",
+    "Parallelism": "trainspec.dsl.spec.parallelism",
+    "JobObservability": "trainspec.dsl.spec.observability",
+    "RuntimeObservability": "trainspec.dsl.spec.observability",
     # value types
-    "Quantity": "trainspec.dsl.types",
-    "Duration": "trainspec.dsl.types",
-    "ParamCount": "trainspec.dsl.types",
+    "Quantity": "trainspec.dsl.framework.types",
+    "Duration": "trainspec.dsl.framework.types",
+    "ParamCount": "trainspec.dsl.framework.types",
     # errors and diagnostics
     "ValidationError": "trainspec.dsl.errors",
     "TrainspecError": "trainspec.dsl.errors",
@@ -172,7 +172,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from trainspec.compiler.outtree import OutputReport
     from trainspec.dsl.diagnostics import Diagnostic, Severity
     from trainspec.dsl.errors import TrainspecError, ValidationError
-    from trainspec.dsl.models import (
+    from trainspec.dsl.framework.types import Duration, ParamCount, Quantity
+    from trainspec.dsl.spec.models import (
         Accelerator,
         AccessMode,
         Assignment,
@@ -206,6 +207,5 @@ if TYPE_CHECKING:  # pragma: no cover
         TrainingJob,
         TrainingJobSpec,
     )
-    from trainspec.dsl.observability import JobObservability, RuntimeObservability
-    from trainspec.dsl.parallelism import Parallelism, TransformerModel
-    from trainspec.dsl.types import Duration, ParamCount, Quantity
+    from trainspec.dsl.spec.observability import JobObservability, RuntimeObservability
+    from trainspec.dsl.spec.parallelism import Parallelism, TransformerModel

@@ -15,9 +15,9 @@ from trainspec.compiler import pipeline
 from trainspec.compiler.pipeline import DISCOVER, Options, Stop, run
 from trainspec.dsl.diagnostics import Diagnostic
 from trainspec.dsl.errors import TrainspecError
-from trainspec.dsl.models import Runtime, Spec, TrainingJob
-from trainspec.dsl.project import Project
 from trainspec.dsl.record import fields
+from trainspec.dsl.spec.models import Runtime, Spec, TrainingJob
+from trainspec.dsl.spec.project import Project
 
 if TYPE_CHECKING:
     from trainspec.compiler.outtree import OutputReport
@@ -134,7 +134,7 @@ def _project_file(project: Any) -> str | None:
     if project is DISCOVER:
         from pathlib import Path
 
-        from trainspec.dsl.project import find_project_file
+        from trainspec.dsl.spec.project import find_project_file
 
         found = find_project_file(Path.cwd())
         return os.path.realpath(found) if found else None

@@ -3,8 +3,8 @@ at 256 KiB: `check` counts bytes too, so multi-byte text is judged as the server
 
 from __future__ import annotations
 
-from trainspec.check.core_kinds import check_core_kind
-from trainspec.dsl.wellknown import ANNOTATIONS_TOTAL_MAX
+from trainspec.check.schema.core_kinds import check_core_kind
+from trainspec.dsl.kube_facts import ANNOTATIONS_TOTAL_MAX
 
 
 def claim(note: str) -> dict:

@@ -12,10 +12,10 @@ import datetime as dt
 
 import pytest
 
-from trainspec.check import cel, cel_lib
-from trainspec.check.cel import CelCompileError, CelEvalError, check_cel, make_engine
-from trainspec.check.cel_rewrite import rewrite_format_calls
-from trainspec.check.cel_values import cel_value, escape_property
+from trainspec.check.cel import k8s_library as cel_lib, validations as cel
+from trainspec.check.cel.rewrite import rewrite_format_calls
+from trainspec.check.cel.typed_values import cel_value, escape_property
+from trainspec.check.cel.validations import CelCompileError, CelEvalError, check_cel, make_engine
 from trainspec.dsl.diagnostics import Severity
 
 cel_expr = pytest.importorskip("cel_expr_python", reason="cel-expr-python is the default CEL engine")
@@ -374,7 +374,7 @@ def test_importing_the_checker_loads_no_cel_engine():
     import sys
 
     code = (
-        "import sys, trainspec.check, trainspec.check.cel, trainspec.check.cache, trainspec.check.cel_lib; "
+        "import sys, trainspec.check, trainspec.check.cel.validations, trainspec.check.crd_cache, trainspec.check.cel.k8s_library; "
         "print(sorted(m for m in ('cel_expr_python', 'celpy', 'google.protobuf', 're2') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from trainspec.check import check_cel, check_manifest, load_crds
-from trainspec.check.schema import StructuralValidator
+from trainspec.check.schema.structural import StructuralValidator
 
 pytest.importorskip("celpy", reason="cel-python is needed for the CEL checks")
 

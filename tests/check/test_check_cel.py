@@ -12,7 +12,7 @@ from trainspec.check import (
     iter_rules,
     load_crds,
 )
-from trainspec.check.cel import cel_value, escape_property
+from trainspec.check.cel.validations import cel_value, escape_property
 from trainspec.dsl.diagnostics import Severity
 
 pytest.importorskip("celpy", reason="cel-python is needed for the CEL checks")
@@ -255,7 +255,7 @@ def test_custom_engine_failures_are_reported(check, runtime):
 
 
 def test_missing_cel_python_is_one_warning(monkeypatch):
-    from trainspec.check import cel
+    from trainspec.check.cel import validations as cel
 
     def unavailable():
         raise ImportError("No module named 'celpy'")

@@ -7,7 +7,7 @@ from fractions import Fraction
 import pytest
 
 from trainspec.check import CelEvalError, default_engine
-from trainspec.dsl.quantity import QuantityError, is_quantity, parse_quantity as parse
+from trainspec.dsl.framework.quantity import QuantityError, is_quantity, parse_quantity as parse
 
 pytest.importorskip("celpy", reason="cel-python is needed for the CEL shims")
 

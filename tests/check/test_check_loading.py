@@ -105,8 +105,8 @@ def test_import_is_cheap_and_self_contained():
     # name rules (trainspec.k8s loads its models lazily).
     assert out == (
         "[] ['trainspec.dsl', 'trainspec.dsl.codes', 'trainspec.dsl.diagnostics', 'trainspec.dsl.errors', "
-        "'trainspec.dsl.quantity', 'trainspec.dsl.record', 'trainspec.dsl.wellknown', 'trainspec.k8s', "
-        "'trainspec.k8s.name_rules', 'trainspec.k8s.wellknown']"
+        "'trainspec.dsl.framework', 'trainspec.dsl.framework.quantity', 'trainspec.dsl.kube_facts', "
+        "'trainspec.dsl.record', 'trainspec.k8s', 'trainspec.k8s.name_rules', 'trainspec.k8s.wellknown']"
     )
 
 

@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 
 from trainspec.check import check_manifests
-from trainspec.check.schema import convert
+from trainspec.check.schema.structural import convert
 
 _CRD = textwrap.dedent(
     """\

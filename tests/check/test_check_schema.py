@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trainspec.check.schema import StructuralValidator, convert, did_you_mean
+from trainspec.check.schema.structural import StructuralValidator, convert, did_you_mean
 from trainspec.dsl.diagnostics import Severity
 
 

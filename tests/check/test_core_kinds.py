@@ -11,7 +11,7 @@ import copy
 import pytest
 
 from trainspec.check import check_manifest, load_crds
-from trainspec.check.core_kinds import CORE_KINDS, check_core_kind
+from trainspec.check.schema.core_kinds import CORE_KINDS, check_core_kind
 
 _PVC = {
     "apiVersion": "v1",

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from trainspec.check.jobset_trainer import trainer_jobset_spec
-from trainspec.check.webhook import check_webhooks
+from trainspec.check.webhooks.admission import check_webhooks
+from trainspec.check.webhooks.jobset_trainer import trainer_jobset_spec
 from trainspec.dsl.diagnostics import Severity
-from trainspec.dsl.wellknown import INT32_MAX
+from trainspec.dsl.kube_facts import INT32_MAX
 
 JS_API = "jobset.x-k8s.io/v1alpha2"
 TRAINER_API = "trainer.kubeflow.org/v1alpha1"

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from trainspec.check.core_kinds import check_core_kind
+from trainspec.check.schema.core_kinds import check_core_kind
 from trainspec.check.update_rules import pvc_update_problems
 
 _PVC: dict[str, Any] = {

@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 import yaml
 
-from trainspec.check import cel, updates
+from trainspec.check import updates
+from trainspec.check.cel import validations as cel
 from trainspec.check.updates import object_key, transition_schema, tree_update_problems, update_problems
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 

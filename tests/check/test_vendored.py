@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from tests.conftest import EXAMPLES, ROOT, SHARED
-from trainspec.check import check_manifest, load_crds, vendored
-from trainspec.check.crds import CrdRegistry
+from trainspec.check import check_manifest, load_crds
+from trainspec.check.schema import vendored
+from trainspec.check.schema.crds import CrdRegistry
 from trainspec.compiler.targets import Target
 
 SHARED_CRDS = SHARED / "crds"
@@ -99,7 +100,7 @@ def test_registry_reads_shipped_files_lazily(monkeypatch: pytest.MonkeyPatch) ->
         assert header is not None and header[0] in path.name, path.name
     parsed: list[int] = []
     real = vendored.load_json_documents
-    from trainspec.check import crds as crds_module
+    from trainspec.check.schema import crds as crds_module
 
     monkeypatch.setattr(crds_module, "load_json_documents", lambda text: parsed.append(1) or real(text))
     registry = CrdRegistry(files)
@@ -182,7 +183,7 @@ def test_installed_package_ships_the_data_and_check_uses_it_without_shared(tmp_p
         capture_output=True,
         timeout=300,
     )
-    installed = sorted(p.name for p in (site / "trainspec" / "check" / "data").glob("*.json"))
+    installed = sorted(p.name for p in (site / "trainspec" / "check" / "schema" / "data").glob("*.json"))
     assert installed == sorted(p.name for p in vendored.DATA_DIR.glob("*.json"))
     work = tmp_path / "work"
     work.mkdir()

@@ -12,7 +12,7 @@ import pytest
 from tests.checkcmd.conftest import check
 from tests.checkcmd.test_checkcmd_crds import V21_TRAINJOB
 from trainspec.check import CrdRegistry, default_engine, iter_rules
-from trainspec.check.cache import CachedCelEngine, CachedCrdRegistry, DiskCache, crd_files
+from trainspec.check.crd_cache import CachedCelEngine, CachedCrdRegistry, DiskCache, crd_files
 
 # Objects only: cel-python degrades badly on macros over mistyped values, which the checker
 # never produces (values are typed by the schema first).
@@ -32,7 +32,7 @@ def _same(a: dict, b: dict) -> bool:
 
 def test_crd_files_the_package_ships_are_read_from_its_json(crds: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # No cache at all, and still no YAML parsing for a file whose bytes the shipped data came from.
-    from trainspec.check import crds as crds_module
+    from trainspec.check.schema import crds as crds_module
 
     monkeypatch.setattr(crds_module, "_load_yaml_documents", lambda text: pytest.fail("parsed shipped YAML"))
     registry = CachedCrdRegistry(crd_files([crds / "trainer"]), None)
@@ -70,7 +70,7 @@ def test_cached_registry_matches_the_plain_one(crds: Path, tmp_path: Path, monke
     plain = {(v.api_version, v.kind): v for v in CrdRegistry(files)}
     cold = {(v.api_version, v.kind): v for v in CachedCrdRegistry(files, DiskCache(tmp_path))}
     assert any(name.startswith("crd-") for name in os.listdir(tmp_path))
-    from trainspec.check import crds as crds_module
+    from trainspec.check.schema import crds as crds_module
 
     monkeypatch.setattr(crds_module, "_load_yaml_documents", lambda text: pytest.fail("parsed YAML on a warm cache"))
     warm = {(v.api_version, v.kind): v for v in CachedCrdRegistry(files, DiskCache(tmp_path))}

@@ -18,8 +18,8 @@ import pytest
 
 from tests.checkcmd.conftest import check
 from tests.conftest import EXAMPLES
-from trainspec.check import cel
-from trainspec.check.cache import CachedCrdRegistry, DiskCache, VerdictCache, crd_files
+from trainspec.check.cel import validations as cel
+from trainspec.check.crd_cache import CachedCrdRegistry, DiskCache, VerdictCache, crd_files
 
 #: A compiled TrainJob checked against the shipped Trainer CRD, which carries CEL rules.
 SPEC = EXAMPLES / "upstream-torch.yaml"
@@ -67,7 +67,7 @@ def _trainjob() -> dict[str, Any]:
 
 
 def test_the_key_changes_with_the_engine_and_its_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from trainspec.check import cel_engines
+    from trainspec.check.cel import engines as cel_engines
 
     monkeypatch.delenv(cel.ENV_ENGINE, raising=False)
     monkeypatch.setattr(cel, "_DEFAULT", None)  # not built yet, as at the start of a check: looked up, not imported
@@ -95,7 +95,7 @@ def test_the_key_changes_with_the_engine_and_its_version(tmp_path: Path, monkeyp
 
 def _trainer_crd(directory: Path) -> Path:
     """A copy of the shipped TrainJob CRD data in ``directory`` (a file the checker reads as a CRD)."""
-    from trainspec.check.vendored import DATA_DIR
+    from trainspec.check.schema.vendored import DATA_DIR
 
     directory.mkdir(parents=True, exist_ok=True)
     target = directory / "trainjobs.json"

@@ -176,7 +176,7 @@ def test_the_library_reads_stdin_too(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_stdin_is_read_in_pieces_up_to_the_cap() -> None:
     """A terminal or a slow producer returns short reads: each is kept until end of input."""
-    from trainspec.dsl.sources import load_stdin
+    from trainspec.dsl.load.spec_sources import load_stdin
 
     class Trickle(io.RawIOBase):
         def __init__(self, data: bytes) -> None:

@@ -17,7 +17,7 @@ from trainspec.compiler.engines import DIALECT_MODULES, Engine
 from trainspec.compiler.lower.dialects import Dialect, dialect_for
 from trainspec.compiler.pipeline import Options, Stop, run
 from trainspec.compiler.targets import Target
-from trainspec.dsl.sources import load_string
+from trainspec.dsl.load.spec_sources import load_string
 
 LOWER = Path(__file__).resolve().parents[2] / "trainspec" / "compiler" / "lower"
 FOLDERS = {engine: DIALECT_MODULES[engine].split(".")[-2] for engine in Engine}

@@ -22,7 +22,7 @@ NAMES = frozenset(ENGINE_NAMES)
 
 #: Where engine names may be written: the enum, the registry and each engine's own folder.
 ALLOWED = (
-    "dsl/engine.py",
+    "dsl/spec/engine.py",
     "compiler/engines.py",
     "compiler/lower/trainer/",
     "compiler/lower/ray/",
@@ -32,7 +32,7 @@ ALLOWED = (
 #: upstream's label values (Trainer's ``trainjob-ancestor-step: trainer``), and the Python spec
 #: language's Literal type for ``engine=`` (type checkers need the strings; a test below keeps it
 #: equal to the enum).
-NOT_ENGINES = ("k8s/__init__.py", "k8s/wellknown.py", "dsl/models.py")
+NOT_ENGINES = ("k8s/__init__.py", "k8s/wellknown.py", "dsl/spec/models.py")
 
 
 def _is_name(node: ast.AST | None) -> bool:
@@ -111,7 +111,7 @@ def test_every_engine_has_a_dialect_and_a_version_entry() -> None:
 
 
 def test_the_python_spec_languages_literal_names_every_engine() -> None:
-    tree = ast.parse((PACKAGE / "dsl" / "models.py").read_text(encoding="utf-8"))
+    tree = ast.parse((PACKAGE / "dsl" / "spec" / "models.py").read_text(encoding="utf-8"))
     (literal,) = [
         node.value
         for node in ast.walk(tree)
@@ -128,7 +128,7 @@ def test_the_registry_is_cheap_to_import() -> None:
 
     code = "import sys, trainspec.compiler.engines; print(sorted(m for m in sys.modules if m.startswith('trainspec.')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert "trainspec.dsl.models" not in out and "trainspec.dsl.parts" not in out, out
+    assert "trainspec.dsl.spec.models" not in out and "trainspec.dsl.spec.parts" not in out, out
 
 
 def test_an_engine_prints_as_its_name() -> None:

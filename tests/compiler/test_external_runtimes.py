@@ -18,10 +18,10 @@ from trainspec.compiler.pipeline import compile_paths, compile_specs
 from trainspec.compiler.plan import SHARDED_SUFFIX
 from trainspec.compiler.resolve import RuntimeEntry, RuntimeIndex, build_index
 from trainspec.dsl.diagnostics import CODES
-from trainspec.dsl.loaded import LoadedSpec
-from trainspec.dsl.models import Framework, Runtime
-from trainspec.dsl.sources import load_string
-from trainspec.dsl.upstream import UPSTREAM_RUNTIME_NAMES, is_upstream_name
+from trainspec.dsl.load.loaded import LoadedSpec
+from trainspec.dsl.load.spec_sources import load_string
+from trainspec.dsl.spec.models import Framework, Runtime
+from trainspec.dsl.spec.reserved_runtimes import UPSTREAM_RUNTIME_NAMES, is_upstream_name
 from trainspec.runtimes import builtin_names, builtin_runtime
 from trainspec.runtimes.upstream import CATALOG, unmodeled, upstream_runtime
 
@@ -178,7 +178,7 @@ def test_the_same_name_with_external_true_is_fine() -> None:
 
 
 def test_python_runtime_named_like_upstream_is_reported(tmp_path: Path) -> None:
-    from trainspec.dsl.sources import load_path
+    from trainspec.dsl.load.spec_sources import load_path
 
     spec = tmp_path / "rt.py"
     spec.write_text(

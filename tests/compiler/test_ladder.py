@@ -15,10 +15,10 @@ import pytest
 
 from tests.conftest import EXAMPLES
 from trainspec.check.request import CheckRequest, run_check
-from trainspec.compiler.ladder import URI_FOLDER, rung_uri, rungs
+from trainspec.compiler.ladder_rungs import URI_FOLDER, rung_uri, rungs
 from trainspec.compiler.pipeline import Options, Stop, run
 from trainspec.compiler.plan import CheckpointKind
-from trainspec.dsl.sources import load_string
+from trainspec.dsl.load.spec_sources import load_string
 from trainspec.k8s.wellknown import LADDER_LABEL, LADDER_RUNG_LABEL
 
 LLAMA = str(EXAMPLES / "llama-sft")

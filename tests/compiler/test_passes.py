@@ -6,7 +6,7 @@ import textwrap
 
 from trainspec.compiler.pipeline import compile_specs
 from trainspec.compiler.resolve import Origin
-from trainspec.dsl.sources import load_string
+from trainspec.dsl.load.spec_sources import load_string
 
 RUNTIME = """\
 apiVersion: trainspec.dev/v1alpha1

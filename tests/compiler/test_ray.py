@@ -18,7 +18,7 @@ from tests.conftest import ROOT
 from trainspec.compiler.emit import render_stream
 from trainspec.compiler.lower.ray.ray_rules import kueue_problems, max_podsets
 from trainspec.compiler.pipeline import Options, Stop, run
-from trainspec.dsl.sources import load_string
+from trainspec.dsl.load.spec_sources import load_string
 from trainspec.stages.ray import RayConfigError, failure_config, scaling_config, storage_path
 
 EXAMPLE = ROOT / "examples" / "ray-train"

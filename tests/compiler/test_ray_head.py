@@ -12,7 +12,7 @@ import pytest
 
 from tests.compiler.test_ray import RUNTIME, _check, compile_text, job, rayjob_of
 from trainspec.compiler.lower.ray.ray_job import HEAD_RESOURCES, HEAD_START_PARAMS
-from trainspec.dsl.sources import load_string
+from trainspec.dsl.load.spec_sources import load_string
 from trainspec.kueue.podsets import pod_requests
 
 

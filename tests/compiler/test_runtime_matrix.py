@@ -10,7 +10,7 @@ import pytest
 from trainspec.check import check_manifests, default_crd_dirs
 from trainspec.compiler.emit import manifest_dicts
 from trainspec.compiler.pipeline import compile_specs
-from trainspec.dsl.sources import load_string
+from trainspec.dsl.load.spec_sources import load_string
 
 CRDS = default_crd_dirs()
 

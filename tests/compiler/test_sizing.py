@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from trainspec.compiler.sizing import GI, checkpoint_size, human_bytes
-from trainspec.dsl.models import ModelSize
+from trainspec.dsl.spec.models import ModelSize
 
 
 def size(params: str, dtype: str = "bf16", optimizer: str = "adamw", keep: int = 1, **extra):

@@ -18,7 +18,7 @@ from tests.conftest import ROOT
 from trainspec.check import check_manifest, check_manifests, default_crd_dirs, load_crds
 from trainspec.compiler.pipeline import Options, Stop, compile_paths, run
 from trainspec.dsl.diagnostics import Severity
-from trainspec.dsl.models import NodeRange, TrainingJob
+from trainspec.dsl.spec.models import NodeRange, TrainingJob
 
 CRDS = default_crd_dirs()
 needs_crds = pytest.mark.skipif(not CRDS, reason="../shared/crds not found (set TRAINSPEC_CRDS_DIR)")
@@ -439,7 +439,7 @@ def test_the_checker_agrees_with_the_api_server_on_pytorchjobs(path: Path) -> No
 
 
 def test_the_training_operator_webhook_rules_say_who_rejects() -> None:
-    from trainspec.check.operator_webhooks import check_operator_job
+    from trainspec.check.webhooks.training_operator import check_operator_job
 
     job = {
         "apiVersion": "kubeflow.org/v1",

@@ -8,9 +8,9 @@ import sys
 import pytest
 
 from tests.conftest import run_cli
-from trainspec.dsl import models
-from trainspec.dsl.sources import load_string
-from trainspec.dsl.wellknown import INT32_MAX, INT64_MAX, MAX_CPU_MILLI, MAX_USER_ID, SEED_MAX
+from trainspec.dsl.kube_facts import INT32_MAX, INT64_MAX, MAX_CPU_MILLI, MAX_USER_ID, SEED_MAX
+from trainspec.dsl.load.spec_sources import load_string
+from trainspec.dsl.spec import models
 
 JOB = """\
 apiVersion: trainspec.dev/v1alpha1
@@ -167,8 +167,8 @@ def test_the_largest_auto_sized_checkpoint_is_a_quantity() -> None:
     """100T parameters, fp32 weights, 64 bytes of optimizer state each, keep 1000, +20%: the
     volume still fits 2^63-1 bytes, so the compiler can always write it as a quantity."""
     from trainspec.compiler.sizing import GI, checkpoint_size
-    from trainspec.dsl.models import ModelSize
-    from trainspec.dsl.quantity import Quantity
+    from trainspec.dsl.framework.quantity import Quantity
+    from trainspec.dsl.spec.models import ModelSize
 
     fields = models.ModelSize.model_fields
     model = ModelSize(parameters="100T", dtype="fp32", optimizer_bytes_per_param=fields["optimizer_bytes_per_param"].le)

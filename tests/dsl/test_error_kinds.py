@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from trainspec.dsl.errors import ERROR_KINDS
-from trainspec.dsl.validation import CODE_BY_ERROR
+from trainspec.dsl.load.validation import CODE_BY_ERROR
 
 DSL = Path(__file__).resolve().parents[2] / "trainspec" / "dsl"
 
@@ -23,7 +23,7 @@ def test_the_table_lists_every_kind_and_only_those() -> None:
 def test_every_kind_named_in_the_source_has_a_code() -> None:
     named = {
         kind
-        for path in DSL.glob("*.py")
+        for path in DSL.rglob("*.py")
         if path.name != "validation.py"
         for match in _NAMED.finditer(path.read_text(encoding="utf-8"))
         for kind in match.groups()

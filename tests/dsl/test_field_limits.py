@@ -12,8 +12,7 @@ from typing import NamedTuple
 
 import pytest
 
-from trainspec.dsl.sources import load_string
-from trainspec.dsl.wellknown import (
+from trainspec.dsl.kube_facts import (
     ANNOTATIONS_SPEC_MAX,
     EXTENDED_RESOURCE_PREFIX_MAX,
     IMAGE_MAX,
@@ -25,6 +24,7 @@ from trainspec.dsl.wellknown import (
     PATH_MAX,
     SEED_MAX,
 )
+from trainspec.dsl.load.spec_sources import load_string
 
 _JOB, _RUNTIME = "kind: TrainingJob\nmetadata: {name: sft, namespace: team-nlp}", "kind: Runtime\nmetadata: {name: rt}"
 #: The document before a row's own line, by kind ("bare-": without the field the row sets itself).

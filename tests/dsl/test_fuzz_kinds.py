@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tests.conftest import EXAMPLES
 from trainspec.dsl.diagnostics import CODES
-from trainspec.dsl.loaded import ForeignDoc
-from trainspec.dsl.sources import load_string
+from trainspec.dsl.load.loaded import ForeignDoc
+from trainspec.dsl.load.spec_sources import load_string
 
 SOURCES = [
     (EXAMPLES / name).read_text()

@@ -126,7 +126,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], Run]
 
 def loaded_alone(here: Path, source: str) -> list:
     """The specs of one module on its own, through the library (the same supervised child)."""
-    from trainspec.dsl.sources import load_files
+    from trainspec.dsl.load.spec_sources import load_files
 
     here.mkdir(parents=True)
     (here / "job.py").write_text(source)

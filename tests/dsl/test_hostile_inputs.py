@@ -16,9 +16,9 @@ import pytest
 
 from tests.conftest import EXAMPLES, run_cli
 from trainspec.dsl.diagnostics import CODES
-from trainspec.dsl.sources import discover, load_files, load_specs
-from trainspec.dsl.values import load_values
-from trainspec.dsl.yaml_loader import load_file
+from trainspec.dsl.load.spec_sources import discover, load_files, load_specs
+from trainspec.dsl.load.values_files import load_values
+from trainspec.dsl.load.yaml_loader import load_file
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX file types")
 
@@ -253,8 +253,8 @@ def test_every_command_reports_a_walk_alike(tmp_path: Path) -> None:
 
 
 def test_the_one_safe_reader_refuses_what_could_block_or_was_planted(tmp_path: Path) -> None:
-    """trainspec.dsl.safe_read: every reader of the package (specs, manifests, the output tree)."""
-    from trainspec.dsl.safe_read import FileTooLarge, NotRegularFile, peek_file, read_file
+    """trainspec.dsl.load.safe_read: every reader of the package (specs, manifests, the output tree)."""
+    from trainspec.dsl.load.safe_read import FileTooLarge, NotRegularFile, peek_file, read_file
 
     os.mkfifo(tmp_path / "pipe")
     (tmp_path / "file").write_bytes(b"12345")

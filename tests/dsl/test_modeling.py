@@ -1,4 +1,4 @@
-"""The validation layer under the spec models (trainspec.dsl.modeling), on small models of its own."""
+"""The validation layer under the spec models (trainspec.dsl.framework.modeling), on small models of its own."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal, Optional, Union  # noqa: F401 (Union
 
 import pytest
 
-from trainspec.dsl.modeling import STRICT, Invalid, Model, ValidationError, field, to_camel
+from trainspec.dsl.framework.modeling import STRICT, Invalid, Model, ValidationError, field, to_camel
 
 
 class Color(str, enum.Enum):
@@ -95,8 +95,8 @@ def test_field_tables_are_built_on_first_use_only() -> None:
 
 def test_importing_the_spec_models_builds_nothing_and_needs_no_third_party_module() -> None:
     code = (
-        "import sys, trainspec.dsl.models as m, trainspec.dsl.project as p\n"
-        "from trainspec.dsl.modeling import Model\n"
+        "import sys, trainspec.dsl.spec.models as m, trainspec.dsl.spec.project as p\n"
+        "from trainspec.dsl.framework.modeling import Model\n"
         "built = [c.__name__ for mod in (m, p) for c in vars(mod).values()\n"
         "         if isinstance(c, type) and issubclass(c, Model) and '_field_table' in c.__dict__]\n"
         "print(built, 'pydantic' in sys.modules)"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from trainspec import Checkpoint, ModelSize, Resources, Runtime, TrainingJob
-from trainspec.dsl.modeling import ValidationError
-from trainspec.dsl.sources import load_string
-from trainspec.dsl.types import Quantity
-from trainspec.dsl.validation import _leaf
+from trainspec.dsl.framework.modeling import ValidationError
+from trainspec.dsl.framework.types import Quantity
+from trainspec.dsl.load.spec_sources import load_string
+from trainspec.dsl.load.validation import _leaf
 
 YAML = """\
 apiVersion: trainspec.dev/v1alpha1

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from trainspec.dsl import models
-from trainspec.dsl.modeling import Model
+from trainspec.dsl.framework.modeling import Model
+from trainspec.dsl.spec import models
 
 DSL = Path(models.__file__).resolve().parent
 
@@ -102,10 +102,18 @@ PRIVATE = ("_Model", "_Flat", "_nest")
 SPEC_MODULES = ("models", "parts", "runtime_spec", "job_spec")
 
 
-@pytest.mark.parametrize("name", [*EXPORTED, *PRIVATE])
+@pytest.mark.parametrize("name", EXPORTED)
 def test_every_name_is_still_importable_from_models(name: str) -> None:
     namespace: dict[str, object] = {}
     exec(f"from trainspec.dsl.models import {name}", namespace)  # noqa: S102 (the import users write)
+    assert namespace[name] is getattr(models, name)
+
+
+@pytest.mark.parametrize("name", PRIVATE)
+def test_the_private_helpers_stay_in_the_spec_language(name: str) -> None:
+    """The private bases are the spec language's own (the public path re-exports only ``__all__``)."""
+    namespace: dict[str, object] = {}
+    exec(f"from trainspec.dsl.spec.models import {name}", namespace)  # noqa: S102 (an import statement)
     assert namespace[name] is getattr(models, name)
 
 
@@ -119,7 +127,7 @@ def test_every_public_name_is_exported_explicitly() -> None:
         for alias in node.names
         if alias.asname == alias.name
     }
-    assert imported == {"_Model"}  # dsl.project builds on it
+    assert imported == {"_Model"}  # dsl.spec.project builds on it
 
 
 def test_a_star_import_gives_the_spec_api() -> None:
@@ -131,7 +139,7 @@ def test_a_star_import_gives_the_spec_api() -> None:
 def test_each_part_is_defined_once_and_re_exported_as_the_same_class() -> None:
     homes: dict[str, str] = {}
     for stem in SPEC_MODULES:
-        module = importlib.import_module(f"trainspec.dsl.{stem}")
+        module = importlib.import_module(f"trainspec.dsl.spec.{stem}")
         for name, value in vars(module).items():
             if isinstance(value, type) and value.__module__ == module.__name__:
                 assert name not in homes, f"{name} is defined in {homes.get(name)} and {stem}"
@@ -163,4 +171,14 @@ def test_the_parts_modules_import_no_kind() -> None:
     for stem in SPEC_MODULES[1:]:
         tree = ast.parse((DSL / f"{stem}.py").read_text(encoding="utf-8"))
         imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-        assert "trainspec.dsl.models" not in imported, stem
+        assert "trainspec.dsl.spec.models" not in imported, stem
+
+
+def test_the_public_models_path_is_the_spec_language() -> None:
+    """``from trainspec.dsl.models import X`` (the README's documented form) gives the very objects the
+    spec language defines, every exported name of it."""
+    import trainspec.dsl.models as public
+    from trainspec.dsl.spec import models as spec_models
+
+    assert public.__all__ == spec_models.__all__ and len(public.__all__) > 20
+    assert all(getattr(public, name) is getattr(spec_models, name) for name in spec_models.__all__)

@@ -13,8 +13,8 @@ import textwrap
 import pytest
 
 from trainspec.dsl.diagnostics import CODES
-from trainspec.dsl.loaded import ForeignDoc
-from trainspec.dsl.sources import load_string
+from trainspec.dsl.load.loaded import ForeignDoc
+from trainspec.dsl.load.spec_sources import load_string
 
 JOB_BODY = """\
 metadata: {name: smoke}

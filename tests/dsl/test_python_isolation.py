@@ -1,6 +1,6 @@
 """Python specs run in a supervised child process, only where Python is allowed.
 
-What the child hands back is data the parent checks (trainspec.dsl.pyprotocol) and validates again
+What the child hands back is data the parent checks (trainspec.dsl.load.python.protocol) and validates again
 through the models; ``--no-python`` and the project's ``spec.python`` keep code from running at
 all; file names with control characters are refused before they are read. The corpus of hostile
 modules run through the gate commands is tests/dsl/test_hostile_corpus.py.
@@ -21,14 +21,14 @@ import pytest
 import trainspec
 from tests.conftest import EXAMPLES, ROOT, run_cli
 from trainspec.compiler.pipeline import Options, Stop, run
-from trainspec.dsl import pyprotocol, pysupervisor
-from trainspec.dsl.discovery import discover, escape_name
-from trainspec.dsl.models import Runtime, TrainingJob
-from trainspec.dsl.pychild import MEMORY_LIMIT
-from trainspec.dsl.pypolicy import decide
-from trainspec.dsl.pyrun import plain
-from trainspec.dsl.pytrace import _dump_line
-from trainspec.dsl.sources import load_files, load_specs
+from trainspec.dsl.load.discovery import discover, escape_name
+from trainspec.dsl.load.python import protocol as pyprotocol, supervisor as pysupervisor
+from trainspec.dsl.load.python.child import MEMORY_LIMIT
+from trainspec.dsl.load.python.execute import plain
+from trainspec.dsl.load.python.policy import decide
+from trainspec.dsl.load.python.trace import _dump_line
+from trainspec.dsl.load.spec_sources import load_files, load_specs
+from trainspec.dsl.spec.models import Runtime, TrainingJob
 
 JOB = textwrap.dedent("""\
     from pathlib import Path
@@ -141,7 +141,7 @@ def test_the_library_option(tmp_path: Path) -> None:
 
 
 def test_the_policy_is_the_strictest_of_the_projects() -> None:
-    from trainspec.dsl.project import Project, PythonPolicy
+    from trainspec.dsl.spec.project import Project, PythonPolicy
 
     def project(value: str) -> Project:
         return Project.model_validate({"spec": {"python": value}})
@@ -224,7 +224,7 @@ def test_every_example_spec_round_trips_through_plain_data() -> None:
 
 
 def _fields_set(model: object, path: tuple = ()) -> dict:
-    from trainspec.dsl.modeling import Model
+    from trainspec.dsl.framework.modeling import Model
 
     out = {path: frozenset(model.model_fields_set)}  # type: ignore[attr-defined]
     for name, value in vars(model).items():

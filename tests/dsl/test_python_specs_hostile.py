@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from tests.conftest import EXAMPLES, run_cli
-from trainspec.dsl.sources import discover, load_files
+from trainspec.dsl.load.spec_sources import discover, load_files
 
 HEADER = "from trainspec import Resources, TrainingJob\n"
 
@@ -222,9 +222,9 @@ def test_input_does_not_wait_for_the_terminal(tmp_path: Path) -> None:
         "import trainspec as ts\njob = ts.TrainingJob(name='a', runtime='r')\n",
         "import trainspec\njob = trainspec.TrainingJob(name='a', runtime='r')\n",
         "from trainspec import TrainingJob as TJ\njob = TJ(name='a', runtime='r')\n",
-        "from trainspec.dsl.models import TrainingJob\njob = TrainingJob(name='a', runtime='r')\n",
+        "from trainspec.dsl.spec.models import TrainingJob\njob = TrainingJob(name='a', runtime='r')\n",
         "from trainspec.dsl import models\njob = models.Runtime(name='a', framework='torch')\n",
-        "import trainspec.dsl.models as m\njob = m.TrainingJob(name='a', runtime='r')\n",
+        "import trainspec.dsl.spec.models as m\njob = m.TrainingJob(name='a', runtime='r')\n",
         "from trainspec import *\njob = Runtime(name='a', framework='torch')\n",
         "from trainspec import TrainingJob\njobs = [TrainingJob.model_validate({})]\n",
         "from trainspec import (\n    TrainingJob,\n)\n\ndef build():\n    return TrainingJob(name='a', runtime='r')\n",

@@ -11,7 +11,7 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, strategies as st
 
-from trainspec.dsl.quantity import (
+from trainspec.dsl.framework.quantity import (
     MAX_QUANTITY,
     QUANTITY_PATTERN,
     Quantity,

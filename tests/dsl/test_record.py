@@ -1,6 +1,6 @@
 """Records and tuple records (trainspec.dsl.record): what a dataclass or typing.NamedTuple gave the
 classes on the start-up path, without generating code at import; and the annotation resolver of
-the spec models (trainspec.dsl.hints), which must agree with typing.get_type_hints."""
+the spec models (trainspec.dsl.framework.hints), which must agree with typing.get_type_hints."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from typing import ClassVar
 import pytest
 
 import trainspec
-from trainspec.dsl.hints import type_hints
-from trainspec.dsl.modeling import Model
+from trainspec.dsl.framework.hints import type_hints
+from trainspec.dsl.framework.modeling import Model
 from trainspec.dsl.record import FrozenInstanceError, Record, TupleRecord, field, fields, replace
 
 

@@ -13,8 +13,8 @@ import pytest
 
 import trainspec
 from tests.conftest import ROOT, run_cli
-from trainspec.dsl.semantics import looks_like_credential
-from trainspec.dsl.sources import load_string
+from trainspec.dsl.load.spec_sources import load_string
+from trainspec.dsl.spec.semantics import looks_like_credential
 
 JOB = """\
 apiVersion: trainspec.dev/v1alpha1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from trainspec.dsl.semantics import looks_like_credential
+from trainspec.dsl.spec.semantics import looks_like_credential
 
 
 @pytest.mark.parametrize(

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from trainspec.dsl import templating
 from trainspec.dsl.diagnostics import CODES
-from trainspec.dsl.sources import load_string
-from trainspec.dsl.values import load_values
+from trainspec.dsl.load import templating
+from trainspec.dsl.load.spec_sources import load_string
+from trainspec.dsl.load.values_files import load_values
 
 DOC = """\
 apiVersion: trainspec.dev/v1alpha1

@@ -15,8 +15,8 @@ import pytest
 import trainspec
 from tests.conftest import EXAMPLES, ROOT
 from trainspec import Resources, Runtime, TrainingJob
-from trainspec.dsl import modeling
-from trainspec.dsl.modeling import Model, ValidationError
+from trainspec.dsl.framework import modeling
+from trainspec.dsl.framework.modeling import Model, ValidationError
 
 DSL = ROOT / "trainspec" / "dsl"
 
@@ -46,7 +46,7 @@ def test_nothing_close_gives_no_suggestion() -> None:
 
 
 def test_yaml_and_python_give_the_same_suggestion() -> None:
-    from trainspec.dsl.sources import load_string
+    from trainspec.dsl.load.spec_sources import load_string
 
     _, problems = load_string(
         "apiVersion: trainspec.dev/v1alpha1\nkind: TrainingJob\nmetadata: {name: a}\nspec: {runtime: b, nods: 8}\n"
@@ -56,7 +56,7 @@ def test_yaml_and_python_give_the_same_suggestion() -> None:
 
 
 def test_a_python_spec_file_gets_the_suggestion_as_its_hint(tmp_path: Path) -> None:
-    from trainspec.dsl.sources import load_files
+    from trainspec.dsl.load.spec_sources import load_files
 
     spec = tmp_path / "job.py"
     spec.write_text('from trainspec import TrainingJob\njob = TrainingJob(name="a", runtime="b", nods=2)\n')
@@ -98,7 +98,7 @@ def _spec_modules() -> list[Path]:
     """Every module of trainspec.dsl that declares spec models (new ones get the same checks)."""
     return sorted(
         p
-        for p in DSL.glob("*.py")
+        for p in DSL.rglob("*.py")
         if any(base in p.read_text(encoding="utf-8") for base in ("(Model)", "(_Model)", "(_Flat)"))
     )
 
@@ -109,7 +109,7 @@ def test_every_typed_init_lists_exactly_the_fields() -> None:
 
     checked = 0
     for path in _spec_modules():
-        module = importlib.import_module(f"trainspec.dsl.{path.stem}")
+        module = importlib.import_module(".".join(path.relative_to(ROOT).with_suffix("").parts))
         for cls_name, overloads in _typed_inits(ast.parse(path.read_text(encoding="utf-8"))).items():
             cls = getattr(module, cls_name)
             fields = list(cls.model_fields)
@@ -140,7 +140,7 @@ def test_flat_fields_are_the_metadata_and_spec_fields() -> None:
 
 def test_value_types_are_written_in_the_source_not_built_by_calls() -> None:
     """pyright rejects a type built by a call (reportInvalidTypeForm); every alias is a static form."""
-    tree = ast.parse((DSL / "types.py").read_text(encoding="utf-8"))
+    tree = ast.parse((DSL / "framework" / "types.py").read_text(encoding="utf-8"))
     for node in tree.body:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and node.targets[0].id[:1].isupper():
             raise AssertionError(f"types.py: {node.targets[0].id} is built by a call")
@@ -175,7 +175,7 @@ def test_model_base_is_declared_with_dataclass_transform() -> None:
 def test_all_and_dir_show_the_public_names_without_importing_them() -> None:
     code = (
         "import sys, trainspec; names = dir(trainspec); "
-        "print(all(n in names for n in trainspec.__all__), 'trainspec.dsl.models' in sys.modules, "
+        "print(all(n in names for n in trainspec.__all__), 'trainspec.dsl.spec.models' in sys.modules, "
         "'trainspec.api' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)

@@ -7,7 +7,7 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, strategies as st
 
-from trainspec.dsl.types import Duration, ParamCount, Quantity
+from trainspec.dsl.framework.types import Duration, ParamCount, Quantity
 
 
 @pytest.mark.parametrize(

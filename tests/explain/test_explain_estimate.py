@@ -7,7 +7,7 @@ from fractions import Fraction
 import pytest
 
 from trainspec.compiler.sizing import checkpoint_size, human_bytes
-from trainspec.dsl.models import ModelSize
+from trainspec.dsl.spec.models import ModelSize
 from trainspec.explain.estimate import (
     TrainingState,
     as_price,

@@ -9,7 +9,7 @@ import yaml
 
 from trainspec.cli.main import main
 from trainspec.gitops.argocd import argocd_cm, health_configmap
-from trainspec.gitops.fields import controller_fields, jq_path
+from trainspec.gitops.controller_fields import controller_fields, jq_path
 
 
 def test_the_configmap_holds_the_health_checks_and_the_ignored_differences() -> None:

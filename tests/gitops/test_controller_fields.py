@@ -20,7 +20,7 @@ import yaml
 
 from trainspec.compiler.pipeline import Options, run
 from trainspec.compiler.runs import RUN_KINDS
-from trainspec.gitops.fields import controller_fields
+from trainspec.gitops.controller_fields import controller_fields
 
 ROOT = Path(__file__).resolve().parents[2]
 _KEYS = ("manager", "name")

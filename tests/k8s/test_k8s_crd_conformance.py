@@ -6,6 +6,8 @@ from typing import Any
 
 import pytest
 
+from k8s import samples
+from k8s.crd_schema import check, crd_schema, missing_reason
 from trainspec.k8s import (
     ClusterTrainingRuntime,
     JobSetSpec,
@@ -14,9 +16,6 @@ from trainspec.k8s import (
     TrainJob,
     to_dict,
 )
-
-from . import samples
-from .crd_schema import check, crd_schema, missing_reason
 
 pytestmark = pytest.mark.skipif(missing_reason() is not None, reason=missing_reason() or "")
 

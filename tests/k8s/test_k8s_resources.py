@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from k8s import samples
 from trainspec.k8s import (
     ClusterTrainingRuntime,
     Container,
@@ -25,8 +26,6 @@ from trainspec.k8s import (
     VolumeResourceRequirements,
     to_dict,
 )
-
-from . import samples
 
 ANCESTOR = samples.ANCESTOR
 HOST = "kubernetes.io/hostname"

@@ -10,6 +10,8 @@ import sys
 import pytest
 
 import trainspec.k8s as k8s
+from k8s import samples
+from k8s.crd_schema import REPO_ROOT
 from trainspec.k8s import (
     Container,
     EnvVar,
@@ -29,9 +31,6 @@ from trainspec.k8s import (
     to_dict,
     wire_name,
 )
-
-from . import samples
-from .crd_schema import REPO_ROOT
 
 
 @pytest.mark.parametrize(

@@ -24,8 +24,8 @@ def test_each_rule_says_the_length_then_the_form(rule, good: str, limit: int) ->
 
 
 def test_the_checker_the_webhooks_and_the_cluster_commands_say_it_alike() -> None:
-    from trainspec.check.cel_lib import FORMATS
-    from trainspec.check.operator_webhooks import check_operator_job
+    from trainspec.check.cel.k8s_library import FORMATS
+    from trainspec.check.webhooks.training_operator import check_operator_job
     from trainspec.kube.submit_plan import namespace_name_problem
 
     assert FORMATS["dns1035Label"]("Bad") == N.dns1035_problem("Bad")

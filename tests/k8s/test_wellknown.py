@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-import trainspec.dsl.wellknown as dsl_facts
+import trainspec.dsl.kube_facts as dsl_facts
 import trainspec.k8s.wellknown as k8s_facts
 
 PACKAGE = Path(dsl_facts.__file__).resolve().parents[1]
-HOMES = {"trainspec/dsl/wellknown.py", "trainspec/k8s/wellknown.py"}
+HOMES = {"trainspec/dsl/kube_facts.py", "trainspec/k8s/wellknown.py"}
 
 #: Facts that are also everyday words of the code (a spec field ``trainer``, the shard-by value
 #: ``node``, an explain row "checkpoints"): an equal string elsewhere need not mean the fact.
@@ -124,11 +124,11 @@ def test_integer_bounds_are_written_out_only_in_the_dsl_facts() -> None:
     found = sorted(
         f"{name}:{node.lineno}"
         for name, tree in SOURCES
-        if name != "trainspec/dsl/wellknown.py"
+        if name != "trainspec/dsl/kube_facts.py"
         for node in ast.walk(tree)
         if _bound(node) is not None
     )
-    assert found == [], f"int32/int64 bounds written out in {found}: use trainspec.dsl.wellknown"
+    assert found == [], f"int32/int64 bounds written out in {found}: use trainspec.dsl.kube_facts"
 
 
 def test_the_k8s_module_re_exports_the_dsl_facts() -> None:

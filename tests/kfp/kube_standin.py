@@ -49,7 +49,7 @@ RE_OBJECT = re.compile(
 )
 RE_LOG = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/log$")
 NOW = "2026-01-01T00:00:00Z"
-#: plural -> (apiVersion, kind, namespaced, CRD file in trainspec/check/data or None)
+#: plural -> (apiVersion, kind, namespaced, CRD file in trainspec/check/schema/data or None)
 STORES = {
     "trainjobs": ("trainer.kubeflow.org/v1alpha1", "TrainJob", True, "trainer.kubeflow.org_trainjobs.json"),
     "clustertrainingruntimes": (
@@ -76,7 +76,7 @@ STORES = {
     "podmonitors": ("monitoring.coreos.com/v1", "PodMonitor", True, None),
 }
 LIST_KEYS = {"ownerReferences": "uid", "managedFields": "manager"}
-CRD_DATA = Path(__file__).resolve().parents[2] / "trainspec" / "check" / "data"
+CRD_DATA = Path(__file__).resolve().parents[2] / "trainspec" / "check" / "schema" / "data"
 _SCHEMAS: dict[str, dict] = {}
 
 

@@ -16,7 +16,7 @@ pytest.importorskip("kfp", reason="the kfp extra is not installed: pip install '
 
 from kfp_testing import EXAMPLES, ROOT
 
-from trainspec.kfp.pipeline import KfpSpecError, build_pipeline, compile_pipeline, compile_trainjob
+from trainspec.kfp.job_pipeline import KfpSpecError, build_pipeline, compile_pipeline, compile_trainjob
 
 CPU_JOB = EXAMPLES / "kfp" / "cpu-job.yaml"
 PASSTHROUGHS = [

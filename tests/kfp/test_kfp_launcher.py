@@ -22,8 +22,8 @@ from kfp_testing import COMPLETE, EXAMPLES, NAMESPACE, ROOT, RUN_ID, RUNNING
 from kube_standin import StandIn
 
 from trainspec.kfp import kube as kube_module
+from trainspec.kfp.job_pipeline import compile_trainjob
 from trainspec.kfp.launcher import LauncherError, TrainJobTimeout, run_launcher
-from trainspec.kfp.pipeline import compile_trainjob
 
 CPU_JOB = compile_trainjob(EXAMPLES / "kfp" / "cpu-job.yaml")
 NAME = f"kfp-ddp-cpu-{RUN_ID[:8]}"

@@ -20,8 +20,8 @@ from kfp import local
 from kfp_testing import COMPLETE, EXAMPLES, FAILED, LAUNCHER_POD, NAMESPACE, RUN_ID, RUNNING
 from kube_standin import StandIn
 
-from trainspec.kfp import launch_trainjob, make_launcher, names as N
-from trainspec.kfp.pipeline import compile_trainjob
+from trainspec.kfp import launch_trainjob, launcher_names as N, make_launcher
+from trainspec.kfp.job_pipeline import compile_trainjob
 
 JOB = compile_trainjob(EXAMPLES / "ddp-cpu.yaml")
 NAME = f"ddp-cpu-{RUN_ID[:8]}"

@@ -11,10 +11,10 @@ pytest.importorskip("kubernetes", reason="the kfp extra is not installed: pip in
 
 from kfp_testing import COMPLETE, EXAMPLES, FAILED, RUNNING
 
-from trainspec.kfp import merge, names as N
+from trainspec.kfp import launcher_names as N, merge
+from trainspec.kfp.job_pipeline import compile_trainjob
 from trainspec.kfp.launcher import job_state
 from trainspec.kfp.logs import LogFollower
-from trainspec.kfp.pipeline import compile_trainjob
 from trainspec.kube import retry
 from trainspec.kube.follow import stamp_key as _stamp_key
 
@@ -42,7 +42,7 @@ def _job(nodes: int = 2, dataset: bool = False, name: str = "ddp-cpu") -> dict:
     [(2, False, 48), (10, False, 48), (11, False, 47), (100, False, 47), (101, False, 46), (8, True, 33)],
 )
 def test_name_budget_matches_the_jobset_pod_name_rule(nodes: int, dataset: bool, budget: int) -> None:
-    from trainspec.compiler.names import LIMIT, pod_suffix
+    from trainspec.compiler.name_budget import LIMIT, pod_suffix
 
     assert N.name_budget(_job(nodes, dataset)) == budget
     # The same rule as the compiler's (which knows every rjob): node with `nodes` pods.
@@ -326,7 +326,7 @@ def test_timestamps_sort_although_kubelet_trims_zeros() -> None:
 
 def test_compile_trainjob_from_python_objects_and_paths() -> None:
     from trainspec import Resources, TrainingJob
-    from trainspec.kfp.pipeline import KfpSpecError
+    from trainspec.kfp.job_pipeline import KfpSpecError
 
     job = TrainingJob(
         name="smoke",

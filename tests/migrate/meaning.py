@@ -16,8 +16,8 @@ import shlex
 from typing import Any
 
 from trainspec.compiler.lower.labels import OBSERVABILITY_LABELS
-from trainspec.dsl.quantity import Quantity
-from trainspec.dsl.wellknown import MPI_SSH_AUTH_MOUNT_PATH
+from trainspec.dsl.framework.quantity import Quantity
+from trainspec.dsl.kube_facts import MPI_SSH_AUTH_MOUNT_PATH
 from trainspec.k8s.wellknown import JOB_LABEL, MAX_EXEC_TIME_LABEL, QUEUE_NAME_LABEL, RUN_LABEL
 
 #: The labels a run object carries for its job (trainspec.compiler.runs): added, not migrated.

@@ -113,7 +113,7 @@ def test_default_target_is_trainer_except_what_trainer_cannot_run() -> None:
 
 def test_the_result_compiles_to_trainer_by_default() -> None:
     from trainspec.compiler.pipeline import Options, run
-    from trainspec.dsl.sources import load_string
+    from trainspec.dsl.load.spec_sources import load_string
 
     for name in ("single-node", "multinode-nccl", "gloo", "mpi", "deepspeed"):
         result = migrate([HERE / f"{name}.yaml"])

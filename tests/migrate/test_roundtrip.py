@@ -19,7 +19,7 @@ import yaml
 from tests.conftest import ROOT
 from tests.migrate.meaning import meaning, waived, without
 from trainspec.compiler.pipeline import Options, run
-from trainspec.dsl.sources import load_string
+from trainspec.dsl.load.spec_sources import load_string
 from trainspec.migrate import migrate
 
 HERE = Path(__file__).parent / "manifests"

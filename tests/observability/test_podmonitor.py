@@ -9,8 +9,8 @@ import pytest
 
 from tests.observability.helpers import codes, compile_specs, objects, of_kind
 from trainspec.check import check_manifest
-from trainspec.check.crds import CrdRegistry
-from trainspec.check.podmonitor import check_hand_written
+from trainspec.check.schema.crds import CrdRegistry
+from trainspec.check.schema.podmonitor_schema import check_hand_written
 from trainspec.k8s.wellknown import (
     COMPLETION_INDEX_LABEL,
     JOB_LABEL,

@@ -14,7 +14,7 @@ from run_testlib import RUNTIME, clean_env
 from trainspec.compiler.emit import manifest_dicts
 from trainspec.compiler.pipeline import CompileResult, compile_paths
 from trainspec.compiler.plan import JobPlan
-from trainspec.dsl.wellknown import RUN_ID_ENV
+from trainspec.dsl.kube_facts import RUN_ID_ENV
 from trainspec.k8s.wellknown import JOB_LABEL, RUN_LABEL
 from trainspec.run.job import LocalJob, local_job
 from trainspec.run.local import Prepared, RunOptions, prepare

@@ -26,7 +26,7 @@ from trainspec.stages import ProgressReporter, StepMetrics
 from trainspec.stages.trainer_status import TrainerEndpoint, TrainerStatusSink, Update
 
 REPO = Path(__file__).resolve().parents[2]
-CRD = REPO / "trainspec" / "check" / "data" / "trainer.kubeflow.org_trainjobs.json"
+CRD = REPO / "trainspec" / "check" / "schema" / "data" / "trainer.kubeflow.org_trainjobs.json"
 RANK_VARS = (
     "RANK",
     "WORLD_SIZE",

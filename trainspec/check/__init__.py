@@ -23,12 +23,20 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .api_server import check_manifest, check_manifests
-from .cel import CelCompileError, CelEngine, CelEvalError, CelPyEngine, check_cel, default_engine, iter_rules
-from .crd_source import ENV_CRDS_DIR, CrdSource
-from .crds import CrdRegistry, CrdVersion, load_crds
-from .request import CheckReport, CheckRequest, CheckUsageError, run_check
-from .webhook import RESERVED_ENV, check_webhooks
+from trainspec.check.api_server import check_manifest, check_manifests
+from trainspec.check.cel.validations import (
+    CelCompileError,
+    CelEngine,
+    CelEvalError,
+    CelPyEngine,
+    check_cel,
+    default_engine,
+    iter_rules,
+)
+from trainspec.check.request import CheckReport, CheckRequest, CheckUsageError, run_check
+from trainspec.check.schema.crd_source import ENV_CRDS_DIR, CrdSource
+from trainspec.check.schema.crds import CrdRegistry, CrdVersion, load_crds
+from trainspec.check.webhooks.admission import RESERVED_ENV, check_webhooks
 
 __all__ = [
     "CelCompileError",

@@ -11,14 +11,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from trainspec.check.cel.validations import CelEngine, check_cel
+from trainspec.check.schema.core_kinds import CORE_KINDS
+from trainspec.check.schema.crds import CrdRegistry, load_crds
+from trainspec.check.webhooks.admission import check_webhooks
 from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.dsl.record import replace
-
-from .cel import CelEngine, check_cel
-from .core_kinds import CORE_KINDS
-from .crds import CrdRegistry, load_crds
-from .webhook import check_webhooks
 
 
 def check_manifest(
@@ -43,13 +42,15 @@ def check_manifest(
         return [Diagnostic(code=codes.CRD_SCHEMA, message=f"missing required field {m!r}", path=m) for m in missing]
     assert isinstance(api_version, str) and isinstance(kind, str)
     if (api_version, kind) in CORE_KINDS:  # schema and built-in rules of the core kind (.core_kinds)
-        from .core_kinds import check_core_kind
+        from trainspec.check.schema.core_kinds import check_core_kind
 
         return check_core_kind(manifest)
 
     crd = registry.lookup(api_version, kind)
     if crd is None:
-        from .podmonitor import check_hand_written  # kinds without a shipped CRD (PodMonitor)
+        from trainspec.check.schema.podmonitor_schema import (
+            check_hand_written,  # kinds without a shipped CRD (PodMonitor)
+        )
 
         hand_written = check_hand_written(dict(manifest))
         if hand_written is not None:

@@ -17,8 +17,8 @@ import yaml
 
 from trainspec.compiler.runs import RUN_KINDS
 from trainspec.dsl import codes
-from trainspec.dsl.models import RunPolicy
 from trainspec.dsl.record import replace
+from trainspec.dsl.spec.models import RunPolicy
 from trainspec.k8s.wellknown import JOB_LABEL, RUN_LABEL
 
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ def read_previous(location: str, cwd: str | None = None) -> list[dict[str, Any]]
 
 
 def _read_small(path: Any) -> bytes:
-    from trainspec.dsl.safe_read import FileTooLarge, read_file
+    from trainspec.dsl.load.safe_read import FileTooLarge, read_file
 
     try:
         return read_file(path, MAX_PREVIOUS_FILE, follow_symlinks=False)
@@ -120,7 +120,7 @@ def previous_tree(output: str, files: Mapping[str, str]) -> list[dict[str, Any]]
     import os
     from pathlib import Path
 
-    from trainspec.dsl.safe_read import read_file
+    from trainspec.dsl.load.safe_read import read_file
 
     root = Path(os.path.realpath(output))
     texts: list[bytes] = []

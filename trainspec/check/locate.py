@@ -13,9 +13,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from trainspec.check.manifests import Manifest
 from trainspec.dsl.record import replace
-
-from .manifests import Manifest
 
 _PATH_PART = re.compile(r"\.?([A-Za-z_$][A-Za-z0-9_$-]*)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]")
 

@@ -9,12 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from trainspec.check.locate import place, relocate
+from trainspec.check.manifests import RUNTIME_KINDS, Manifest, runtime_of
+from trainspec.check.schema.crd_source import CrdSource
 from trainspec.dsl import codes
 from trainspec.dsl.record import replace
-
-from .crd_source import CrdSource
-from .locate import place, relocate
-from .manifests import RUNTIME_KINDS, Manifest, runtime_of
 
 
 def crd_findings(manifests: list[Manifest], source: CrdSource, target: Any) -> list[Any]:
@@ -24,11 +23,10 @@ def crd_findings(manifests: list[Manifest], source: CrdSource, target: Any) -> l
     Manifests of a group that only shipped data for another version covers are not checked;
     one TS524 warning per such bundle says so.
     """
+    from trainspec.check.api_server import check_manifest
+    from trainspec.check.crd_cache import CachedCelEngine, CachedCrdRegistry, VerdictCache, default_cache
     from trainspec.dsl.diagnostics import Diagnostic, Severity
     from trainspec.k8s.wellknown import TRAINER_API_VERSION
-
-    from .api_server import check_manifest
-    from .cache import CachedCelEngine, CachedCrdRegistry, VerdictCache, default_cache
 
     cache = default_cache()
     registry = CachedCrdRegistry(source.files, cache)
@@ -110,10 +108,9 @@ def webhook_findings(
 
     ``jobset_gates``: the JobSet feature gates the target says the cluster turned on.
     """
+    from trainspec.check.webhooks.admission import check_webhooks
+    from trainspec.check.webhooks.runtime_rules import check_runtime
     from trainspec.compiler.external import external_runtime_names
-
-    from .runtime_rules import check_runtime
-    from .webhook import check_webhooks
 
     known: list[Any] = [o.data for o in cluster.objects if o.kind in RUNTIME_KINDS] if cluster else []
     # External runtimes are the cluster's: known by name; a definition from --cluster wins over the name.
@@ -129,10 +126,9 @@ def webhook_findings(
 
 def preflight_findings(manifests: list[Manifest], cluster: Any, target: Any) -> list[Any]:
     """Kueue's label rules for every TrainJob; with a cluster, the whole pre-flight."""
+    from trainspec.check._paths import render_path
     from trainspec.dsl.diagnostics import Diagnostic
     from trainspec.kueue.preflight import kueue_label_problems, preflight
-
-    from ._paths import render_path
 
     runtimes = [m.data for m in manifests if m.kind in RUNTIME_KINDS]
     runtimes += [o.data for o in cluster.objects if o.kind in RUNTIME_KINDS] if cluster is not None else []

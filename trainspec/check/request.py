@@ -23,11 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from trainspec.check.schema.crd_source import CrdSource
 from trainspec.dsl import codes
 from trainspec.dsl.errors import TrainspecError
 from trainspec.dsl.record import replace
-
-from .crd_source import CrdSource
 
 if TYPE_CHECKING:
     from trainspec.compiler.pipeline import CompileResult, Options
@@ -116,12 +115,11 @@ def pipeline_options(request: CheckRequest) -> Options:
 
 def run_check(request: CheckRequest) -> CheckReport:
     """Check everything ``request`` names; raises :class:`CheckUsageError` for missing paths."""
+    from trainspec.check.manifests import cluster_manifests, compiled_manifests, foreign_manifests
+    from trainspec.check.passes import crd_findings, preflight_findings, webhook_findings
+    from trainspec.check.schema.crd_source import resolve_crds
     from trainspec.compiler.pipeline import run
     from trainspec.dsl.diagnostics import Diagnostic
-
-    from .crd_source import resolve_crds
-    from .manifests import cluster_manifests, compiled_manifests, foreign_manifests
-    from .passes import crd_findings, preflight_findings, webhook_findings
 
     problems = missing_paths(request)
     if problems:
@@ -161,7 +159,7 @@ def _update_findings(previous: str, manifests: list[Any], result: CompileResult)
     """The updates from ``previous`` to the checked manifests that the cluster would refuse."""
     from trainspec.check.day2 import manifest_updates, read_previous
     from trainspec.dsl.diagnostics import Diagnostic
-    from trainspec.dsl.models import RunPolicy
+    from trainspec.dsl.spec.models import RunPolicy
 
     try:
         before = read_previous(previous)

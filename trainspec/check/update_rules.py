@@ -18,13 +18,12 @@ import json
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from trainspec.check._paths import render_path, short
+from trainspec.check.schema.core_kinds import stored_data_source
 from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity
-from trainspec.dsl.quantity import QuantityError, format_quantity, quantity_value
+from trainspec.dsl.framework.quantity import QuantityError, format_quantity, quantity_value
 from trainspec.k8s import wellknown as W
-
-from ._paths import render_path, short
-from .core_kinds import stored_data_source
 
 __all__ = ["pvc_update_problems", "webhook_update_problems"]
 

@@ -37,8 +37,8 @@ from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 
 if TYPE_CHECKING:
-    from .cel import CelEngine
-    from .crds import CrdRegistry, CrdVersion
+    from trainspec.check.cel.validations import CelEngine
+    from trainspec.check.schema.crds import CrdRegistry, CrdVersion
 
 __all__ = [
     "ObjectKey",
@@ -93,8 +93,8 @@ def update_problems(
     key = object_key(new)
     if key is None or key != object_key(old):
         raise ValueError(f"not an update of one object: {object_key(old)} -> {key}")
-    from .defaults import apply_defaults
-    from .update_rules import pvc_update_problems, webhook_update_problems
+    from trainspec.check.schema.defaulting import apply_defaults
+    from trainspec.check.update_rules import pvc_update_problems, webhook_update_problems
 
     registry = crds if crds is not None else _default_registry()
     crd = registry.lookup(str(new["apiVersion"]), key[1])
@@ -143,16 +143,15 @@ def tree_update_problems(
 
 
 def _default_registry() -> CrdRegistry:
+    from trainspec.check.schema.crd_source import resolve_crds
+    from trainspec.check.schema.crds import load_crds
     from trainspec.compiler.targets import Target
-
-    from .crd_source import resolve_crds
-    from .crds import load_crds
 
     return load_crds(resolve_crds(None, Target()).files)
 
 
 def _engine_or_none() -> CelEngine | None:
-    from . import cel
+    from trainspec.check.cel import validations as cel
 
     try:
         return cel.default_engine()
@@ -184,7 +183,7 @@ def _only_transitions(node: Any) -> Any:
 
 def transition_schema(schema: Mapping[str, Any]) -> dict[str, Any] | None:
     """``schema`` with only its transition rules, or None when it has none (memoised per schema)."""
-    from .cel import iter_rules
+    from trainspec.check.cel.validations import iter_rules
 
     with _TRANSITIONS_LOCK:
         found = _TRANSITIONS.get(id(schema))
@@ -199,7 +198,7 @@ def transition_schema(schema: Mapping[str, Any]) -> dict[str, Any] | None:
 
 def _schema_type(schema: Mapping[str, Any], path: str) -> str:
     """The ``type`` of the schema node at a rendered path (what the server quotes as the value)."""
-    from .locate import parse_path
+    from trainspec.check.locate import parse_path
 
     node: Any = schema
     for part in parse_path(path):
@@ -216,7 +215,7 @@ def _schema_type(schema: Mapping[str, Any], path: str) -> str:
 def _transition_problems(
     old: Mapping[str, Any], new: Mapping[str, Any], crd: CrdVersion, engine: CelEngine | None
 ) -> list[Diagnostic]:
-    from .cel import check_cel, iter_rules
+    from trainspec.check.cel.validations import check_cel, iter_rules
 
     schema = transition_schema(crd.schema)
     if schema is None:

@@ -57,7 +57,7 @@ def _side(args: argparse.Namespace, paths: list[str], project: Any = None) -> An
 def _nearest_project(path: str) -> str | None:
     from pathlib import Path
 
-    from trainspec.dsl.project import find_project_file
+    from trainspec.dsl.spec.project import find_project_file
 
     found = find_project_file(Path(path))
     return str(found) if found else None

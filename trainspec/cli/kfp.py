@@ -131,7 +131,7 @@ def _pipeline(args: argparse.Namespace) -> int:
 
     from trainspec.cli.common import pipeline_options
     from trainspec.compiler.pipeline import Stop
-    from trainspec.kfp import pipeline as P
+    from trainspec.kfp import job_pipeline as P
 
     try:
         compiled = P.compile_trainjob(args.paths, job=args.job, options=pipeline_options(args, Stop.LOWER))

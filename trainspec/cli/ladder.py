@@ -1,5 +1,5 @@
 """``trainspec explain --ladder``: each job's scaling ladder (argument handling only; the rungs are
-planned by the pipeline, :mod:`trainspec.compiler.ladder`, and tabulated by :mod:`trainspec.explain.ladder`)."""
+planned by the pipeline, :mod:`trainspec.compiler.ladder_rungs`, and tabulated by :mod:`trainspec.explain.ladder_report`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ def explain_ladder(args: argparse.Namespace) -> int:
     from trainspec.cli.common import compile_args, report_foreign
     from trainspec.compiler.pipeline import Stop
     from trainspec.dsl.diagnostics import has_errors
-    from trainspec.explain.ladder import FORMATS, render
+    from trainspec.explain.ladder_report import FORMATS, render
 
     if args.format not in FORMATS:
         print(f"trainspec explain: --ladder shows a table: use --format {', '.join(FORMATS)}", file=sys.stderr)

@@ -66,7 +66,7 @@ def _lines(text: str) -> int:
 
 def _since(text: str) -> int:
     """``--since``: a duration (``5s``, ``2m``, ``3h``, ``1h30m``) in whole seconds."""
-    from trainspec.dsl.measures import Duration
+    from trainspec.dsl.framework.measures import Duration
 
     try:
         seconds = Duration.parse(text).seconds

@@ -16,7 +16,6 @@ does not import the ``kubernetes`` client. Reference, and how it sits beside the
 
 from __future__ import annotations
 
-from trainspec.client.core import Client
 from trainspec.client.errors import ClusterError, JobEnded, WaitTimeout
 from trainspec.client.results import (
     Admission,
@@ -30,6 +29,7 @@ from trainspec.client.results import (
     RuntimeInfo,
     SubmitResult,
 )
+from trainspec.client.trainjob_client import Client
 
 __all__ = [
     "Admission",

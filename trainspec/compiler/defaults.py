@@ -6,10 +6,10 @@ are kept so explain can say a value came from the project defaults.
 
 from __future__ import annotations
 
-from trainspec.dsl.loaded import LoadedSpec
-from trainspec.dsl.models import Runtime, TrainingJob
-from trainspec.dsl.project import Defaults
+from trainspec.dsl.load.loaded import LoadedSpec
 from trainspec.dsl.record import replace
+from trainspec.dsl.spec.models import Runtime, TrainingJob
+from trainspec.dsl.spec.project import Defaults
 
 
 def apply_to_job(loaded: LoadedSpec, defaults: Defaults) -> tuple[LoadedSpec, frozenset[str]]:

@@ -97,7 +97,7 @@ def manifest_dicts(objects: tuple[Resource, ...] | list[Resource], *, gitops: st
 
 
 def _flux_annotations(obj: dict[str, Any]) -> list[tuple[str, str]]:
-    """A run object is applied once: Flux creates it and never updates it (trainspec.gitops.fields).
+    """A run object is applied once: Flux creates it and never updates it (trainspec.gitops.controller_fields).
 
     A change of what a job runs is a new run object anyway; updating a live one could only undo
     what Kueue merged into its pod templates. A ``runs: replace`` job keeps Flux's force instead.
@@ -127,7 +127,7 @@ def _argocd_annotations(obj: dict[str, Any]) -> list[tuple[str, str]]:
     if kind in RUN_KINDS:
         found.append((COMPARE_OPTIONS_ANNOTATION, "ServerSideDiff=true"))
         # runs: replace has its own, which wins. RespectIgnoreDifferences: the sync sends the live
-        # values of the fields Kueue writes (argocd-cm's ignoreDifferences, trainspec.gitops.fields).
+        # values of the fields Kueue writes (argocd-cm's ignoreDifferences, trainspec.gitops.controller_fields).
         found.append((SYNC_OPTIONS_ANNOTATION, "ServerSideApply=true,RespectIgnoreDifferences=true"))
     return found
 

@@ -11,7 +11,7 @@ Standard library only (and the enum): the command line's parsers read :data:`ENG
 
 from __future__ import annotations
 
-from trainspec.dsl.engine import Engine
+from trainspec.dsl.spec.engine import Engine
 
 #: The engine of a job whose runtime, project file and command line name none.
 DEFAULT_ENGINE = Engine.TRAINER

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from trainspec.compiler.plan import JobPlan
-from trainspec.dsl.models import Scope
+from trainspec.dsl.spec.models import Scope
 
 
 def external_runtime_names(plans: Iterable[JobPlan]) -> list[str]:

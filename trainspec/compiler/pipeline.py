@@ -46,14 +46,14 @@ from trainspec.compiler.passes.products import (
     Sources,
 )
 from trainspec.dsl.diagnostics import Diagnostic, has_errors
-from trainspec.dsl.models import Runtime, TrainingJob
-from trainspec.dsl.project import Project
 from trainspec.dsl.record import Record, TupleRecord, field
+from trainspec.dsl.spec.models import Runtime, TrainingJob
+from trainspec.dsl.spec.project import Project
 
 if TYPE_CHECKING:
     from trainspec.compiler.plan import JobPlan
     from trainspec.compiler.targets import Target
-    from trainspec.dsl.loaded import ForeignDoc, LoadedSpec
+    from trainspec.dsl.load.loaded import ForeignDoc, LoadedSpec
 
 RUNTIMES_DIR = lower_pass.RUNTIMES_DIR
 
@@ -161,7 +161,7 @@ _GC_THRESHOLD = 50_000
 
 def sources(inputs: Iterable[str | os.PathLike[str] | Any]) -> Sources:
     """The load pass's input: paths as given, and specs built in Python as loaded specs."""
-    from trainspec.dsl.loaded import LoadedSpec
+    from trainspec.dsl.load.loaded import LoadedSpec
 
     paths: list[str] = []
     objects: list[LoadedSpec] = []
@@ -178,7 +178,7 @@ def sources(inputs: Iterable[str | os.PathLike[str] | Any]) -> Sources:
 
 
 def _python_origin(spec: Any) -> Any:
-    from trainspec.dsl.yaml_loader import Mark
+    from trainspec.dsl.load.yaml_loader import Mark
 
     created = getattr(spec, "created_at", None)
     return Mark(*created) if created else Mark(1, 1)

@@ -13,9 +13,9 @@ from trainspec.compiler.engines import DEFAULT_ENGINE, Engine
 from trainspec.compiler.observability.settings import Settings, settings_of
 from trainspec.compiler.resolve import ResolvedJob
 from trainspec.compiler.sizing import CheckpointSize, checkpoint_size
-from trainspec.dsl.models import AccessMode, Data, Framework, Runtime, ShardBy, ShardMode
+from trainspec.dsl.framework.types import Quantity
 from trainspec.dsl.record import Record
-from trainspec.dsl.types import Quantity
+from trainspec.dsl.spec.models import AccessMode, Data, Framework, Runtime, ShardBy, ShardMode
 from trainspec.k8s.wellknown import DATASET_INITIALIZER, LAUNCHER, NODE
 
 if TYPE_CHECKING:

@@ -14,9 +14,9 @@ from trainspec.compiler.plan import JobPlan
 from trainspec.compiler.resolve import Origin, related_at
 from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Related, format_path
-from trainspec.dsl.loaded import LoadedSpec
-from trainspec.dsl.project import Policy
+from trainspec.dsl.load.loaded import LoadedSpec
 from trainspec.dsl.record import replace
+from trainspec.dsl.spec.project import Policy
 
 PolicyRule = Callable[[JobPlan, Policy], Iterator[Diagnostic]]
 DIGEST_MARK = "@sha256:"

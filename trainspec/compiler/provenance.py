@@ -21,7 +21,7 @@ from trainspec.dsl.record import TupleRecord
 
 if TYPE_CHECKING:
     from trainspec.dsl.diagnostics import Related
-    from trainspec.dsl.loaded import LoadedSpec
+    from trainspec.dsl.load.loaded import LoadedSpec
 
 T = TypeVar("T")
 

@@ -12,10 +12,10 @@ from typing import TypeVar
 from trainspec.compiler.provenance import Origin, Sourced
 from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Related
-from trainspec.dsl.loaded import LoadedSpec
-from trainspec.dsl.models import Framework, NodeRange, Resources, Runtime, Scope, TrainingJob
+from trainspec.dsl.framework.types import Quantity
+from trainspec.dsl.load.loaded import LoadedSpec
 from trainspec.dsl.record import Record, field
-from trainspec.dsl.types import Quantity
+from trainspec.dsl.spec.models import Framework, NodeRange, Resources, Runtime, Scope, TrainingJob
 
 T = TypeVar("T")
 DEFAULT_NAMESPACE = "default"

@@ -13,8 +13,8 @@ from trainspec.compiler.plan import WORKSPACE, CheckpointKind, JobPlan
 from trainspec.compiler.resolve import Origin, related_at
 from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity
-from trainspec.dsl.models import AccessMode, Framework, Gang, Mpi
-from trainspec.dsl.wellknown import HUGEPAGES_PREFIX, JAX_PLUGIN_ENV, TRAINER_RESERVED_ENV
+from trainspec.dsl.kube_facts import HUGEPAGES_PREFIX, JAX_PLUGIN_ENV, TRAINER_RESERVED_ENV
+from trainspec.dsl.spec.models import AccessMode, Framework, Gang, Mpi
 from trainspec.k8s.wellknown import SHM_MOUNT_PATH
 
 Rule = Callable[[JobPlan], Iterator[Diagnostic]]
@@ -35,7 +35,7 @@ TRAINER_ENV: dict[Framework, tuple[str, tuple[str, ...], bool]] = {
 
 def _reserved_env(plan: JobPlan) -> Iterator[Diagnostic]:
     """TS303, the framework half: env names the runtime's Trainer plugin sets (the other half,
-    trainspec's own TRAINSPEC_* names, needs no runtime: trainspec.dsl.semantics)."""
+    trainspec's own TRAINSPEC_* names, needs no runtime: trainspec.dsl.spec.semantics)."""
     resolved = plan.resolved
     entry = TRAINER_ENV.get(resolved.framework)
     if entry is None:
@@ -257,7 +257,7 @@ def _pod_the_server_refuses(plan: JobPlan) -> Iterator[Diagnostic]:
 
 
 def _observability(plan: JobPlan) -> Iterator[Diagnostic]:
-    from trainspec.compiler.observability.rules import observability_problems
+    from trainspec.compiler.observability.observability_rules import observability_problems
 
     return observability_problems(plan)
 
@@ -326,7 +326,7 @@ def _parallel_layout(plan: JobPlan) -> Iterator[Diagnostic]:
     """TS420-TS428: the parallelism planner's checks of spec.model and a pinned spec.parallelism."""
     if plan.resolved.job.spec.model is None and plan.resolved.job.spec.parallelism is None:
         return  # most jobs: the planner is not even imported
-    from trainspec.compiler.parallelism.check import check
+    from trainspec.compiler.parallelism.planner_diagnostics import check
 
     yield from check(plan)
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from trainspec.dsl.models import RunPolicy
+from trainspec.dsl.spec.models import RunPolicy
 from trainspec.k8s.wellknown import (
     FLUX_FORCE_ANNOTATION,
     JOB_LABEL,

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from trainspec.dsl.models import DType, ModelSize, Optimizer
 from trainspec.dsl.record import Record
+from trainspec.dsl.spec.models import DType, ModelSize, Optimizer
 
 GI = 1024**3
 #: Bytes per parameter of each weight type.

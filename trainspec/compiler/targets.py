@@ -30,7 +30,7 @@ from trainspec.dsl.record import TupleRecord
 from trainspec.dsl.versions import Version as Version, parse_version
 
 if TYPE_CHECKING:
-    from trainspec.dsl.loaded import LoadedSpec
+    from trainspec.dsl.load.loaded import LoadedSpec
 
 SUPPORTED_TRAINER: tuple[Version, ...] = ((2, 1), (2, 2), (2, 3))
 KNOWN_KUEUE: tuple[Version, Version] = ((0, 14), (0, 19))

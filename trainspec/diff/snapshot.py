@@ -16,7 +16,7 @@ from trainspec.compiler.engines import DEFAULT_ENGINE
 from trainspec.compiler.pipeline import CompileResult
 from trainspec.compiler.plan import JobPlan
 from trainspec.compiler.resolve import DEFAULT_NAMESPACE, Origin, Sourced
-from trainspec.dsl.models import Runtime, Scope
+from trainspec.dsl.spec.models import Runtime, Scope
 
 #: Origin of derived facts (they never make a change on their own, they explain one).
 COMPUTED = "computed"

@@ -1,7 +1,7 @@
-"""The errors of the validation layer (:mod:`trainspec.dsl.modeling`).
+"""The errors of the validation layer (:mod:`trainspec.dsl.framework.modeling`).
 
 An error is a dict ``{type, loc, msg, input[, ctx]}``. ``type`` is one of :data:`ERROR_KINDS`:
-every kind the layer can produce, each of which :mod:`trainspec.dsl.validation` maps to exactly
+every kind the layer can produce, each of which :mod:`trainspec.dsl.load.validation` maps to exactly
 one diagnostic code (a test keeps the two in step).
 
 :class:`TrainspecError` is the root of every exception the library raises to its callers

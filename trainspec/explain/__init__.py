@@ -1,10 +1,10 @@
 """``trainspec explain``: what a job resolves to, where each value came from, and what it costs.
 
-``estimate`` holds the arithmetic, ``model`` builds an :class:`~trainspec.explain.model.Explanation`
+``estimate`` holds the arithmetic, ``model`` builds an :class:`~trainspec.explain.explanation.Explanation`
 from a compiled plan, and the ``render_*`` modules print it as text, markdown, JSON or Mermaid.
 """
 
-from trainspec.explain.model import Explanation, explain_plan
+from trainspec.explain.explanation import Explanation, explain_plan
 
 __all__ = ["Explanation", "explain_plan", "render"]
 

@@ -34,7 +34,7 @@ from fractions import Fraction
 from trainspec.compiler.parallelism.inputs import Arch, arch_for
 from trainspec.compiler.parallelism.memory import model_state
 from trainspec.compiler.sizing import DTYPE_BYTES
-from trainspec.dsl.models import ModelSize
+from trainspec.dsl.spec.models import ModelSize
 
 
 def _ceil_div(numerator: int, denominator: int) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from trainspec.compiler.parallelism.memory import HEADROOM
 from trainspec.compiler.parallelism.recommend import Plan, Scored, rank
 from trainspec.compiler.sizing import human_bytes
-from trainspec.explain.model import COMPUTED, Explanation, Row
+from trainspec.explain.explanation import COMPUTED, Explanation, Row
 
 
 def planner_rows(ex: Explanation) -> list[Row]:

@@ -6,7 +6,7 @@ import json
 from fractions import Fraction
 from typing import Any
 
-from trainspec.explain.model import Explanation, Item
+from trainspec.explain.explanation import Explanation, Item
 from trainspec.explain.planner_json import planner_dict
 
 

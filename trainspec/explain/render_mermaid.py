@@ -9,7 +9,7 @@ escaped with Mermaid's entity codes, so names with quotes or brackets cannot bre
 from __future__ import annotations
 
 from trainspec.compiler.sizing import human_bytes
-from trainspec.explain.model import Explanation
+from trainspec.explain.explanation import Explanation
 
 #: Characters with a meaning inside a quoted Mermaid label, and their entity codes.
 #: ``#`` goes first: the other codes start with it.

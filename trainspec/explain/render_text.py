@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trainspec.explain.model import Explanation
+from trainspec.explain.explanation import Explanation
 from trainspec.explain.planner_rows import HEADERS, layout_table
 from trainspec.explain.rows import rows
 

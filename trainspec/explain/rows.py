@@ -11,7 +11,7 @@ from trainspec.compiler.engines import DEFAULT_ENGINE
 from trainspec.compiler.lower.dialects import dialect_for
 from trainspec.compiler.sizing import human_bytes
 from trainspec.explain.estimate import format_number
-from trainspec.explain.model import COMPUTED, Explanation, Item, Row
+from trainspec.explain.explanation import COMPUTED, Explanation, Item, Row
 from trainspec.explain.planner_rows import planner_rows
 
 #: Where to set a price, said whenever a cost cannot be computed.

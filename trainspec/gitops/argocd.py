@@ -89,13 +89,13 @@ def ignore_differences_key(group: str, kind: str) -> str:
 
 
 def ignore_differences() -> dict[str, str]:
-    """``argocd-cm`` keys: per job kind, the jq paths of the fields Kueue writes (trainspec.gitops.fields).
+    """``argocd-cm`` keys: per job kind, the jq paths of the fields Kueue writes (trainspec.gitops.controller_fields).
 
     With ``RespectIgnoreDifferences=true`` (which trainspec puts on every run object under
     ``--gitops argocd``) a sync sends the live values there instead of undoing Kueue's admission;
     a client-side diff no longer shows Kueue's ``runtimePatches`` entry as drift.
     """
-    from trainspec.gitops.fields import controller_fields, jq_path
+    from trainspec.gitops.controller_fields import controller_fields, jq_path
     from trainspec.k8s.wellknown import COMPILER_PATCH_MANAGER
 
     paths: dict[tuple[str, str], list[str]] = {

@@ -6,7 +6,7 @@ message style for all: ``must be no more than 63 characters (has 70)``, ``must b
 subdomain: lowercase letters, ...``. The checker's schema, CEL and webhook rules
 (:mod:`trainspec.check`), the Kueue pre-flight (:mod:`trainspec.kueue`) and the cluster commands
 (:mod:`trainspec.kube`) all apply them, so they live below all. The patterns and limits are
-:mod:`trainspec.dsl.wellknown`'s, which the spec language's own field types use too (with the
+:mod:`trainspec.dsl.kube_facts`'s, which the spec language's own field types use too (with the
 spec language's wording, "not a valid RFC 1035 name (example: llama-sft)"). Standard library only.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from trainspec.dsl.wellknown import (
+from trainspec.dsl.kube_facts import (
     DNS1035_LABEL_PATTERN,
     DNS1123_LABEL_MAX,
     DNS1123_LABEL_PATTERN,

@@ -3,7 +3,7 @@
 Label and annotation keys (ours and those of Kubeflow Trainer, JobSet, Kueue, Volcano, Argo CD),
 the names Trainer gives containers and replicated jobs, volume names, runtimePatches and
 server-side-apply managers, name budgets. The facts the spec language itself needs (number
-bounds, name rules, reserved env names) live in :mod:`trainspec.dsl.wellknown` and are
+bounds, name rules, reserved env names) live in :mod:`trainspec.dsl.kube_facts` and are
 re-exported here, so lowering code imports one module.
 
 ``tests/k8s/test_wellknown.py`` fails when one of these strings is written out anywhere else.
@@ -11,7 +11,7 @@ re-exported here, so lowering code imports one module.
 
 from __future__ import annotations
 
-from trainspec.dsl.wellknown import (
+from trainspec.dsl.kube_facts import (
     CHECKPOINT_DIR_ENV,
     CHECKPOINT_KEEP_ENV,
     DATA_DIR_ENV,
@@ -45,7 +45,7 @@ from trainspec.dsl.wellknown import (
 )
 
 __all__ = [
-    # re-exported from trainspec.dsl.wellknown
+    # re-exported from trainspec.dsl.kube_facts
     "CHECKPOINT_DIR_ENV",
     "RUN_ID_ENV",
     "COMPARE_OPTIONS_ANNOTATION",
@@ -427,7 +427,7 @@ JOB_NAMESPACE_LABEL = "trainspec.dev/namespace"
 TEAM_LABEL = "trainspec.dev/team"
 RUNTIME_LABEL = "trainspec.dev/runtime"
 #: The container port of the rank-0 Prometheus endpoint (its number is METRICS_PORT_ENV, defined
-#: with the in-pod contract in trainspec.dsl.wellknown and re-exported here).
+#: with the in-pod contract in trainspec.dsl.kube_facts and re-exported here).
 METRICS_PORT_NAME = "train-metrics"
 #: Prometheus Operator (PodMonitor).
 MONITORING_GROUP = "monitoring.coreos.com"

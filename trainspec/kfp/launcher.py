@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
-from trainspec.kfp import merge, names as N
+from trainspec.kfp import launcher_names as N, merge
 from trainspec.kfp.kube import KubeApi, error_message
 from trainspec.kfp.logs import LogFollower
 from trainspec.kfp.status import (

@@ -12,7 +12,7 @@ import sys
 import threading
 from typing import Any, TextIO
 
-from trainspec.kfp import names as N
+from trainspec.kfp import launcher_names as N
 from trainspec.kube.follow import DONE_PHASES, STARTED_PHASES, since_seconds, stamp_key
 from trainspec.kube.retry import is_transient
 

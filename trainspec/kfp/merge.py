@@ -19,9 +19,8 @@ from typing import Any
 from trainspec.dsl.errors import TrainspecError
 from trainspec.dsl.versions import parse_version
 from trainspec.k8s.wellknown import ANCESTOR_TRAINER
-from trainspec.kfp import names as N
+from trainspec.kfp import launcher_names as N  #: TaskConfig attribute -> its Kubernetes (camelCase) name.
 
-#: TaskConfig attribute -> its Kubernetes (camelCase) name.
 FIELDS = {
     "affinity": "affinity",
     "tolerations": "tolerations",

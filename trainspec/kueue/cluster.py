@@ -20,7 +20,7 @@ from typing import Any
 
 from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity
-from trainspec.dsl.quantity import quantity_value
+from trainspec.dsl.framework.quantity import quantity_value
 from trainspec.k8s.wellknown import KUEUE_GROUP, KUEUE_VERSION, KUEUE_VERSIONS, METADATA_NAME_LABEL, NODE_ALLOCATABLE
 from trainspec.kueue.located import Located, read_inputs
 
@@ -169,7 +169,7 @@ class Cluster:
 def quantity(value: Any) -> Fraction:
     """A quantity field (``32``, ``"3Ti"``, ``"500m"``) as an exact number; raise ValueError.
 
-    The package's one parser (:mod:`trainspec.dsl.quantity`): bounded like every other quantity.
+    The package's one parser (:mod:`trainspec.dsl.framework.quantity`): bounded like every other quantity.
     """
     return quantity_value(value)
 

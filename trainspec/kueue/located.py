@@ -1,6 +1,6 @@
 """Kubernetes objects read from YAML files, with the position of every field.
 
-:func:`read_objects` loads documents with :func:`trainspec.dsl.yaml_loader.load_file` (which
+:func:`read_objects` loads documents with :func:`trainspec.dsl.load.yaml_loader.load_file` (which
 keeps line and column of every key and value), so a finding on any field of any object can be
 pointed at as ``file:line:col``. Used for the cluster files and for manifests given to
 ``trainspec check`` as input.
@@ -16,8 +16,8 @@ from typing import Any
 
 from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Related
-from trainspec.dsl.validation import locate
-from trainspec.dsl.yaml_loader import LoadLimits, Mark, SourceDoc
+from trainspec.dsl.load.validation import locate
+from trainspec.dsl.load.yaml_loader import LoadLimits, Mark, SourceDoc
 
 
 def _map(value: Any) -> dict[str, Any]:
@@ -56,7 +56,7 @@ class Located:
         return str(value) if value is not None else None
 
     def mark(self, path: tuple = ()) -> Mark:
-        """Where ``path`` is, pointed at the way validate points (see ``dsl.validation.locate``)."""
+        """Where ``path`` is, pointed at the way validate points (see ``dsl.load.validation.locate``)."""
         return locate(self.doc, tuple(path))
 
     def related(self, message: str, path: tuple = ()) -> Related:
@@ -70,19 +70,19 @@ class Located:
 
 
 def yaml_files(paths: Iterable[str | PathLike[str]]) -> tuple[list[Path], list[Diagnostic]]:
-    """YAML files under ``paths``, sorted: the walk of every command (:func:`trainspec.dsl.discovery.discover`:
+    """YAML files under ``paths``, sorted: the walk of every command (:func:`trainspec.dsl.load.discovery.discover`:
     hidden entries, ``.trainspecignore``, symbolic links, FIFOs and odd names alike), taking
     ``*.yaml`` and ``*.yml`` only."""
-    from trainspec.dsl.discovery import YAML_SUFFIXES, discover
+    from trainspec.dsl.load.discovery import YAML_SUFFIXES, discover
 
     return discover([str(p) for p in paths], YAML_SUFFIXES)
 
 
 def read_objects(files: Iterable[Path], limits: LoadLimits | None = None) -> tuple[list[Located], list[Diagnostic]]:
     """Every document with an ``apiVersion`` and ``kind`` in ``files``, except trainspec's own specs.
-    ``limits``: a :class:`~trainspec.dsl.yaml_loader.LoadLimits` (None: the loader's defaults)."""
-    from trainspec.dsl.loaded import display_name
-    from trainspec.dsl.yaml_loader import load_file
+    ``limits``: a :class:`~trainspec.dsl.load.yaml_loader.LoadLimits` (None: the loader's defaults)."""
+    from trainspec.dsl.load.loaded import display_name
+    from trainspec.dsl.load.yaml_loader import load_file
 
     objects: list[Located] = []
     problems: list[Diagnostic] = []
@@ -111,9 +111,9 @@ def read_inputs(
 
     ``stream`` (binary; default ``sys.stdin``) is for tests.
     """
-    from trainspec.dsl.discovery import STDIN_NAME, split_stdin
-    from trainspec.dsl.stdin import read_stdin
-    from trainspec.dsl.yaml_loader import load_text
+    from trainspec.dsl.load.discovery import STDIN_NAME, split_stdin
+    from trainspec.dsl.load.stdin import read_stdin
+    from trainspec.dsl.load.yaml_loader import load_text
 
     rest, stdin, problems = split_stdin([str(p) for p in paths])
     files, found = yaml_files(rest)

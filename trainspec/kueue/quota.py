@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from trainspec.dsl.quantity import format_quantity
+from trainspec.dsl.framework.quantity import format_quantity
 from trainspec.k8s.wellknown import TOPOLOGY_ANNOTATIONS
 from trainspec.kueue.cluster import Cluster, ClusterQueue, Quota, ResourceFlavor, ResourceGroup
 from trainspec.kueue.podsets import PodSet

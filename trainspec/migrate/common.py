@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from trainspec.dsl import codes
-from trainspec.dsl.types import Duration
+from trainspec.dsl.framework.types import Duration
 from trainspec.k8s.wellknown import (
     COSCHEDULING_SCHEDULER,
     MAX_EXEC_TIME_LABEL,

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trainspec.compiler.engines import DEFAULT_ENGINE, Engine
-from trainspec.dsl.models import API_VERSION, Framework
+from trainspec.dsl.spec.models import API_VERSION, Framework
 from trainspec.migrate.source import Path, Source
 
 #: Where a spec field sits in the written documents: ("Runtime" | "TrainingJob", *field path).

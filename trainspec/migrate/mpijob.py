@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from trainspec.compiler.engines import Engine
 from trainspec.dsl import codes
-from trainspec.dsl.models import Framework, Mpi
+from trainspec.dsl.spec.models import Framework, Mpi
 from trainspec.k8s.wellknown import REPLICA_LAUNCHER, REPLICA_WORKER
 from trainspec.migrate import common
 from trainspec.migrate.draft import Draft

@@ -15,15 +15,15 @@ from typing import Any
 
 from trainspec.dsl import codes
 from trainspec.dsl.errors import TrainspecError
-from trainspec.dsl.quantity import Quantity, QuantityError
-from trainspec.dsl.semantics import looks_like_credential
-from trainspec.dsl.wellknown import (
+from trainspec.dsl.framework.quantity import Quantity, QuantityError
+from trainspec.dsl.kube_facts import (
     CHECKPOINT_DIR_ENV,
     CHECKPOINT_KEEP_ENV,
     RESERVED_ENV_PREFIXES,
     TRAINER_RESERVED_ENV,
     TRAINSPEC_ENV,
 )
+from trainspec.dsl.spec.semantics import looks_like_credential
 from trainspec.k8s.wellknown import RAY_ENV, SHM_MOUNT_PATH, TOPOLOGY_PREFERRED, TOPOLOGY_REQUIRED
 from trainspec.migrate.draft import Draft
 from trainspec.migrate.source import Path, Source

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from trainspec.compiler.engines import Engine
 from trainspec.dsl import codes
-from trainspec.dsl.models import Framework
+from trainspec.dsl.spec.models import Framework
 from trainspec.k8s.wellknown import ELASTIC_RDZV_BACKEND, PYTORCH_CONTAINER, REPLICA_MASTER, REPLICA_WORKER
 from trainspec.migrate import common
 from trainspec.migrate.draft import Draft

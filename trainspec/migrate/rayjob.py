@@ -17,7 +17,7 @@ from typing import Any
 
 from trainspec.compiler.engines import Engine
 from trainspec.dsl import codes
-from trainspec.dsl.models import Framework
+from trainspec.dsl.spec.models import Framework
 from trainspec.k8s.wellknown import (
     RAY_DEFAULT_SUBMISSION_MODE,
     RAY_HEAD_CONTAINER,
@@ -195,7 +195,7 @@ def _runtime_env(src: Source, draft: Draft) -> None:
 
 
 def _parse_runtime_env(src: Source, path: Path, text: Any) -> dict[str, Any]:
-    from trainspec.dsl.yaml_loader import load_text
+    from trainspec.dsl.load.yaml_loader import load_text
 
     docs, problems = load_text(str(text), f"{src.file} ({path[-1]})")
     if [p for p in problems if p.is_error and p.code != codes.YAML11_IMPLICIT] or len(docs) != 1:

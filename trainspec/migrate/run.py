@@ -193,7 +193,7 @@ def _validate(body: str, file: str, owners: list[tuple[Draft, str]]) -> list[Dia
     A runtime a TrainJob refers to by name is expected to be in the cluster (TS547 says so).
     """
     from trainspec.compiler.pipeline import Options, Stop, run
-    from trainspec.dsl.sources import load_string
+    from trainspec.dsl.load.spec_sources import load_string
 
     display = f"<migrated {file}>"
     specs, problems = load_string(body, display)

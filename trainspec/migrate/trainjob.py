@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from trainspec.compiler.engines import Engine
 from trainspec.dsl import codes
-from trainspec.dsl.models import Framework, Mpi
+from trainspec.dsl.spec.models import Framework, Mpi
 from trainspec.k8s.wellknown import (
     ANCESTOR_LABEL,
     FRAMEWORK_LABEL,
@@ -176,7 +176,7 @@ def _policies(rt: Source, draft: Draft) -> None:
             group["coscheduling"].get("scheduleTimeoutSeconds") if isinstance(group["coscheduling"], dict) else None
         )
         if isinstance(timeout, int) and timeout > 0:
-            from trainspec.dsl.types import Duration
+            from trainspec.dsl.framework.types import Duration
 
             draft.runtime.setdefault("scheduling", {})["gangTimeout"] = str(Duration(timeout))
     restarts = rt.take(("spec", "template", "spec", "failurePolicy", "maxRestarts"))

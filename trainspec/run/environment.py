@@ -27,8 +27,7 @@ import socket
 from collections.abc import Mapping
 from pathlib import Path
 
-from trainspec.dsl.models import Framework
-from trainspec.dsl.wellknown import (
+from trainspec.dsl.kube_facts import (
     CHECKPOINT_DIR_ENV,
     JAX_COORDINATOR_ADDRESS_ENV,
     JAX_NUM_PROCESSES_ENV,
@@ -46,6 +45,7 @@ from trainspec.dsl.wellknown import (
     STORAGE_URI_ENV,
     TRAINER_RESERVED_ENV,
 )
+from trainspec.dsl.spec.models import Framework
 from trainspec.k8s.wellknown import MPI_RSH_ARGS_VALUE
 
 LOOPBACK = "127.0.0.1"

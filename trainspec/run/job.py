@@ -17,9 +17,9 @@ from trainspec.compiler.pipeline import CompileResult
 from trainspec.compiler.plan import JobPlan
 from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic
-from trainspec.dsl.loaded import LoadedSpec
-from trainspec.dsl.models import Framework
-from trainspec.dsl.wellknown import STORAGE_URI_ENV
+from trainspec.dsl.kube_facts import STORAGE_URI_ENV
+from trainspec.dsl.load.loaded import LoadedSpec
+from trainspec.dsl.spec.models import Framework
 from trainspec.k8s.wellknown import (
     ANCESTOR_DATASET,
     ANCESTOR_LABEL,

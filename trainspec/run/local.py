@@ -19,8 +19,8 @@ from typing import BinaryIO, TextIO
 from trainspec.compiler.pipeline import CompileResult
 from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity
-from trainspec.dsl.models import Framework
-from trainspec.dsl.wellknown import CHECKPOINT_DIR_ENV, DATA_DIR_ENV, NUM_SHARDS_ENV, RUN_ID_ENV, STORAGE_URI_ENV
+from trainspec.dsl.kube_facts import CHECKPOINT_DIR_ENV, DATA_DIR_ENV, NUM_SHARDS_ENV, RUN_ID_ENV, STORAGE_URI_ENV
+from trainspec.dsl.spec.models import Framework
 from trainspec.k8s.wellknown import DATASET_INITIALIZER, LAUNCHER
 from trainspec.run import environment as E, gpus as G
 from trainspec.run.job import EnvEntry, LocalJob, check_engine, local_job, pick_plan

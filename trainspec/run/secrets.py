@@ -14,8 +14,8 @@ from pathlib import Path
 
 from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic
-from trainspec.dsl.loaded import LoadedSpec
-from trainspec.dsl.wellknown import ENV_NAME_PATTERN
+from trainspec.dsl.kube_facts import ENV_NAME_PATTERN
+from trainspec.dsl.load.loaded import LoadedSpec
 from trainspec.run.job import EnvEntry
 
 _NAME = re.compile(ENV_NAME_PATTERN)

@@ -11,8 +11,8 @@ from __future__ import annotations
 from functools import cache, lru_cache
 from pathlib import Path
 
-from trainspec.dsl.loaded import LoadedSpec
-from trainspec.dsl.sources import load_path
+from trainspec.dsl.load.loaded import LoadedSpec
+from trainspec.dsl.load.spec_sources import load_path
 
 CATALOG_DIR = Path(__file__).parent
 

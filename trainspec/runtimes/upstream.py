@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from trainspec.dsl.loaded import LoadedSpec
-from trainspec.dsl.models import Framework, Mpi, Resources, Runtime
-from trainspec.dsl.wellknown import MPI_SSH_AUTH_MOUNT_PATH
+from trainspec.dsl.kube_facts import MPI_SSH_AUTH_MOUNT_PATH
+from trainspec.dsl.load.loaded import LoadedSpec
+from trainspec.dsl.spec.models import Framework, Mpi, Resources, Runtime
 from trainspec.k8s.wellknown import DATASET_INITIALIZER, MODEL_INITIALIZER
 
 #: The ``file`` of a catalog entry's LoadedSpec (there is no file: the runtime is the cluster's).

@@ -38,7 +38,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 # The in-pod contract's names, shared with the compiler (a standard-library module).
-from trainspec.dsl.wellknown import CHECKPOINT_DIR_ENV, CHECKPOINT_KEEP_ENV, RUN_ID_ENV
+from trainspec.dsl.kube_facts import CHECKPOINT_DIR_ENV, CHECKPOINT_KEEP_ENV, RUN_ID_ENV
 from trainspec.stages.errors import CheckpointError, CheckpointFenced
 from trainspec.stages.lease import CheckpointLease, run_id_from
 

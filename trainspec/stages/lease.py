@@ -50,7 +50,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from trainspec.dsl.wellknown import RUN_ID_ENV
+from trainspec.dsl.kube_facts import RUN_ID_ENV
 from trainspec.stages.errors import CheckpointError, CheckpointFenced
 
 LEASE_FILE = ".trainspec-lease.json"

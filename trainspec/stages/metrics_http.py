@@ -25,7 +25,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from trainspec.dsl.wellknown import METRICS_PORT_ENV
+from trainspec.dsl.kube_facts import METRICS_PORT_ENV
 from trainspec.stages.metrics import MetricsSnapshot, StepMetrics, default_metrics
 from trainspec.stages.rank_zero import is_rank_zero
 

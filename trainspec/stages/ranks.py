@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 # Names of the in-pod contract and of Trainer's torch env, shared with the compiler (stdlib only).
-from trainspec.dsl.wellknown import (
+from trainspec.dsl.kube_facts import (
     DATA_DIR_ENV,
     JAX_NUM_PROCESSES_ENV,
     JAX_PROCESS_ID_ENV,

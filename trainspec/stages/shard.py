@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 # The in-pod contract's names, shared with the compiler (a standard-library module).
-from trainspec.dsl.wellknown import (
+from trainspec.dsl.kube_facts import (
     DATA_DIR_ENV,
     DATA_FORMAT_ENV,
     INT64_MAX,

@@ -22,10 +22,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol
 
-from trainspec.dsl.record import Record  # start-up: see stages/config.py
-from trainspec.dsl.wellknown import (
+from trainspec.dsl.kube_facts import (
     PVC_ROOT_ENV,  # the in-pod contract, shared with the compiler
 )
+from trainspec.dsl.record import Record  # start-up: see stages/config.py
 from trainspec.extras import install_hint
 from trainspec.stages.errors import StageError, UsageError
 

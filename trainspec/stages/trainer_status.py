@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 # The controller's variable names, shared with the compiler (a standard-library module).
-from trainspec.dsl.wellknown import (
+from trainspec.dsl.kube_facts import (
     INT32_MAX,
     TRAINER_STATUS_CA_ENV,
     TRAINER_STATUS_TOKEN_ENV,

@@ -29,11 +29,11 @@ from trainspec.dsl.errors import TrainspecError
 from trainspec.dsl.record import TupleRecord
 
 if TYPE_CHECKING:
-    from trainspec.compiler.names import Budget
+    from trainspec.compiler.name_budget import Budget
     from trainspec.compiler.plan import JobPlan
     from trainspec.compiler.targets import Target
     from trainspec.dsl.diagnostics import Diagnostic
-    from trainspec.dsl.loaded import LoadedSpec
+    from trainspec.dsl.load.loaded import LoadedSpec
 
 
 class Lowered(TupleRecord):

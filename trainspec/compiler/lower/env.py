@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from trainspec.dsl.models import SecretRef
+from trainspec.dsl.spec.models import SecretRef
 from trainspec.k8s import EnvVar, EnvVarSource, SecretKeySelector
 from trainspec.k8s.wellknown import (
     CHECKPOINT_DIR_ENV as CHECKPOINT_DIR,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from trainspec.compiler.lower import labels as L
 from trainspec.compiler.plan import JobPlan
 from trainspec.compiler.provenance import FieldSources, SpecRef
-from trainspec.dsl.loaded import LoadedSpec
+from trainspec.dsl.load.loaded import LoadedSpec
 
 
 def metadata_sources(job: LoadedSpec) -> FieldSources:

@@ -8,7 +8,7 @@ would, on the next GitOps sync, suspend every admitted job again (docs/gitops.md
 from __future__ import annotations
 
 from trainspec.compiler.lower import labels as L
-from trainspec.dsl.models import TopologyMode, TrainingJob
+from trainspec.dsl.spec.models import TopologyMode, TrainingJob
 
 
 def job_labels(job: TrainingJob) -> dict[str, str]:

@@ -59,7 +59,7 @@ def pod_labels(plan: JobPlan) -> dict[str, str]:
     """The labels trainspec puts on every trainer pod of ``plan``'s job, whatever the engine.
 
     They are written over the job's own ``podLabels`` (a job cannot pass for another job on a
-    dashboard); a job that sets one gets the TS436 warning (:mod:`trainspec.compiler.observability.rules`).
+    dashboard); a job that sets one gets the TS436 warning (:mod:`trainspec.compiler.observability.observability_rules`).
     """
     from trainspec.compiler.observability.settings import settings
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainspec.dsl.models import Gang, RuntimeSpec, Toleration as SpecToleration
+from trainspec.dsl.spec.models import Gang, RuntimeSpec, Toleration as SpecToleration
 from trainspec.k8s import (
     Capabilities,
     EmptyDirVolumeSource,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from trainspec.k8s.wellknown import METRICS_PORT_ENV, METRICS_PORT_NAME
 
 if TYPE_CHECKING:
-    from trainspec.dsl.models import RuntimeSpec
+    from trainspec.dsl.spec.models import RuntimeSpec
     from trainspec.k8s import ContainerPort
 
 

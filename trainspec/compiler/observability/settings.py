@@ -8,7 +8,7 @@ from trainspec.dsl.record import Record, field
 
 if TYPE_CHECKING:
     from trainspec.compiler.resolve import ResolvedJob
-    from trainspec.dsl.models import Runtime
+    from trainspec.dsl.spec.models import Runtime
 
 
 class Settings(Record):

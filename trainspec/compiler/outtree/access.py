@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from trainspec.compiler.outtree.plan import Entry
+from trainspec.compiler.outtree.tree_plan import Entry
 from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic
 

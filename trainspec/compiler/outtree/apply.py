@@ -14,8 +14,8 @@ from pathlib import Path
 
 from trainspec.compiler.outtree import access, swap
 from trainspec.compiler.outtree.marker import MARKER, Marker, read_marker
-from trainspec.compiler.outtree.plan import MAX_ENTRIES, TreePlan, TreeTooLarge, plan_tree
 from trainspec.compiler.outtree.safety import unsafe_output
+from trainspec.compiler.outtree.tree_plan import MAX_ENTRIES, TreePlan, TreeTooLarge, plan_tree
 from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity, has_errors
 
@@ -50,7 +50,7 @@ class _Where:
         """A header's sources (relative to the output directory) as paths from the working directory."""
         if not sources:
             return "an unknown spec"
-        from trainspec.dsl.loaded import display_name
+        from trainspec.dsl.load.loaded import display_name
 
         base = os.path.abspath(self.output)
         return ", ".join(

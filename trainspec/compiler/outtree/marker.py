@@ -29,7 +29,7 @@ from pathlib import Path
 
 from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic
-from trainspec.dsl.safe_read import FileTooLarge, read_file
+from trainspec.dsl.load.safe_read import FileTooLarge, read_file
 
 MARKER = ".trainspec-managed.json"
 GENERATOR = "trainspec"

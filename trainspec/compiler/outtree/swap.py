@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from trainspec.compiler.outtree.access import failed_at, remove_generation
-from trainspec.compiler.outtree.plan import Entry, TreePlan
+from trainspec.compiler.outtree.tree_plan import Entry, TreePlan
 from trainspec.dsl.errors import TrainspecError
 
 BUILD, OLD = "build", "old"

@@ -16,7 +16,7 @@ from trainspec.compiler.parallelism import fromplan
 from trainspec.compiler.parallelism.inputs import Pin
 from trainspec.compiler.parallelism.layouts import Layout
 from trainspec.compiler.plan import JobPlan
-from trainspec.dsl.wellknown import (
+from trainspec.dsl.kube_facts import (
     DP_SIZE_ENV,
     PARALLEL_ARGS_ENV,
     PP_SIZE_ENV,

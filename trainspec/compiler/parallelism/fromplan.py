@@ -27,8 +27,8 @@ from trainspec.compiler.parallelism.inputs import (
 from trainspec.compiler.parallelism.recommend import Plan
 from trainspec.compiler.plan import JobPlan
 from trainspec.compiler.sizing import DTYPE_BYTES
-from trainspec.dsl.models import DType, Network
-from trainspec.dsl.parallelism import parse_bandwidth
+from trainspec.dsl.spec.models import DType, Network
+from trainspec.dsl.spec.parallelism import parse_bandwidth
 
 
 def parameters(plan: JobPlan) -> int | None:

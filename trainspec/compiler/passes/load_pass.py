@@ -8,15 +8,15 @@ from pathlib import Path
 from trainspec.compiler.passes.options import DISCOVER, Options
 from trainspec.compiler.passes.products import Loaded, Sources
 from trainspec.dsl.diagnostics import Diagnostic
-from trainspec.dsl.project import Project
+from trainspec.dsl.spec.project import Project
 
 
 def load(sources: Sources, options: Options) -> Loaded:
     """Read every input strictly; documents that are not trainspec's are counted, not read."""
-    from trainspec.dsl.discovery import split_stdin
-    from trainspec.dsl.loaded import DEFAULT_PYTHON_TIMEOUT, ForeignDoc, LoadedSpec, spec_problems
-    from trainspec.dsl.sources import discover, load_files
-    from trainspec.dsl.values import load_values
+    from trainspec.dsl.load.discovery import split_stdin
+    from trainspec.dsl.load.loaded import DEFAULT_PYTHON_TIMEOUT, ForeignDoc, LoadedSpec, spec_problems
+    from trainspec.dsl.load.spec_sources import discover, load_files
+    from trainspec.dsl.load.values_files import load_values
 
     found: list[Diagnostic] = []
     values, problems = load_values(options.values_files)
@@ -63,7 +63,7 @@ def _project_choice(options: Options) -> tuple[str | None, Project | None]:
     if isinstance(choice, Project):
         return None, choice
     if choice is DISCOVER:
-        from trainspec.dsl.project import find_project_file
+        from trainspec.dsl.spec.project import find_project_file
 
         found = find_project_file(Path(options.cwd or os.getcwd()))
         return (str(found) if found else None), None

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from trainspec.compiler.passes.options import Options
 from trainspec.compiler.passes.products import Checked, Lowered, Output
-from trainspec.dsl.models import Runtime, Scope
+from trainspec.dsl.spec.models import Runtime, Scope
 
 if TYPE_CHECKING:
     from trainspec.compiler.lower.dialects import Lowered as LoweredObject

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from trainspec.dsl.record import Record, field
 
 if TYPE_CHECKING:
-    from trainspec.dsl.yaml_loader import LoadLimits
+    from trainspec.dsl.load.yaml_loader import LoadLimits
 
 
 class Stop(str, enum.Enum):
@@ -61,7 +61,7 @@ class Options(Record):
     #: Seconds a Python spec module may run (None: the loader's default, 10 s; 0: no limit).
     python_timeout: float | None = None
     #: Whether Python spec modules run: "allow", "warn" or "deny" (``--no-python``); None: the
-    #: project's ``spec.python`` decides (trainspec.dsl.pypolicy).
+    #: project's ``spec.python`` decides (trainspec.dsl.load.python.policy).
     python: str | None = None
     #: The YAML loader's caps (file size: ``--max-file-size``); None: the loader's defaults.
     limits: LoadLimits | None = None
@@ -69,7 +69,7 @@ class Options(Record):
     #: terminal progress line, trainspec.progress); None: nothing is reported.
     progress: Callable[[str, int, int], None] | None = field(default=None, compare=False)
     #: Replace every job by its scaling ladder (1 GPU, 1 node, 2, 4 ... nodes up to its own size),
-    #: expanded in the plan pass so every later pass sees each rung (trainspec.compiler.ladder).
+    #: expanded in the plan pass so every later pass sees each rung (trainspec.compiler.ladder_rungs).
     ladder: bool = False
     #: The namespace of jobs whose spec names none, over the project's ``defaults.namespace``
     #: (``submit -n``, as kubectl's ``-n`` places objects without a namespace); None: the project's.

@@ -24,7 +24,7 @@ def plan(resolved: Resolved, options: Options) -> Planned:
     plans = [replace(plan_job(job), engine=engines.engine_of(job.runtime.loaded)) for job in resolved.jobs]
     found: list[Diagnostic] = []
     if options.ladder:  # before the rules: they, lowering and check see each rung
-        from trainspec.compiler.ladder import expand
+        from trainspec.compiler.ladder_rungs import expand
 
         plans, problems = expand(plans, resolved.index, engines.engine_of)
         found += problems

@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from trainspec.compiler.resolve import ResolvedJob, RuntimeEntry, RuntimeIndex
     from trainspec.compiler.targets import Target
     from trainspec.dsl.diagnostics import Diagnostic
-    from trainspec.dsl.loaded import ForeignDoc, LoadedSpec
-    from trainspec.dsl.project import Project
+    from trainspec.dsl.load.loaded import ForeignDoc, LoadedSpec
+    from trainspec.dsl.spec.project import Project
 
 Diagnostics = tuple["Diagnostic", ...]
 

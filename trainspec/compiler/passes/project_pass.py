@@ -7,9 +7,9 @@ from trainspec.compiler.passes.products import Loaded, Projected
 from trainspec.compiler.resolve import DEFAULT_NAMESPACE, related_at
 from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic
-from trainspec.dsl.loaded import LoadedSpec
-from trainspec.dsl.models import Runtime, Scope, TrainingJob
-from trainspec.dsl.project import Project
+from trainspec.dsl.load.loaded import LoadedSpec
+from trainspec.dsl.spec.models import Runtime, Scope, TrainingJob
+from trainspec.dsl.spec.project import Project
 
 
 def project(loaded: Loaded, options: Options) -> Projected:

@@ -6,7 +6,7 @@ from trainspec.compiler.passes.options import Options
 from trainspec.compiler.passes.products import Projected, Resolved
 from trainspec.compiler.resolve import DEFAULT_NAMESPACE
 from trainspec.dsl.diagnostics import Diagnostic
-from trainspec.dsl.loaded import LoadedSpec
+from trainspec.dsl.load.loaded import LoadedSpec
 
 
 def resolve(projected: Projected, options: Options) -> Resolved:

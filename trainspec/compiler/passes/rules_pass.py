@@ -10,7 +10,7 @@ from trainspec.compiler.passes.options import Options
 from trainspec.compiler.passes.products import Checked, Planned
 from trainspec.compiler.resolve import RuntimeEntry
 from trainspec.dsl.diagnostics import Diagnostic
-from trainspec.dsl.loaded import LoadedSpec
+from trainspec.dsl.load.loaded import LoadedSpec
 
 
 def check(planned: Planned, options: Options) -> Checked:

@@ -16,12 +16,12 @@ from trainspec.compiler.lower.labels import JOB_LABEL
 from trainspec.k8s.wellknown import RAY_CLUSTER_NAME_MAX, RAY_JOB_NAME_MAX, RAY_NODE_TYPE_LABEL
 
 if TYPE_CHECKING:
-    from trainspec.compiler.names import Budget
+    from trainspec.compiler.name_budget import Budget
     from trainspec.compiler.plan import JobPlan
     from trainspec.compiler.provenance import SpecRef
     from trainspec.compiler.targets import Target
     from trainspec.dsl.diagnostics import Diagnostic
-    from trainspec.dsl.loaded import LoadedSpec
+    from trainspec.dsl.load.loaded import LoadedSpec
 
 #: The value of KubeRay's node-type label on the worker pods.
 _WORKER = "worker"
@@ -74,7 +74,7 @@ class RayDialect:
 
     def name_budget(self, plan: JobPlan) -> Budget:
         """KubeRay's: the RayJob is ``<name>-<run>``, its RayCluster that and 6 characters more."""
-        from trainspec.compiler.names import Budget
+        from trainspec.compiler.name_budget import Budget
         from trainspec.compiler.runs import suffix_length
 
         run = suffix_length(plan)  # the RayJob is <name>-<run id> (compiler.runs)

@@ -32,8 +32,8 @@ from trainspec.compiler.observability.pods import metrics_env, metrics_ports
 from trainspec.compiler.plan import CheckpointKind, CheckpointPlan, JobPlan
 from trainspec.compiler.provenance import FieldSources, Origin, SpecRef
 from trainspec.compiler.resolve import resource_items
-from trainspec.dsl.models import AccessMode
 from trainspec.dsl.record import replace
+from trainspec.dsl.spec.models import AccessMode
 from trainspec.k8s import (
     Container,
     ContainerPort,

@@ -26,7 +26,7 @@ from trainspec.compiler.plan import CheckpointKind, JobPlan
 from trainspec.compiler.resolve import related_at
 from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity
-from trainspec.dsl.models import AccessMode, Framework, Gang
+from trainspec.dsl.spec.models import AccessMode, Framework, Gang
 from trainspec.k8s.wellknown import (
     KUEUE_MAX_PODSETS,
     RAY_DEFAULT_SUBMISSION_MODE,

@@ -17,12 +17,12 @@ from trainspec.dsl import codes
 from trainspec.k8s.wellknown import COMPLETION_INDEX_LABEL, JOB_INDEX_LABEL, NODE, REPLICATED_JOB_LABEL
 
 if TYPE_CHECKING:
-    from trainspec.compiler.names import Budget
+    from trainspec.compiler.name_budget import Budget
     from trainspec.compiler.plan import JobPlan
     from trainspec.compiler.provenance import SpecRef
     from trainspec.compiler.targets import Target
     from trainspec.dsl.diagnostics import Diagnostic
-    from trainspec.dsl.loaded import LoadedSpec
+    from trainspec.dsl.load.loaded import LoadedSpec
 
 
 class TrainerDialect:
@@ -82,14 +82,14 @@ class TrainerDialect:
 
     def name_budget(self, plan: JobPlan) -> Budget:
         """JobSet's pod names ``<name>-<rjob>-<replica>-<pod>-xxxxx`` and the shard volume's name."""
-        from trainspec.compiler.names import name_budget
+        from trainspec.compiler.name_budget import name_budget
 
         return name_budget(plan)
 
     def rank_zero_selector(self, plan: JobPlan) -> tuple[dict[str, str], bool]:
         """Torch and JAX: rank 0 runs in ``node`` Job 0, completion index 0 (JobSet's and the Job
         controller's labels); MPI ranks are placed by mpirun, so every trainer pod of the job."""
-        from trainspec.dsl.models import Framework
+        from trainspec.dsl.spec.models import Framework
 
         base = {JOB_LABEL: plan.resolved.name}
         if plan.resolved.framework in (Framework.TORCH, Framework.JAX):

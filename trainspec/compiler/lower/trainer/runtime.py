@@ -21,9 +21,9 @@ from trainspec.compiler.plan import (
 )
 from trainspec.compiler.provenance import FieldSources, SpecRef
 from trainspec.compiler.resolve import resource_items
-from trainspec.dsl.loaded import LoadedSpec
-from trainspec.dsl.models import Framework, Gang, Mpi, Runtime, RuntimeSpec, Scope
-from trainspec.dsl.wellknown import MPI_SSH_AUTH_MOUNT_PATH
+from trainspec.dsl.kube_facts import MPI_SSH_AUTH_MOUNT_PATH
+from trainspec.dsl.load.loaded import LoadedSpec
+from trainspec.dsl.spec.models import Framework, Gang, Mpi, Runtime, RuntimeSpec, Scope
 from trainspec.k8s import (
     ClusterTrainingRuntime,
     Container,

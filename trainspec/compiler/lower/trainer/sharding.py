@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from trainspec.compiler.lower import env as envs
 from trainspec.compiler.plan import DATA_DIR, PVC_ROOT, DataPlan
-from trainspec.dsl.models import Data, ShardMode
+from trainspec.dsl.spec.models import Data, ShardMode
 from trainspec.k8s import (
     DatasetInitializer,
     Initializer,

@@ -20,14 +20,14 @@ from trainspec.k8s.wellknown import KUEUE_PATCH_MANAGER as _KUEUE_MANAGER
 if TYPE_CHECKING:
     from trainspec.compiler.plan import JobPlan
     from trainspec.compiler.targets import Target
-    from trainspec.dsl.loaded import LoadedSpec
+    from trainspec.dsl.load.loaded import LoadedSpec
     from trainspec.k8s import TrainJob
     from trainspec.k8s.legacy import TrainJobV21
 
 
 def runtime_problems(loaded: LoadedSpec) -> list[Diagnostic]:
     """What a runtime asks for that Trainer 2.1 cannot run (TS521)."""
-    from trainspec.dsl.models import Framework
+    from trainspec.dsl.spec.models import Framework
 
     out: list[Diagnostic] = []
     if loaded.spec.spec.framework is Framework.JAX:
@@ -52,7 +52,7 @@ def runtime_problems(loaded: LoadedSpec) -> list[Diagnostic]:
 
 def job_problems(plan: JobPlan, target: Target) -> list[Diagnostic]:
     """What a job asks for that Trainer 2.1 cannot run (TS521) or enforce (TS522), at its lines."""
-    from trainspec.dsl.models import Framework
+    from trainspec.dsl.spec.models import Framework
 
     out: list[Diagnostic] = []
     job = plan.resolved.loaded

@@ -10,7 +10,7 @@ from trainspec.compiler.lower.field_sources import claim_sources, metadata_sourc
 from trainspec.compiler.lower.trainer import sharding
 from trainspec.compiler.plan import RJOB_DATASET, JobPlan
 from trainspec.compiler.provenance import FieldSources, Origin, SpecRef
-from trainspec.dsl.models import Framework, Scope
+from trainspec.dsl.spec.models import Framework, Scope
 from trainspec.k8s import (
     ContainerPatch,
     JobSetSpecPatch,

@@ -21,7 +21,7 @@ from trainspec.compiler.lower.dialects import Dialect, Lowered
 from trainspec.compiler.lower.field_sources import claim_sources, metadata_sources
 from trainspec.compiler.lower.labels import JOB_LABEL
 from trainspec.compiler.provenance import FieldSources, Origin, SpecRef
-from trainspec.dsl.models import Framework
+from trainspec.dsl.spec.models import Framework
 from trainspec.k8s.wellknown import (
     NAME_MAX,
     REPLICA_INDEX_LABEL,
@@ -31,11 +31,11 @@ from trainspec.k8s.wellknown import (
 )
 
 if TYPE_CHECKING:
-    from trainspec.compiler.names import Budget
+    from trainspec.compiler.name_budget import Budget
     from trainspec.compiler.plan import JobPlan
     from trainspec.compiler.targets import Target
     from trainspec.dsl.diagnostics import Diagnostic
-    from trainspec.dsl.loaded import LoadedSpec
+    from trainspec.dsl.load.loaded import LoadedSpec
 
 __all__ = ["TrainingOperatorDialect", "dialect", "lower_object", "object_sources"]
 
@@ -91,7 +91,7 @@ class TrainingOperatorDialect:
     def name_budget(self, plan: JobPlan) -> Budget:
         """The operators name pods and their headless Services ``<job>-<replica type>-<index>``."""
         from trainspec.compiler.lower.training_operator.operator_rules import kind_of, longest_pod_name
-        from trainspec.compiler.names import Budget
+        from trainspec.compiler.name_budget import Budget
 
         longest = longest_pod_name(plan)
         return Budget(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from trainspec.compiler.lower.training_operator import operator_pod as pods
 from trainspec.compiler.plan import JobPlan
-from trainspec.dsl.models import Mpi
+from trainspec.dsl.spec.models import Mpi
 from trainspec.k8s import MPIJob, MPIJobSpec, Probe, ReplicaSpec, TCPSocketAction
 from trainspec.k8s.wellknown import LAUNCHER, MPI_WORKER_CONTAINER, REPLICA_LAUNCHER, REPLICA_WORKER
 

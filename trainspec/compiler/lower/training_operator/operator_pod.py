@@ -14,7 +14,7 @@ from typing import Literal
 from trainspec.compiler.lower import checkpoint, env as envs, kueue, labels as L, pod as pods
 from trainspec.compiler.observability.pods import metrics_env, metrics_ports
 from trainspec.compiler.plan import JobPlan
-from trainspec.dsl.models import Gang
+from trainspec.dsl.spec.models import Gang
 from trainspec.k8s import (
     Container,
     ObjectMeta,

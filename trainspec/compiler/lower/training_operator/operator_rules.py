@@ -13,7 +13,7 @@ exactly what ``compile`` refuses:
 
 The replica types, their counts and the container names the webhooks require are right by
 construction (:mod:`.pytorchjob`, :mod:`.mpijob`); the offline checker checks them on any
-manifest (:mod:`trainspec.check.operator_webhooks`).
+manifest (:mod:`trainspec.check.webhooks.training_operator`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from trainspec.compiler.plan import JobPlan
 from trainspec.compiler.targets import Target
 from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity
-from trainspec.dsl.models import Framework
+from trainspec.dsl.spec.models import Framework
 from trainspec.k8s.wellknown import (
     KUEUE_V1_FRAMEWORKS,
     KUEUE_V1_OFF_BY_DEFAULT,

@@ -1,0 +1,1 @@
+"""Python spec modules: whether they may run, and running one in a supervised child process."""

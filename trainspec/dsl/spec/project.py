@@ -1,0 +1,137 @@
+"""The project file, ``trainspec.yaml`` at the repository root: targets, defaults and policy.
+
+It keeps specs small (a default queue, storage class and gang mode for every job of the repo)
+and lets a platform team set rules that ``validate`` and ``check`` enforce.
+"""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import Literal
+
+from trainspec.dsl.framework.modeling import field
+from trainspec.dsl.framework.types import Count, Image, LabelKey, NamespaceName, ObjectName
+from trainspec.dsl.kube_facts import INT32_MAX
+from trainspec.dsl.spec.models import API_VERSION, Engine, Gang, Metadata, _Model
+
+PROJECT_FILE = "trainspec.yaml"
+
+
+class GitOps(str, enum.Enum):
+    """The GitOps controller that applies the output directory (``compile --gitops``)."""
+
+    ARGOCD = "argocd"
+    FLUX = "flux"
+
+
+class PythonPolicy(str, enum.Enum):
+    """Whether ``.py`` spec modules of the repository are run (``--no-python`` overrides it with deny)."""
+
+    ALLOW = "allow"
+    WARN = "warn"
+    DENY = "deny"
+
+
+class Target(_Model):
+    """The versions of the cluster the manifests are for."""
+
+    trainer: str = field(
+        default="2.3", pattern=r"^\d+\.\d+$", description="Kubeflow Trainer minor version: 2.1, 2.2 or 2.3."
+    )
+    kueue: str | None = field(
+        default="0.19", pattern=r"^\d+\.\d+$", description="Kueue minor version, or null without Kueue."
+    )
+    engine: Engine | None = field(
+        default=None,
+        description="Engine of every job whose runtime names none: trainer (default), ray or training-operator.",
+    )
+    jobset_feature_gates: list[str] = field(
+        default_factory=list,
+        description="JobSet feature gates the cluster's JobSet controller runs with, beyond "
+        "its defaults (e.g. InPlaceRestart): `check` then admits what they allow.",
+    )
+
+
+class Defaults(_Model):
+    """Values a job or runtime gets when it does not set them."""
+
+    namespace: NamespaceName | None = field(default=None, description="Namespace of jobs that set none.")
+    queue: ObjectName | None = field(default=None, description="Kueue LocalQueue of jobs that set none.")
+    priority: ObjectName | None = field(default=None, description="WorkloadPriorityClass of jobs that set none.")
+    storage_class: ObjectName | None = field(default=None, description="StorageClass of new checkpoint volumes.")
+    gang: Gang | None = field(default=None, description="Gang policy of runtimes that set none.")
+    stage_image: Image | None = field(
+        default=None,
+        description="Image of the data-sharding stage for runtimes whose dataSharding names none "
+        "(build it from trainspec's Dockerfile and push it to your registry).",
+    )
+
+
+class ImagePolicy(_Model):
+    """Which container images jobs may use."""
+
+    require_digest: bool = field(default=False, description="Images must be pinned by digest (@sha256:...).")
+    allowed_registries: list[str] = field(default_factory=list, description="Registry prefixes allowed (empty: any).")
+
+
+class Policy(_Model):
+    """Rules for every job of the repository; a violation is a diagnostic at the job's line."""
+
+    require_queue: bool = field(default=False, description="Every job must name a Kueue queue.")
+    require_max_run_time: bool = field(default=False, description="Every job must set maxRunTime.")
+    # A job's GPUs (nodes x GPUs per node) always fit an int32, so a larger ceiling never binds.
+    max_gpus_per_job: Count | None = field(
+        default=None, ge=1, le=INT32_MAX, description="GPU ceiling per job (nodes x GPUs per node)."
+    )
+    required_labels: list[LabelKey] = field(default_factory=list, description="Labels every job must carry, e.g. team.")
+    images: ImagePolicy | None = field(default=None, description="Image rules.")
+
+
+class Pricing(_Model):
+    """Prices for cost estimates (explain)."""
+
+    gpu_hour: dict[str, float] = field(
+        default_factory=dict, description="Price of one GPU-hour by accelerator name; key 'default' for any other."
+    )
+    currency: str = field(default="USD", description="Currency of the prices.")
+
+
+class ProjectSpec(_Model):
+    target: Target = field(default_factory=Target, description="Cluster versions to emit for.")
+    defaults: Defaults = field(default_factory=Defaults, description="Defaults for specs.")
+    policy: Policy = field(default_factory=Policy, description="Rules for specs.")
+    pricing: Pricing = field(default_factory=Pricing, description="Prices for estimates.")
+    gitops: GitOps | None = field(
+        default=None,
+        description="The GitOps controller that applies `compile -o DIR`'s tree: argocd (sync waves; no "
+        "kustomization.yaml, a directory source with recurse) or flux (no kustomization.yaml); "
+        "--gitops overrides it.",
+    )
+    python: PythonPolicy = field(
+        default=PythonPolicy.ALLOW,
+        description="Whether .py spec modules are run: allow (in a supervised child process), warn (not run; "
+        "a TS123 warning each, their specs are not compiled) or deny (not run; a TS123 error each). "
+        "--no-python means deny whatever this says.",
+    )
+
+
+class Project(_Model):
+    """A repository's trainspec settings (``trainspec.yaml``)."""
+
+    api_version: Literal["trainspec.dev/v1alpha1"] = field(default=API_VERSION, description="trainspec.dev/v1alpha1")
+    kind: Literal["Project"] = field(default="Project", description="Project")
+    metadata: Metadata | None = field(default=None, description="Optional name of the project.")
+    spec: ProjectSpec = field(default_factory=ProjectSpec, description="Settings.")
+
+
+def find_project_file(start: Path) -> Path | None:
+    """``trainspec.yaml`` in ``start`` or the nearest parent, stopping at the repository root."""
+    directory = start.resolve()
+    for candidate in (directory, *directory.parents):
+        path = candidate / PROJECT_FILE
+        if path.is_file():
+            return path
+        if (candidate / ".git").exists():
+            return None
+    return None

@@ -1,0 +1,272 @@
+"""Put a compiled trainspec job into a KFP pipeline.
+
+* :func:`compile_trainjob` compiles a spec with trainspec's compiler and picks one job
+  (no kfp needed: it returns plain dicts and the JSON string the launcher takes);
+* :func:`trainjob_task` adds a launcher step for it to the pipeline being defined;
+* :func:`build_pipeline` makes a whole pipeline (``trainspec kfp``): an optional checkpoint
+  PVC step (kfp-kubernetes ``CreatePVC`` with an explicit storage class), the launcher, and an
+  optional ``DeletePVC``; caching is off for all of them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+from trainspec.dsl.errors import TrainspecError
+
+PathLike = str | Path
+
+
+class KfpSpecError(ValueError, TrainspecError):
+    """The spec does not compile, or does not name exactly one job."""
+
+
+@dataclass(frozen=True)
+class CompiledJob:
+    """One compiled job: its TrainJob (dict and JSON), its checkpoint PVC, its runtimes."""
+
+    name: str
+    namespace: str
+    trainjob: dict[str, Any]
+    #: The TrainJob as the launcher's input: compact JSON, key order as compiled, ints kept.
+    manifest: str
+    claim: dict[str, Any] | None = None
+    runtimes: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def storage_class(self) -> str | None:
+        return ((self.claim or {}).get("spec") or {}).get("storageClassName")
+
+    @property
+    def claim_size(self) -> str | None:
+        return ((((self.claim or {}).get("spec") or {}).get("resources") or {}).get("requests") or {}).get("storage")
+
+    @property
+    def claim_access_modes(self) -> list[str]:
+        return list(((self.claim or {}).get("spec") or {}).get("accessModes") or [])
+
+
+def trainjob_json(trainjob: dict[str, Any]) -> str:
+    """The launcher's input string for a TrainJob dict."""
+    return json.dumps(trainjob, separators=(",", ":"), ensure_ascii=False)
+
+
+def compile_trainjob(
+    spec_or_path: Any,
+    *,
+    job: str | None = None,
+    values: dict[str, Any] | None = None,
+    project: Any = "discover",
+    options: Any = None,
+) -> CompiledJob:
+    """Compile ``spec_or_path`` (a path, a ``TrainingJob``/``Runtime`` object, or a list of them).
+
+    ``job`` picks one job by name when the specs hold several. The project file is discovered
+    as the CLI does unless ``project`` names one (None: none); ``options`` (a
+    :class:`trainspec.compiler.pipeline.Options`) overrides both. Raises :class:`KfpSpecError`
+    with the compiler's diagnostics when the spec does not compile.
+    """
+    if isinstance(spec_or_path, CompiledJob):
+        return spec_or_path
+    from trainspec.compiler.emit import manifest_dicts
+    from trainspec.compiler.lower.dialects import dialect_for
+    from trainspec.compiler.pipeline import DISCOVER, Options, Stop, run, sources
+
+    items = list(spec_or_path) if isinstance(spec_or_path, (list, tuple)) else [spec_or_path]
+    try:  # the pipeline says what an input may be, as for every command and the library
+        sources(items)
+    except TypeError:
+        raise KfpSpecError("specs must be paths or trainspec TrainingJob/Runtime objects") from None
+    if options is None:
+        options = Options(project=DISCOVER if project == "discover" else project, values=values, stop=Stop.LOWER)
+    result = run(items, options)
+    if not result.ok:
+        lines = "\n".join(str(d) for d in result.diagnostics)
+        raise KfpSpecError(f"the spec does not compile:\n{lines}")
+    # The launcher applies and watches TrainJobs: jobs of the other engines cannot be a KFP step yet.
+    other = [
+        p
+        for p in result.plans
+        if not dialect_for(result.target, p.engine).kfp_step and (job is None or p.resolved.name == job)
+    ]
+    if other:
+        names = ", ".join(f"{p.resolved.namespace}/{p.resolved.name} ({p.engine})" for p in other)
+        raise KfpSpecError(
+            f"the Kubeflow Pipelines step launches Kubeflow Trainer TrainJobs only; {names} "
+            "run on another engine: compile them with `trainspec compile` instead, or use a "
+            "trainer runtime (target trainer)"
+        )
+    dicts = manifest_dicts(result.objects())
+    jobs = [d for d in dicts if d["kind"] == "TrainJob"]
+    if job is not None:
+        jobs = [d for d in jobs if _job_name(d) == job]
+    if len(jobs) != 1:
+        found = ", ".join(sorted(_job_name(d) for d in dicts if d["kind"] == "TrainJob")) or "none"
+        raise KfpSpecError(
+            f"expected one job{f' named {job!r}' if job else ''}; found: {found}"
+            + ("" if job else " (pick one with job=/--job)")
+        )
+    trainjob = jobs[0]
+    meta = trainjob["metadata"]
+    claim = _checkpoint_claim(dicts, trainjob)
+    runtimes = [
+        d
+        for d in dicts
+        if d["kind"] in ("ClusterTrainingRuntime", "TrainingRuntime")
+        and d["metadata"]["name"] == trainjob["spec"]["runtimeRef"]["name"]
+    ]
+    return CompiledJob(
+        _job_name(trainjob), meta.get("namespace", ""), trainjob, trainjob_json(trainjob), claim, runtimes
+    )
+
+
+def _job_name(trainjob: dict[str, Any]) -> str:
+    """The job a compiled TrainJob runs (its name is the run's, ``<job>-<run id>``)."""
+    from trainspec.k8s.wellknown import JOB_LABEL
+
+    meta = trainjob["metadata"]
+    return str((meta.get("labels") or {}).get(JOB_LABEL) or meta["name"])
+
+
+def _checkpoint_claim_name(trainjob: dict[str, Any]) -> str | None:
+    """The claim of the TrainJob's checkpoint volume (in the compiler's runtime patch), if any."""
+    from trainspec.kfp import launcher_names as N
+
+    for patch in trainjob["spec"].get("runtimePatches") or []:
+        if patch.get("manager") != N.COMPILER_PATCH_MANAGER:
+            continue
+        for rjob in patch["trainingRuntimeSpec"]["template"]["spec"].get("replicatedJobs") or []:
+            pod = rjob.get("template", {}).get("spec", {}).get("template", {}).get("spec", {})
+            for volume in pod.get("volumes") or []:
+                if volume["name"] == N.CHECKPOINT_VOLUME and "persistentVolumeClaim" in volume:
+                    return str(volume["persistentVolumeClaim"]["claimName"])
+    return None
+
+
+def _checkpoint_claim(dicts: list[dict[str, Any]], trainjob: dict[str, Any]) -> dict[str, Any] | None:
+    """The compiled PVC that the TrainJob mounts as its checkpoint volume (None for an existing claim)."""
+    claim = _checkpoint_claim_name(trainjob)
+    return next((d for d in dicts if d["kind"] == "PersistentVolumeClaim" and d["metadata"]["name"] == claim), None)
+
+
+def trainjob_task(
+    spec_or_path: Any,
+    *,
+    job: str | None = None,
+    values: dict[str, Any] | None = None,
+    project: str | None = None,
+    trainer_api: str = "2.3",
+    timeout_seconds: int = 0,
+    poll_seconds: float = 10.0,
+    backoff_seconds: float = 1.0,
+    namespace: str = "",
+    checkpoint_claim: Any = "",
+    launcher: Callable[..., Any] | None = None,
+) -> Any:
+    """Add a launcher step for a trainspec job to the pipeline being defined; returns the task.
+
+    The spec is compiled now (at pipeline definition time) and carried as a JSON string
+    constant. Caching is off: a cached launcher would report an old run's status. Set
+    resources, tolerations, node selectors, env and volumes on the returned task: they are
+    forwarded to the TrainJob (see ``PASSTHROUGHS``). ``checkpoint_claim`` may be a
+    ``CreatePVC`` output (``pvc.outputs["name"]``). ``launcher`` is a component from
+    ``make_launcher`` (default: ``launch_trainjob``).
+    """
+    from kfp import dsl
+
+    from trainspec.kfp.merge import MergeError, parse_trainer_api
+
+    try:
+        parse_trainer_api(trainer_api)  # refuse a release without runtimePatches now, not at run time
+    except MergeError as exc:
+        raise KfpSpecError(str(exc)) from None
+    compiled = compile_trainjob(spec_or_path, job=job, values=values, project=project)
+    wants_claim = not isinstance(checkpoint_claim, str) or bool(checkpoint_claim)  # a task output, or a name
+    if wants_claim and _checkpoint_claim_name(compiled.trainjob) is None:
+        raise KfpSpecError(f"job {compiled.name!r} has no checkpoint volume for checkpoint_claim to replace")
+    if launcher is None:
+        from trainspec.kfp import component
+
+        # cast: the module rebinds the function's name to the component KFP builds from it.
+        launcher = cast(Callable[..., Any], component.launch_trainjob)
+    task = launcher(
+        trainjob=compiled.manifest,
+        run_id=dsl.PIPELINE_JOB_ID_PLACEHOLDER,
+        trainer_api=trainer_api,
+        timeout_seconds=timeout_seconds,
+        poll_seconds=poll_seconds,
+        backoff_seconds=backoff_seconds,
+        namespace=namespace,
+        checkpoint_claim=checkpoint_claim,
+    )
+    task.set_caching_options(False)
+    task.set_display_name(f"trainjob {compiled.name}")
+    return task
+
+
+def build_pipeline(
+    compiled: CompiledJob,
+    *,
+    create_pvc: bool = True,
+    delete_pvc: bool = False,
+    storage_class: str | None = None,
+    pipeline_name: str | None = None,
+    launcher: Callable[..., Any] | None = None,
+    **task_options: Any,
+) -> Any:
+    """A pipeline running ``compiled``: [CreatePVC ->] launcher [-> DeletePVC].
+
+    With ``create_pvc`` and a job that checkpoints to a volume, a per-run PVC is created like
+    the compiled one, with an explicit storage class (``storage_class`` or the spec's):
+    CreatePVC without one gives ``storageClassName: ""`` (static binding only) and the backend
+    default is ``standard``, neither what the spec asked for. ``DeletePVC`` runs only after a
+    successful launch, so a failed run keeps its checkpoints. Other keywords go to
+    :func:`trainjob_task`.
+    """
+    from kfp import dsl, kubernetes as k8s
+
+    claim = compiled.claim if create_pvc else None
+    sc = storage_class or compiled.storage_class
+    if claim is not None and not sc:
+        raise KfpSpecError(
+            f"job {compiled.name!r}: its checkpoint PVC has no storage class, and CreatePVC "
+            "needs an explicit one: set checkpoint.storageClass in the spec or pass --storage-class"
+        )
+    if delete_pvc and claim is None:
+        raise KfpSpecError("--delete-pvc needs a PVC step (a job with a checkpoint volume, without --no-create-pvc)")
+
+    @dsl.pipeline(
+        name=pipeline_name or f"{compiled.name}-trainjob",
+        description=f"Runs the trainspec job {compiled.name} as a Kubeflow Trainer TrainJob.",
+    )
+    def trainspec_pipeline():  # type: ignore[no-untyped-def]  # no annotations: KFP would read "-> None" as an output
+        pvc = None
+        if claim is not None:
+            pvc = k8s.CreatePVC(
+                pvc_name_suffix=f"-{claim['metadata']['name']}",
+                access_modes=compiled.claim_access_modes,
+                size=compiled.claim_size,
+                storage_class_name=sc,
+            )
+            pvc.set_caching_options(False)
+            pvc.set_display_name("checkpoint PVC")
+        train = trainjob_task(
+            compiled, launcher=launcher, checkpoint_claim=pvc.outputs["name"] if pvc is not None else "", **task_options
+        )
+        if pvc is not None and delete_pvc:
+            delete = k8s.DeletePVC(pvc_name=pvc.outputs["name"]).after(train)
+            delete.set_caching_options(False)
+            delete.set_display_name("delete checkpoint PVC")
+
+    return trainspec_pipeline
+
+
+def compile_pipeline(pipeline: Any, path: str) -> None:
+    """Write ``pipeline`` as KFP IR YAML to ``path``."""
+    from kfp import compiler
+
+    compiler.Compiler().compile(pipeline, package_path=path)
