@@ -21,11 +21,11 @@ NOT_ERRORS = {
     # control flow inside one module, never seen outside it
     "trainspec.dsl.load.python.protocol._Malformed": "internal: a malformed child result, turned into a diagnostic",
     "trainspec.dsl.load.templating._Unusable": "internal: a value a template cannot print, turned into a diagnostic",
-    "trainspec.dsl.load.yaml_loader._Stop": "internal: abandons the current document (TS106)",
+    "trainspec.dsl.load.strict_yaml.walk._Stop": "internal: abandons the current document (TS106)",
     # signals: BaseException on purpose, so that no `except Exception` stops them
     "trainspec.stages.shard._Terminated": "a signal (SIGTERM) unwinding the stage: a BaseException by design",
-    "trainspec.kfp.status.Terminated": "a SystemExit (SIGTERM, the run cancelled): must pass every handler",
-    "trainspec.kfp.status.Timeout": "internal BaseException signal, turned into TrainJobTimeout",
+    "trainspec.kfp.launch_result.Terminated": "a SystemExit (SIGTERM, the run cancelled): must pass every handler",
+    "trainspec.kfp.launch_result.Timeout": "internal BaseException signal, turned into TrainJobTimeout",
 }
 
 #: Modules not imported here: running them is running the program.

@@ -30,7 +30,7 @@ import yaml
 
 from trainspec.check import check_manifest, check_manifests, load_crds
 from trainspec.dsl.diagnostics import Diagnostic, Severity
-from trainspec.dsl.load.yaml_loader import load_file
+from trainspec.dsl.load.strict_yaml import load_file
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 VERDICTS = SHARED / "apiserver-verdicts"

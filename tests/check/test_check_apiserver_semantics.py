@@ -66,7 +66,7 @@ def test_reserved_word_property_is_reachable_as_written(rule, value, ok):
 
 @pytest.mark.xfail(
     strict=True,
-    reason="cel_values shows a keyword field under both names, so an object's size "
+    reason="typed_values shows a keyword field under both names, so an object's size "
     "and keys count it twice; the server counts it once, under the escaped name",
 )
 @pytest.mark.parametrize("rule", ["size(self) == 1", "self.all(k, k == '__namespace__')"])

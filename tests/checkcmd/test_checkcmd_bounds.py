@@ -14,7 +14,7 @@ from tests.conftest import SHARED
 from trainspec.check import check_manifests
 from trainspec.dsl.kube_facts import INT32_MAX, INT64_MAX
 from trainspec.k8s.wellknown import MAX_EXEC_TIME_LABEL, PODSET_SLICE_SIZE_ANNOTATION
-from trainspec.kueue.cluster import load_cluster
+from trainspec.kueue.cluster_files import load_cluster
 from trainspec.kueue.preflight import kueue_label_problems, label_int
 
 VERDICTS = SHARED / "apiserver-verdicts"

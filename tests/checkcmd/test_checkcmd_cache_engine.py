@@ -67,7 +67,7 @@ def _trainjob() -> dict[str, Any]:
 
 
 def test_the_key_changes_with_the_engine_and_its_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from trainspec.check.cel import engines as cel_engines
+    from trainspec.check.cel import engine_choice as cel_engines
 
     monkeypatch.delenv(cel.ENV_ENGINE, raising=False)
     monkeypatch.setattr(cel, "_DEFAULT", None)  # not built yet, as at the start of a check: looked up, not imported

@@ -14,7 +14,7 @@ import pytest
 
 from tests.checkcmd.conftest import check
 from trainspec.compiler.pipeline import Options, Stop, run
-from trainspec.dsl.load.yaml_loader import LoadLimits
+from trainspec.dsl.load.strict_yaml import LoadLimits
 
 PVC = """\
 apiVersion: v1

@@ -17,8 +17,8 @@ import pytest
 from tests.conftest import EXAMPLES, run_cli
 from trainspec.dsl.diagnostics import CODES
 from trainspec.dsl.load.spec_sources import discover, load_files, load_specs
+from trainspec.dsl.load.strict_yaml import load_file
 from trainspec.dsl.load.values_files import load_values
-from trainspec.dsl.load.yaml_loader import load_file
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX file types")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from trainspec.dsl.load.yaml_loader import load_file
+from trainspec.dsl.load.strict_yaml import load_file
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "invalid"
 LOADER_CODES = {"TS101", "TS103", "TS104", "TS105", "TS106", "TS107", "TS113"}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from trainspec.dsl.load.yaml_loader import DEFAULT_MAX_BYTES, LoadLimits, load_file, load_text, parse_size
+from trainspec.dsl.load.strict_yaml import DEFAULT_MAX_BYTES, LoadLimits, load_file, load_text, parse_size
 
 ETCD_REQUEST_LIMIT = 3 * 512 * 1024  # 1.5 MiB, etcd's default --max-request-bytes
 

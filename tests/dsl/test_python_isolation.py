@@ -25,7 +25,7 @@ from trainspec.dsl.load.discovery import discover, escape_name
 from trainspec.dsl.load.python import protocol as pyprotocol, supervisor as pysupervisor
 from trainspec.dsl.load.python.child import MEMORY_LIMIT
 from trainspec.dsl.load.python.execute import plain
-from trainspec.dsl.load.python.policy import decide
+from trainspec.dsl.load.python.permission import decide
 from trainspec.dsl.load.python.trace import _dump_line
 from trainspec.dsl.load.spec_sources import load_files, load_specs
 from trainspec.dsl.spec.models import Runtime, TrainingJob

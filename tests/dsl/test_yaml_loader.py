@@ -18,7 +18,7 @@ import yaml
 from hypothesis import HealthCheck, given, reject, settings, strategies as st
 
 from trainspec.dsl.diagnostics import CODES, Diagnostic, Severity
-from trainspec.dsl.load.yaml_loader import LoadLimits, Mark, SourceDoc, load_file, load_text
+from trainspec.dsl.load.strict_yaml import LoadLimits, Mark, SourceDoc, load_file, load_text
 
 HAS_LIBYAML = bool(getattr(yaml, "__with_libyaml__", False))
 
@@ -81,7 +81,7 @@ def test_ts100_directory(tmp_path: Path) -> None:
 
 
 def test_ts100_permission_denied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import trainspec.dsl.load.yaml_loader as loader
+    import trainspec.dsl.load.strict_yaml.stream as loader
 
     def deny(*args: Any, **kwargs: Any) -> Any:
         raise PermissionError(13, "Permission denied")

@@ -14,7 +14,7 @@ from kfp_testing import COMPLETE, EXAMPLES, FAILED, RUNNING
 from trainspec.kfp import launcher_names as N, merge
 from trainspec.kfp.job_pipeline import compile_trainjob
 from trainspec.kfp.launcher import job_state
-from trainspec.kfp.logs import LogFollower
+from trainspec.kfp.step_logs import LogFollower
 from trainspec.kube import retry
 from trainspec.kube.follow import stamp_key as _stamp_key
 

@@ -207,7 +207,7 @@ def test_kubeconfig_and_context_pick_the_cluster(
 
 def test_text_from_the_api_server_reaches_the_terminal_escaped() -> None:
     """A Workload's message is any controller's words: an escape sequence in it is shown, not obeyed."""
-    from trainspec.cli.output import status_text
+    from trainspec.cli.formats import status_text
 
     class View:
         def lines(self) -> list[str]:

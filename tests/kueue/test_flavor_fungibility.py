@@ -17,7 +17,7 @@ import pytest
 from trainspec.dsl.diagnostics import Severity
 from trainspec.kueue import assigner
 from trainspec.kueue.assigner import assign
-from trainspec.kueue.cluster import Cluster, load_cluster
+from trainspec.kueue.cluster_files import Cluster, load_cluster
 from trainspec.kueue.podsets import PodSet
 from trainspec.kueue.preflight import preflight
 from trainspec.kueue.quota import capacity

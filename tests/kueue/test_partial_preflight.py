@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from trainspec.kueue.cluster import load_cluster
+from trainspec.kueue.cluster_files import load_cluster
 from trainspec.kueue.preflight import preflight
 
 CLUSTER = """\

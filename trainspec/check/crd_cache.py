@@ -5,7 +5,7 @@ After the CEL engine moved to cel-expr-python (rules compile in ~0.1 ms, the eng
 CRD file of 0.5-1.4 MB, against 1-5 ms for the same data as JSON. So:
 
 * a ``--crds`` file that is byte for byte (sha256) a source the package ships JSON data for
-  (:mod:`.vendored`, the default target's Trainer, JobSet and Kueue CRDs) is read from that
+  (:mod:`.schema.vendored`, the default target's Trainer, JobSet and Kueue CRDs) is read from that
   JSON, cache or no cache;
 * ``crd-<sha256 of the CRD file>.json`` in the on-disk cache: the served versions of any other
   CRD file, after its first parse;
@@ -158,7 +158,7 @@ _SHIPPED: dict[str, Path] | None = None
 
 
 def _shipped_sources() -> dict[str, Path]:
-    """sha256 of a source CRD file -> the shipped JSON derived from it (:mod:`.vendored`)."""
+    """sha256 of a source CRD file -> the shipped JSON derived from it (:mod:`.schema.vendored`)."""
     global _SHIPPED
     if _SHIPPED is None:
         from trainspec.check.schema.vendored import DATA_DIR, INDEX
@@ -231,7 +231,7 @@ def _fingerprint() -> str:
     """What the checker's verdicts depend on besides the manifest and its CRD: the checker's own
     code (hashed by content), the engine that runs, and the libraries (versions, and their files'
     sizes and times, for copies changed in place)."""
-    from trainspec.check.cel.engines import distribution_version, engine_identity, findable
+    from trainspec.check.cel.engine_choice import distribution_version, engine_identity, findable
 
     # The engine decides CEL verdicts: which one runs, and which release, is part of the key.
     digest = hashlib.sha256(f"format {_FORMAT}\nengine {engine_identity()}\n".encode())

@@ -19,7 +19,7 @@ from trainspec.dsl.record import replace
 def crd_findings(manifests: list[Manifest], source: CrdSource, target: Any) -> list[Any]:
     """Schema and CEL findings of every manifest against the CRDs of ``source``.
 
-    Uses the on-disk cache (:mod:`.cache`) for parsed CRDs, CEL parse trees and verdicts.
+    Uses the on-disk cache (:mod:`.crd_cache`) for parsed CRDs, CEL parse trees and verdicts.
     Manifests of a group that only shipped data for another version covers are not checked;
     one TS524 warning per such bundle says so.
     """

@@ -11,7 +11,7 @@ library does the same::
 What :func:`run_check` does, in order: compile the specs among the paths for the target (the
 pipeline, stopped after lowering) and read the other YAML documents as manifests; load the
 cluster's Kueue objects; check every manifest, and every cluster object, against the CRDs
-(:mod:`.crd_source`); apply the admission-webhook rules of Trainer and JobSet; run the Kueue
+(:mod:`.schema.crd_source`); apply the admission-webhook rules of Trainer and JobSet; run the Kueue
 pre-flight. Findings are deduplicated and sorted.
 """
 
@@ -137,7 +137,7 @@ def run_check(request: CheckRequest) -> CheckReport:
 
     cluster = None
     if request.cluster:
-        from trainspec.kueue.cluster import load_cluster
+        from trainspec.kueue.cluster_files import load_cluster
 
         cluster = load_cluster(list(request.cluster))
         diagnostics += cluster.problems

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from trainspec.compiler.pipeline import CompileResult, Options, Stop
-    from trainspec.dsl.load.yaml_loader import LoadLimits
+    from trainspec.dsl.load.strict_yaml import LoadLimits
 
 _DEFAULT_TARGET = "trainer=2.3,kueue=0.19"
 
@@ -102,7 +102,7 @@ def _seconds(text: str) -> float:
 
 
 def _file_size(text: str) -> int:
-    from trainspec.dsl.load.yaml_loader import parse_size
+    from trainspec.dsl.load.strict_yaml import parse_size
 
     try:
         return parse_size(text)
@@ -115,7 +115,7 @@ def load_limits(args: argparse.Namespace) -> LoadLimits | None:
     size = getattr(args, "max_file_size", None)
     if size is None:
         return None
-    from trainspec.dsl.load.yaml_loader import LoadLimits
+    from trainspec.dsl.load.strict_yaml import LoadLimits
 
     return LoadLimits(max_bytes=size)
 

@@ -1,6 +1,6 @@
 """``trainspec list``: the TrainJobs of a namespace (or all, ``-A``), one line each, phase from conditions.
 
-``-o wide|json|yaml|name`` as kubectl has them (:mod:`trainspec.cli.output`).
+``-o wide|json|yaml|name`` as kubectl has them (:mod:`trainspec.cli.formats`).
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from trainspec.cli.output import add_output_option
+from trainspec.cli.formats import add_output_option
 from trainspec.kube.session import add_cluster_options
 
 
@@ -25,7 +25,7 @@ def nothing_found(namespace: str | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from trainspec.cli import report
-    from trainspec.cli.output import diagnostics_format, list_text
+    from trainspec.cli.formats import diagnostics_format, list_text
     from trainspec.client.cluster import views
     from trainspec.kube.session import CommandError, connect, namespace_of
 

@@ -12,7 +12,7 @@ import sys
 
 from trainspec.compiler.engines import DEFAULT_ENGINE, ENGINE_NAMES
 
-#: trainspec.migrate.run.TARGETS (not imported: the CLI starts without it); a test keeps them equal.
+#: trainspec.migrate.convert.TARGETS (not imported: the CLI starts without it); a test keeps them equal.
 TARGETS = (DEFAULT_ENGINE.value, "source", *(name for name in ENGINE_NAMES if name != DEFAULT_ENGINE.value))
 
 

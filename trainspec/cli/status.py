@@ -4,7 +4,7 @@ Progress is Trainer's ``status.trainerStatus`` (the TrainJobStatus feature: what
 code posts, e.g. with ``trainspec.stages.ProgressReporter``): percentage, time left, metrics and
 how long ago it was updated.
 
-``-o wide|json|yaml|name`` as kubectl has them (:mod:`trainspec.cli.output`); without JOB, every
+``-o wide|json|yaml|name`` as kubectl has them (:mod:`trainspec.cli.formats`); without JOB, every
 TrainJob of the namespace (``-A``: of every namespace).
 
 With ``--watch`` it follows the TrainJob (a watch, renewed every ``--interval`` seconds) and
@@ -18,7 +18,7 @@ import json
 import sys
 from typing import Any
 
-from trainspec.cli.output import add_output_option
+from trainspec.cli.formats import add_output_option
 from trainspec.kube.session import add_cluster_options
 
 #: The forms ``--watch`` prints a change in: lines of text, or one JSON object a line.
@@ -55,7 +55,7 @@ def _usage(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from trainspec.cli import report
-    from trainspec.cli.output import diagnostics_format, status_text
+    from trainspec.cli.formats import diagnostics_format, status_text
     from trainspec.kube import reading
     from trainspec.kube.session import CommandError, connect, namespace_of
 

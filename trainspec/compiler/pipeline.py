@@ -178,7 +178,7 @@ def sources(inputs: Iterable[str | os.PathLike[str] | Any]) -> Sources:
 
 
 def _python_origin(spec: Any) -> Any:
-    from trainspec.dsl.load.yaml_loader import Mark
+    from trainspec.dsl.load.strict_yaml import Mark
 
     created = getattr(spec, "created_at", None)
     return Mark(*created) if created else Mark(1, 1)

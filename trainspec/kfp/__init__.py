@@ -26,10 +26,10 @@ _EXPORTS = {
     "CompiledJob": "trainspec.kfp.job_pipeline",
     "KfpSpecError": "trainspec.kfp.job_pipeline",
     "run_launcher": "trainspec.kfp.launcher",
-    "LaunchResult": "trainspec.kfp.status",
-    "LauncherError": "trainspec.kfp.status",
-    "TrainJobFailed": "trainspec.kfp.status",
-    "TrainJobTimeout": "trainspec.kfp.status",
+    "LaunchResult": "trainspec.kfp.launch_result",
+    "LauncherError": "trainspec.kfp.launch_result",
+    "TrainJobFailed": "trainspec.kfp.launch_result",
+    "TrainJobTimeout": "trainspec.kfp.launch_result",
     "rbac_objects": "trainspec.kfp.rbac",
 }
 

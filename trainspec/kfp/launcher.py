@@ -35,8 +35,7 @@ from typing import Any, TextIO
 
 from trainspec.kfp import launcher_names as N, merge
 from trainspec.kfp.kube import KubeApi, error_message
-from trainspec.kfp.logs import LogFollower
-from trainspec.kfp.status import (
+from trainspec.kfp.launch_result import (
     LauncherError,
     LaunchResult,
     Terminated,
@@ -45,6 +44,7 @@ from trainspec.kfp.status import (
     TrainJobTimeout,
     job_state,
 )
+from trainspec.kfp.step_logs import LogFollower
 from trainspec.kube import retry
 
 #: How long to wait for the last log lines once the job is done.

@@ -1,7 +1,7 @@
 """Kueue pre-flight for ``trainspec check``: can this job ever be admitted by the queues in Git?
 
 * :mod:`.located` reads Kubernetes objects from YAML with the position of every field;
-* :mod:`.cluster` picks out the Kueue objects among them (ClusterQueue, LocalQueue,
+* :mod:`.cluster_files` picks out the Kueue objects among them (ClusterQueue, LocalQueue,
   ResourceFlavor, WorkloadPriorityClass, Cohort, Topology, Namespace; ``v1beta2``/``v1beta1``);
 * :mod:`.podsets` computes the PodSets Kueue would build from a TrainJob and its runtime;
 * :mod:`.quota` is the quota math: flavor candidates, cohort capacity, borrowing levels;
@@ -10,8 +10,6 @@
 * :mod:`.fungibility` holds the Kueue-version rules of ``flavorFungibility`` and explains a
   job the assigner never places;
 * :mod:`.preflight` runs the checklist and reports TS51x diagnostics;
-* :mod:`.cache` is the optional on-disk cache that keeps ``trainspec check`` start-up cheap
-  (CRD schemas, CEL parse trees and the verdicts of unchanged manifests).
 
 Everything here works on plain manifest dicts, so compiled specs and manifests read from
 files are checked the same way. Nothing is imported eagerly.

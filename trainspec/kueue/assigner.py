@@ -5,7 +5,7 @@ Modelled on kubernetes-sigs/kueue ``pkg/scheduler/flavorassigner`` (``findFlavor
 (``LastTriedFlavorIdx``), unchanged in these respects from Kueue 0.14 to 0.19:
 
 * PodSets are assigned in order; for each resource group a PodSet touches, the group's flavors
-  are scanned in their listed order. A flavor that is not a candidate (:func:`.flavor_problem`)
+  are scanned in their listed order. A flavor that is not a candidate (:func:`~trainspec.kueue.quota.flavor_problem`)
   or cannot hold the PodSet plus what earlier PodSets took from it is passed over.
 * A flavor that fits without borrowing ends the scan. One that fits only by borrowing ends it
   too, unless ``flavorFungibility.whenCanBorrow`` is ``TryNextFlavor``: then the scan goes on
@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from trainspec.kueue.cluster import Cluster, ClusterQueue, ResourceGroup
+from trainspec.kueue.cluster_files import Cluster, ClusterQueue, ResourceGroup
 from trainspec.kueue.podsets import PodSet
 from trainspec.kueue.quota import Capacity, CohortTree, capacity, flavor_problem
 

@@ -14,7 +14,7 @@ The mechanics are in :mod:`.assigner`; this module only says things about them:
 from __future__ import annotations
 
 from trainspec.kueue.assigner import Outcome, PodSetResult
-from trainspec.kueue.cluster import MAY_STOP_SEARCH, ClusterQueue
+from trainspec.kueue.cluster_files import MAY_STOP_SEARCH, ClusterQueue
 from trainspec.kueue.quota import fmt
 
 #: The first Kueue release with ``MayStopSearch`` and ``preference`` (and ``v1beta2``).

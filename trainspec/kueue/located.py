@@ -1,6 +1,6 @@
 """Kubernetes objects read from YAML files, with the position of every field.
 
-:func:`read_objects` loads documents with :func:`trainspec.dsl.load.yaml_loader.load_file` (which
+:func:`read_objects` loads documents with :func:`trainspec.dsl.load.strict_yaml.load_file` (which
 keeps line and column of every key and value), so a finding on any field of any object can be
 pointed at as ``file:line:col``. Used for the cluster files and for manifests given to
 ``trainspec check`` as input.
@@ -16,8 +16,8 @@ from typing import Any
 
 from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Related
+from trainspec.dsl.load.strict_yaml import LoadLimits, Mark, SourceDoc
 from trainspec.dsl.load.validation import locate
-from trainspec.dsl.load.yaml_loader import LoadLimits, Mark, SourceDoc
 
 
 def _map(value: Any) -> dict[str, Any]:
@@ -80,9 +80,9 @@ def yaml_files(paths: Iterable[str | PathLike[str]]) -> tuple[list[Path], list[D
 
 def read_objects(files: Iterable[Path], limits: LoadLimits | None = None) -> tuple[list[Located], list[Diagnostic]]:
     """Every document with an ``apiVersion`` and ``kind`` in ``files``, except trainspec's own specs.
-    ``limits``: a :class:`~trainspec.dsl.load.yaml_loader.LoadLimits` (None: the loader's defaults)."""
+    ``limits``: a :class:`~trainspec.dsl.load.strict_yaml.LoadLimits` (None: the loader's defaults)."""
     from trainspec.dsl.load.loaded import display_name
-    from trainspec.dsl.load.yaml_loader import load_file
+    from trainspec.dsl.load.strict_yaml import load_file
 
     objects: list[Located] = []
     problems: list[Diagnostic] = []
@@ -113,7 +113,7 @@ def read_inputs(
     """
     from trainspec.dsl.load.discovery import STDIN_NAME, split_stdin
     from trainspec.dsl.load.stdin import read_stdin
-    from trainspec.dsl.load.yaml_loader import load_text
+    from trainspec.dsl.load.strict_yaml import load_text
 
     rest, stdin, problems = split_stdin([str(p) for p in paths])
     files, found = yaml_files(rest)

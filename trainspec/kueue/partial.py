@@ -23,7 +23,7 @@ from typing import Any
 from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Severity
 from trainspec.k8s.wellknown import NODE
-from trainspec.kueue.cluster import ClusterQueue
+from trainspec.kueue.cluster_files import ClusterQueue
 from trainspec.kueue.podsets import PodSet, _pod_patches, _required_terms, pod_requests
 
 #: Stands in for the runtime's tolerations, which are not known: a toleration of every taint.

@@ -14,7 +14,7 @@ from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Related, Severity
 from trainspec.k8s.wellknown import NODE_ALLOCATABLE, PODSET_SLICE_SIZE_ANNOTATION
 from trainspec.kueue.assigner import Outcome, PodSetResult
-from trainspec.kueue.cluster import Cluster, ClusterQueue
+from trainspec.kueue.cluster_files import Cluster, ClusterQueue
 from trainspec.kueue.fungibility import missed
 from trainspec.kueue.quota import TOPOLOGY_KEYS, fmt
 

@@ -36,7 +36,7 @@ from trainspec.k8s.wellknown import (
     LAUNCHER,
     NODE,
 )
-from trainspec.kueue.cluster import quantity
+from trainspec.kueue.cluster_files import quantity
 
 #: Kueue's limit on PodSets per Workload (so replicatedJobs per JobSet).
 MAX_PODSETS = 18

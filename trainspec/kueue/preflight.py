@@ -52,7 +52,7 @@ from trainspec.k8s.wellknown import (
     QUEUE_NAME_LABEL,
 )
 from trainspec.kueue.assigner import assign
-from trainspec.kueue.cluster import Cluster, ClusterQueue
+from trainspec.kueue.cluster_files import Cluster, ClusterQueue
 from trainspec.kueue.fungibility import version_problem
 from trainspec.kueue.podset_findings import PodSetFindings, label_int
 from trainspec.kueue.podsets import MAX_PODSETS, PodSet, trainjob_podsets

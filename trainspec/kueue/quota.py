@@ -34,7 +34,7 @@ from typing import Any
 
 from trainspec.dsl.framework.quantity import format_quantity
 from trainspec.k8s.wellknown import TOPOLOGY_ANNOTATIONS
-from trainspec.kueue.cluster import Cluster, ClusterQueue, Quota, ResourceFlavor, ResourceGroup
+from trainspec.kueue.cluster_files import Cluster, ClusterQueue, Quota, ResourceFlavor, ResourceGroup
 from trainspec.kueue.podsets import PodSet
 
 #: required, preferred, unconstrained, slice-required, slice-required-constraints (in this order).

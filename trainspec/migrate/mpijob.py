@@ -14,9 +14,9 @@ from trainspec.compiler.engines import Engine
 from trainspec.dsl import codes
 from trainspec.dsl.spec.models import Framework, Mpi
 from trainspec.k8s.wellknown import REPLICA_LAUNCHER, REPLICA_WORKER
-from trainspec.migrate import common
+from trainspec.migrate import shared_fields as common
 from trainspec.migrate.draft import Draft
-from trainspec.migrate.pod import MigrationError, compare, find_pod, read_command, read_pod
+from trainspec.migrate.pod_template import MigrationError, compare, find_pod, read_command, read_pod
 from trainspec.migrate.source import Path, Source
 
 KIND = "MPIJob"

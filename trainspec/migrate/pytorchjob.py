@@ -14,9 +14,9 @@ from trainspec.compiler.engines import Engine
 from trainspec.dsl import codes
 from trainspec.dsl.spec.models import Framework
 from trainspec.k8s.wellknown import ELASTIC_RDZV_BACKEND, PYTORCH_CONTAINER, REPLICA_MASTER, REPLICA_WORKER
-from trainspec.migrate import common
+from trainspec.migrate import shared_fields as common
 from trainspec.migrate.draft import Draft
-from trainspec.migrate.pod import MigrationError, compare, find_pod, read_pod
+from trainspec.migrate.pod_template import MigrationError, compare, find_pod, read_pod
 from trainspec.migrate.source import Source
 
 KIND = "PyTorchJob"

@@ -24,9 +24,9 @@ from trainspec.k8s.wellknown import (
     RAY_HEAD_PORTS,
     RAY_WORKER_CONTAINER,
 )
-from trainspec.migrate import common
+from trainspec.migrate import shared_fields as common
 from trainspec.migrate.draft import Draft
-from trainspec.migrate.pod import MigrationError, compare, find_pod, read_pod
+from trainspec.migrate.pod_template import MigrationError, compare, find_pod, read_pod
 from trainspec.migrate.source import Path, Source
 
 KIND = "RayJob"
@@ -195,7 +195,7 @@ def _runtime_env(src: Source, draft: Draft) -> None:
 
 
 def _parse_runtime_env(src: Source, path: Path, text: Any) -> dict[str, Any]:
-    from trainspec.dsl.load.yaml_loader import load_text
+    from trainspec.dsl.load.strict_yaml import load_text
 
     docs, problems = load_text(str(text), f"{src.file} ({path[-1]})")
     if [p for p in problems if p.is_error and p.code != codes.YAML11_IMPLICIT] or len(docs) != 1:

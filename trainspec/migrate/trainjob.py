@@ -21,10 +21,10 @@ from trainspec.k8s.wellknown import (
     MANAGED_BY_LABEL,
     NODE,
 )
-from trainspec.migrate import common
+from trainspec.migrate import shared_fields as common
 from trainspec.migrate.draft import Draft
 from trainspec.migrate.mpijob import EMITTED_IMPLEMENTATION
-from trainspec.migrate.pod import (
+from trainspec.migrate.pod_template import (
     MigrationError,
     Pod,
     find_pod,

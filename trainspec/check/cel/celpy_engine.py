@@ -33,7 +33,7 @@ def _clean_error(exc: BaseException) -> str:
 
 
 class CelPyEngine:
-    """cel-python 0.5 with the Kubernetes libraries of :mod:`.cel_lib` as celpy functions."""
+    """cel-python 0.5 with the Kubernetes libraries of :mod:`.k8s_library` as celpy functions."""
 
     name = "cel-python"
 
@@ -131,7 +131,7 @@ def _classify(exc: BaseException) -> CelEvalError:
 
 
 def to_celpy(types: Any, value: Any) -> Any:
-    """A plain value (:mod:`.cel_values`) as celpy's typed value."""
+    """A plain value (:mod:`.typed_values`) as celpy's typed value."""
     if value is None:
         return None
     if isinstance(value, bool):
@@ -158,7 +158,7 @@ def to_celpy(types: Any, value: Any) -> Any:
 
 
 def _plain(value: Any) -> Any:
-    """celpy's typed values as plain Python, for :mod:`.cel_lib`."""
+    """celpy's typed values as plain Python, for :mod:`.k8s_library`."""
     from celpy import celtypes
 
     if isinstance(value, celtypes.BoolType):

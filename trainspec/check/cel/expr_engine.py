@@ -6,12 +6,12 @@ errors absorbed by ``||``/``&&`` and macros, heterogeneous numeric comparison, o
 ``cel.bind``), imports in ~2 ms and compiles a rule in ~0.1 ms, where cel-python builds a LALR
 parser for ~0.25 s first.
 
-The Kubernetes libraries (:mod:`.cel_lib`) are declared as Python functions. Their object
+The Kubernetes libraries (:mod:`.k8s_library`) are declared as Python functions. Their object
 types (Quantity, URL, IP, CIDR, named format) are protobuf messages with one string field,
 built only when a rule names one of those libraries (``protobuf`` is then imported, ~15 ms):
 rules without them run in a smaller environment. The bindings cannot hand an optional value
 across the Python boundary, so the format library's two optional-returning calls are
-rewritten into CEL before compiling (:mod:`.cel_rewrite`).
+rewritten into CEL before compiling (:mod:`.rewrite`).
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""The Kubernetes CEL library as cel-expr-python overloads (see :mod:`.cel_lib` for semantics).
+"""The Kubernetes CEL library as cel-expr-python overloads (see :mod:`.k8s_library` for semantics).
 
 Object types travel as protobuf messages of one string field ``value``, built here in a
 private descriptor pool: ``kubernetes.Quantity`` (the exact value as ``num/den``),
 ``kubernetes.URL`` (the text), ``net.IP`` (canonical text), ``net.CIDR`` (``address/length``),
-``kubernetes.NamedFormat`` (the format's name). Converters turn them into :mod:`.cel_lib`
+``kubernetes.NamedFormat`` (the format's name). Converters turn them into :mod:`.k8s_library`
 objects on the way in and back on the way out.
 """
 
@@ -55,7 +55,7 @@ class ObjectTypes:
         self._by_class = {cls: short for short, cls in self.classes.items() if short != "CIDR"}
 
     def decode(self, value: Any) -> Any:
-        """A message -> the :mod:`.cel_lib` object; anything else unchanged."""
+        """A message -> the :mod:`.k8s_library` object; anything else unchanged."""
         short = self._by_class.get(type(value))
         if short is None:
             return value
@@ -69,7 +69,7 @@ class ObjectTypes:
         return _FormatName(text)
 
     def encode(self, value: Any) -> Any:
-        """A :mod:`.cel_lib` object -> its message; anything else unchanged."""
+        """A :mod:`.k8s_library` object -> its message; anything else unchanged."""
         if isinstance(value, lib.Quantity):
             return self.classes["Quantity"](value=value.key())
         if isinstance(value, lib.URL):
@@ -212,14 +212,14 @@ def _object_overloads(cel: Any, types: ObjectTypes) -> Iterator[Overload]:
     yield obj("masked", "cidr_masked", cidr, [cidr], True, lib.cidr_masked)
     yield obj("prefixLength", "cidr_prefix_length", integer, [cidr], True, lambda c: c.length)
     # The standard ``string()`` cannot take more overloads here; ``__k8s_string`` stands in for
-    # string(ip) and string(cidr) (cel_rewrite renames those calls).
+    # string(ip) and string(cidr) (rewrite.py renames those calls).
     yield obj("__k8s_string", "address_to_string", string, [ip], False, str)
     yield obj("__k8s_string", "string_to_string", string, [string], False, str)
     yield obj("__k8s_string", "int_to_string", string, [integer], False, str)
     yield obj("__k8s_string", "uint_to_string", string, [t.UINT], False, str)
     yield obj("__k8s_string", "bool_to_string", string, [boolean], False, lambda b: "true" if b else "false")
     yield obj("__k8s_string", "bytes_to_string", string, [t.BYTES], False, lambda b: b.decode("utf-8"))
-    # The format library, through cel_rewrite: plain values in, CEL wraps the optionals.
+    # The format library, through rewrite.py: plain values in, CEL wraps the optionals.
     yield obj("__k8s_format_known", "format_known_string", boolean, [string], False, lambda n: n in lib.FORMATS)
     yield obj("__k8s_format", "format_string", fmt, [string], False, _format_name)
     yield obj(

@@ -1,6 +1,6 @@
 """The Kubernetes CEL libraries, engine-neutral: what kube-apiserver adds to standard CEL.
 
-Pure Python on plain values; :mod:`.cel_expr` and :mod:`.cel_celpy` declare them in their
+Pure Python on plain values; :mod:`.expr_engine` and :mod:`.celpy_engine` declare them in their
 engine. Libraries (as the server's base environment lists them, Kubernetes 1.27-1.31):
 
 * quantity: ``isQuantity``, ``quantity`` and ``sign``, ``isInteger``, ``asInteger``,

@@ -3,7 +3,7 @@
 The walk follows the schema and the object together, as apiextensions-apiserver's CEL
 validator does: at every schema node that carries rules (its own, and those of its ``allOf``
 branches) and where the object has a non-null value, each rule runs with ``self`` bound to
-that value, converted by :mod:`.cel_values`. Schema defaults are applied first, on a copy.
+that value, converted by :mod:`.typed_values`. Schema defaults are applied first, on a copy.
 
 Verdicts, in the server's words:
 
@@ -23,7 +23,7 @@ Not modelled: the CEL cost budget (the server's estimated and runtime cost limit
 (it only matters to transition rules).
 
 Engines sit behind :class:`CelEngine` (compile, evaluate). :func:`default_engine` takes
-cel-expr-python (:mod:`.cel_expr`, the official C++ CEL), else cel-python (:mod:`.cel_celpy`);
+cel-expr-python (:mod:`.expr_engine`, the official C++ CEL), else cel-python (:mod:`.celpy_engine`);
 ``$TRAINSPEC_CEL_ENGINE`` (``cel-expr``, ``celpy``) forces one.
 """
 

@@ -2,7 +2,7 @@
 
 ObjectMeta: a CRD's root ``metadata`` is just ``type: object``; the API server validates it
 with its own rules (name format, label syntax, known keys). :data:`OBJECT_META` is a strict
-JSON Schema for it, with custom keywords checked in :mod:`.schema` with the name and label rules
+JSON Schema for it, with custom keywords checked in :mod:`.structural` with the name and label rules
 of :mod:`trainspec.k8s.name_rules`.
 
 The core kinds themselves (PersistentVolumeClaim's schema and built-in rules) are in

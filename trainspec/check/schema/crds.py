@@ -7,7 +7,7 @@ per file (``kubectl get crd -o yaml``), or a ``List`` with ``items``. Other docu
 
 The shared CRDs are several megabytes of YAML, so work is deferred: a cheap text scan finds
 the group and kind of a single-CRD file, and the file is parsed only when a manifest of that
-kind is checked. Converted JSON Schemas are cached per CRD version by :mod:`.schema`.
+kind is checked. Converted JSON Schemas are cached per CRD version by :mod:`.structural`.
 Registries are memoised per set of files (path, size, mtime), so repeated checks in one
 process (the compiler's tests) load each CRD once.
 """

@@ -4,7 +4,7 @@
 * :mod:`.podmonitor`: the Prometheus Operator ``PodMonitor`` of a job.
 * :mod:`.dashboard`: the job's Grafana dashboard (JSON) and the ConfigMap the Grafana sidecar loads.
 * :mod:`.promql`: a small PromQL well-formedness check for the expressions trainspec writes.
-* :mod:`.rules`: the diagnostics of the block (TS435, TS436).
+* :mod:`.observability_rules`: the diagnostics of the block (TS435, TS436).
 
 The pod labels themselves and the rank-0 selector live with the other label keys, in
 :mod:`trainspec.compiler.lower.labels`. What the cluster needs is in docs/observability.md.

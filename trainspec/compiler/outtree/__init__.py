@@ -2,7 +2,7 @@
 
 * :mod:`.marker`: each file's seal says trainspec wrote it; an older tree's ``.trainspec-managed.json``
   is read once more, as untrusted input (TS409), and dropped.
-* :mod:`.plan` compares the compile's files with the directory (never following symlinks):
+* :mod:`.tree_plan` compares the compile's files with the directory (never following symlinks):
   added, changed, removed, files in the way (TS407), hand edits (TS411), vanishing
   PersistentVolumeClaims (TS410, :mod:`.claims`).
 * :mod:`.safety` refuses ``-o`` values whose replacement could lose work (TS412).

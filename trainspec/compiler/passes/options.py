@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from trainspec.dsl.record import Record, field
 
 if TYPE_CHECKING:
-    from trainspec.dsl.load.yaml_loader import LoadLimits
+    from trainspec.dsl.load.strict_yaml import LoadLimits
 
 
 class Stop(str, enum.Enum):
@@ -61,7 +61,7 @@ class Options(Record):
     #: Seconds a Python spec module may run (None: the loader's default, 10 s; 0: no limit).
     python_timeout: float | None = None
     #: Whether Python spec modules run: "allow", "warn" or "deny" (``--no-python``); None: the
-    #: project's ``spec.python`` decides (trainspec.dsl.load.python.policy).
+    #: project's ``spec.python`` decides (trainspec.dsl.load.python.permission).
     python: str | None = None
     #: The YAML loader's caps (file size: ``--max-file-size``); None: the loader's defaults.
     limits: LoadLimits | None = None

@@ -26,8 +26,8 @@ from typing import Any
 
 from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic
+from trainspec.dsl.load.strict_yaml import SourceDoc
 from trainspec.dsl.load.validation import error_at
-from trainspec.dsl.load.yaml_loader import SourceDoc
 from trainspec.dsl.record import TupleRecord
 from trainspec.dsl.spec.models import API_GROUP, API_VERSION
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Related, Severity
+from trainspec.dsl.load.strict_yaml import Mark, SourceDoc
 from trainspec.dsl.load.validation import locate
-from trainspec.dsl.load.yaml_loader import Mark, SourceDoc
 from trainspec.dsl.record import Record, field
 from trainspec.dsl.spec.models import Runtime, TrainingJob
 from trainspec.dsl.spec.reserved_runtimes import check_runtime

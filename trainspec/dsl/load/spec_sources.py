@@ -22,8 +22,8 @@ from trainspec.dsl.load.discovery import (
     unsafe_name,
 )
 from trainspec.dsl.load.loaded import DEFAULT_PYTHON_TIMEOUT, ForeignDoc, LoadedSpec, display_name, spec_problems
+from trainspec.dsl.load.strict_yaml import LoadLimits, SourceDoc, load_file, load_text
 from trainspec.dsl.load.validation import build_spec
-from trainspec.dsl.load.yaml_loader import LoadLimits, SourceDoc, load_file, load_text
 
 __all__ = [
     "IGNORE_FILE",
@@ -101,7 +101,7 @@ def load_files(
         files = [*files, Path(STDIN_NAME)]
         results.append(load_stdin(values=values, limits=limits, foreign=foreign))
     if modules:
-        from trainspec.dsl.load.python.policy import load_modules
+        from trainspec.dsl.load.python.permission import load_modules
 
         python_files = set(modules)
         loaded = load_modules(
@@ -136,7 +136,7 @@ def load_path(
         return [], [refused]
     display = display_name(path)
     if path.suffix.lower() == ".py":
-        from trainspec.dsl.load.python.policy import load_modules
+        from trainspec.dsl.load.python.permission import load_modules
 
         return load_modules([path], python=python, timeout=python_timeout)[0]
     docs, problems = load_file(path, display, limits or LoadLimits())

@@ -28,7 +28,7 @@ from typing import Any
 from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Related, format_path
 from trainspec.dsl.errors import TrainspecError
-from trainspec.dsl.load.yaml_loader import SourceDoc
+from trainspec.dsl.load.strict_yaml import SourceDoc
 
 #: Characters one templated value may render to.
 MAX_RENDERED_VALUE = 64 * 1024

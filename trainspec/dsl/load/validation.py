@@ -11,7 +11,7 @@ from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Related
 from trainspec.dsl.errors import ValidationError, short_repr, suggest
 from trainspec.dsl.framework.modeling import Model
-from trainspec.dsl.load.yaml_loader import Mark, SourceDoc
+from trainspec.dsl.load.strict_yaml import Mark, SourceDoc
 from trainspec.dsl.spec.models import API_GROUP, API_VERSION, KINDS, Spec
 from trainspec.dsl.spec.project import Project
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Severity
-from trainspec.dsl.load.yaml_loader import Mark, SourceDoc
+from trainspec.dsl.load.strict_yaml import Mark, SourceDoc
 
 
 class Values(dict):
@@ -41,7 +41,7 @@ def load_values(files: list[str] | tuple[str, ...]) -> tuple[dict[str, Any] | No
     if not files:
         return None, []
     from trainspec.dsl.load.loaded import display_name
-    from trainspec.dsl.load.yaml_loader import load_file
+    from trainspec.dsl.load.strict_yaml import load_file
 
     merged = Values()
     problems: list[Diagnostic] = []

@@ -21,8 +21,8 @@ from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Related, Severity, format_path
 from trainspec.dsl.framework.modeling import ValidationError
 from trainspec.dsl.load.loaded import DEFAULT_PYTHON_TIMEOUT, LoadedSpec, spec_problems
+from trainspec.dsl.load.strict_yaml import Mark
 from trainspec.dsl.load.validation import _CODE_BY_ERROR, _clean_loc, _message
-from trainspec.dsl.load.yaml_loader import Mark
 from trainspec.dsl.spec.models import Runtime, TrainingJob
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """Which CEL engine a check runs, and its version, found without importing it.
 
 Verdicts depend on the engine: with none installed every rule is "not evaluated" (TS502), and the
-two built-in engines part on some rules (docs/check.md). So the verdict cache (:mod:`.cache`) is keyed
+two built-in engines part on some rules (docs/check.md). So the verdict cache (:mod:`trainspec.check.crd_cache`) is keyed
 by :func:`engine_identity`. It follows :func:`trainspec.check.cel.validations.make_engine`'s choice
 (``$TRAINSPEC_CEL_ENGINE``, else the first installed) by looking the modules up instead of importing
 them: cel-expr-python loads a 14 MB extension, which a check answered from the cache never needs.

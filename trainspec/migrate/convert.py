@@ -25,7 +25,7 @@ from trainspec.dsl.diagnostics import Diagnostic, Severity, format_path, has_err
 from trainspec.k8s.wellknown import KUBEFLOW_V1_API_VERSION, MPI_API_VERSION, RAY_API_VERSION, TRAINER_API_VERSION
 from trainspec.migrate import mpijob, pytorchjob, rayjob, trainjob
 from trainspec.migrate.draft import Draft
-from trainspec.migrate.pod import MigrationError
+from trainspec.migrate.pod_template import MigrationError
 from trainspec.migrate.source import Source
 from trainspec.migrate.writer import render, with_header
 

@@ -14,7 +14,7 @@ from trainspec.k8s.wellknown import (
     VOLCANO_SCHEDULER,
 )
 from trainspec.migrate.draft import Draft
-from trainspec.migrate.pod import MigrationError
+from trainspec.migrate.pod_template import MigrationError
 from trainspec.migrate.source import Path, Source
 
 #: Annotations kubectl and controllers keep on live objects: state, not something to create.
