@@ -18,6 +18,8 @@ import pickle
 import re
 from pathlib import Path
 
+import pytest
+
 from trainspec.dsl import codes
 from trainspec.dsl.codes import CODES, RETIRED, Code
 from trainspec.dsl.diagnostics import CODES as DIAGNOSTICS_CODES, Diagnostic
@@ -61,7 +63,7 @@ def test_every_registered_code_is_used() -> None:
                 used.update(alias.name for alias in node.names)
     members = _members()
     assert sorted(set(members) - used) == [], "registered, used nowhere: dead (retire the number instead)"
-    assert sorted(used - set(members) - {"Code", "CODES", "RETIRED"}) == []
+    assert sorted(used - set(members) - {"Code", "CODES", "RETIRED", "code_named"}) == []
 
 
 def test_the_registry_is_well_formed() -> None:
@@ -130,5 +132,23 @@ def test_a_code_is_its_string_wherever_output_is_made() -> None:
     assert json.dumps({"code": code}) == '{"code": "TS200"}'
     assert hash(code) == hash("TS200") and code in {"TS200"} and "TS200" in {code}
     assert sorted([codes.WRONG_TYPE, "TS100", code]) == ["TS100", "TS200", "TS202"]
-    assert pickle.loads(pickle.dumps(code)) == "TS200"
+    assert pickle.loads(pickle.dumps(code)) == "TS200" and pickle.loads(pickle.dumps(code)) is code
     assert Diagnostic(code, "m") == Diagnostic("TS200", "m")
+
+
+def test_every_diagnostic_carries_a_registered_code_object() -> None:
+    """``Diagnostic.code`` is typed :class:`Code`, and is one at run time: over every invalid
+    example (each code the loader, the rules and the lowering report), through pickling, and back
+    from the check cache's stored form."""
+    from trainspec.compiler.pipeline import Options, Stop, run
+    from trainspec.dsl.codes import Code, code_named
+
+    invalid = ROOT / "examples" / "invalid"
+    result = run([str(invalid)], Options(project=None, stop=Stop.LOWER))
+    found = result.diagnostics
+    assert len({d.code for d in found}) > 40
+    assert all(type(d.code) is Code for d in found), sorted({d.code for d in found if type(d.code) is not Code})
+    assert all(type(d.code) is Code for d in pickle.loads(pickle.dumps(found)))
+    assert code_named("TS200") is codes.UNKNOWN_FIELD
+    with pytest.raises(KeyError):
+        code_named("TS999")

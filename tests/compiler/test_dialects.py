@@ -59,7 +59,7 @@ def test_the_trainer_version_chooses_the_shape_not_another_dialect() -> None:
 
 
 def test_the_default_engine_is_the_targets() -> None:
-    assert dialect_for(Target(engine=Engine.RAY.value)).name is Engine.RAY
+    assert dialect_for(Target(engine=Engine.RAY)).name is Engine.RAY
     with pytest.raises(ValueError, match="engine must be one of trainer, ray, training-operator"):
         dialect_for(None, "slurm")
 

@@ -65,3 +65,15 @@ def test_the_library_plans_each_job_once_and_keeps_the_answer(stop: Stop, calls:
     result = run([EXAMPLE], Options(project=None, stop=stop))
     assert result.ok and len(calls) == JOBS
     assert all(plan.parallel is not None and plan.parallel.chosen is not None for plan in result.plans)
+
+
+def test_a_pin_that_does_not_fit_is_planned_once_with_its_alternative(calls: list[object]) -> None:
+    """TS425's hint (what the planner picks without the pin) comes from the one plan, not a second call."""
+    spec = str(ROOT / "examples" / "invalid" / "TS425-pinned-layout-does-not-fit.yaml")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        main(["validate", spec, "--no-project"])
+    assert "TS425" in out.getvalue() and "the planner recommends" in out.getvalue()
+    assert len(calls) == 1
+    (plan,) = run([spec], Options(project=None, stop=Stop.VALIDATE)).plans
+    assert plan.parallel is not None and plan.parallel.unpinned is not None

@@ -42,7 +42,7 @@ def _job(nodes: int = 2, dataset: bool = False, name: str = "ddp-cpu") -> dict:
     [(2, False, 48), (10, False, 48), (11, False, 47), (100, False, 47), (101, False, 46), (8, True, 33)],
 )
 def test_name_budget_matches_the_jobset_pod_name_rule(nodes: int, dataset: bool, budget: int) -> None:
-    from trainspec.compiler.name_budget import LIMIT, pod_suffix
+    from trainspec.compiler.lower.trainer.name_budget import LIMIT, pod_suffix
 
     assert N.name_budget(_job(nodes, dataset)) == budget
     # The same rule as the compiler's (which knows every rjob): node with `nodes` pods.

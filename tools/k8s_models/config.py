@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from tools.k8s_models.models_core import BATCH, CORE, JOBSET, META
-from tools.k8s_models.models_jobs import KUBEFLOW_V1, LEGACY, MPI, RAY, TRAINER
+from tools.k8s_models.models_batch import BATCH
+from tools.k8s_models.models_core import CORE
+from tools.k8s_models.models_jobset import JOBSET
+from tools.k8s_models.models_kubeflow_v1 import KUBEFLOW_V1
+from tools.k8s_models.models_legacy import LEGACY
+from tools.k8s_models.models_meta import META
+from tools.k8s_models.models_mpi import MPI
+from tools.k8s_models.models_ray import RAY
+from tools.k8s_models.models_trainer import TRAINER
 from tools.k8s_models.vocabulary import Module
 
 __all__ = ["API_ENUMS", "CORE_ENUMS", "CORE_MODULES", "CORE_ORIGINS", "CRD_FILES", "MODULES", "STATIC_EXPORTS"]

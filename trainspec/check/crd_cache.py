@@ -334,6 +334,7 @@ class VerdictCache:
 
     def get(self, manifest: Mapping[str, Any]) -> list[Any] | None:
         """The stored findings for ``manifest``, or None."""
+        from trainspec.dsl.codes import code_named
         from trainspec.dsl.diagnostics import Diagnostic, Severity
 
         key = self.key_of(manifest)
@@ -348,7 +349,7 @@ class VerdictCache:
         try:
             return [
                 Diagnostic(
-                    code=d["code"],
+                    code=code_named(d["code"]),  # KeyError for a code no longer registered: a miss
                     message=d["message"],
                     severity=Severity(d["severity"]),
                     path=d["path"],

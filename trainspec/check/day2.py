@@ -76,14 +76,14 @@ def read_previous(location: str, cwd: str | None = None) -> list[dict[str, Any]]
         return parse_objects([_read_small(path)])
     if not path.is_dir():
         raise ValueError(f"{location}: no such file or directory (nor a git REF:PATH)")
-    texts = []
-    for root, dirs, files in os.walk(path, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(files):
-            full = Path(root) / name
-            if name.endswith((".yaml", ".yml")) and not full.is_symlink():
-                texts.append(_read_small(full))
-    return parse_objects(texts)
+    from trainspec.dsl.load.discovery import YAML_SUFFIXES, discover
+
+    # The one walker, as `check --cluster DIR` walks; links to files are not read (see discover).
+    found, problems = discover([str(path)], YAML_SUFFIXES, file_links=False)
+    unreadable = [p for p in problems if p.is_error]
+    if unreadable:  # a part of the tree that cannot be read would hide its objects' updates
+        raise ValueError(f"{unreadable[0].file}: {unreadable[0].message}")
+    return parse_objects([_read_small(full) for full in found])
 
 
 def _read_small(path: Any) -> bytes:

@@ -13,6 +13,7 @@ from trainspec.check.locate import place, relocate
 from trainspec.check.manifests import RUNTIME_KINDS, Manifest, runtime_of
 from trainspec.check.schema.crd_source import CrdSource
 from trainspec.dsl import codes
+from trainspec.dsl.codes import Code
 from trainspec.dsl.record import replace
 
 
@@ -152,15 +153,15 @@ def preflight_findings(manifests: list[Manifest], cluster: Any, target: Any) -> 
                 severity=finding.severity,
                 path=render_path(finding.path),
                 hint=finding.hint,
-                related=(*finding.related, *(_note_at(manifest, text, at) for text, at in finding.notes)),
+                related=(*finding.related, *(_note_at(manifest, finding.code, text, at) for text, at in finding.notes)),
             )
             out.append(place(manifest, diagnostic, finding.path))
     return out
 
 
-def _note_at(manifest: Manifest, text: str, path: tuple) -> Any:
+def _note_at(manifest: Manifest, code: Code, text: str, path: tuple) -> Any:
     """A note at ``path`` of ``manifest`` itself, placed as its findings are (spec line or manifest line)."""
     from trainspec.dsl.diagnostics import Diagnostic, Related
 
-    where = place(manifest, Diagnostic(code="", message=""), path)
+    where = place(manifest, Diagnostic(code=code, message=""), path)  # only its place is used
     return Related(message=text, file=where.file, line=where.line, column=where.column)

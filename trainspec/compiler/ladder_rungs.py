@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from trainspec.compiler.name_budget import name_budget
+from trainspec.compiler.lower.dialects import dialect_for
 from trainspec.compiler.plan import CheckpointKind, JobPlan, plan_job
 from trainspec.compiler.resolve import DEFAULT_NAMESPACE, ResolvedJob, RuntimeIndex, resolve_job
 from trainspec.dsl import codes
@@ -54,6 +54,7 @@ from trainspec.dsl.spec.parallelism import Parallelism
 from trainspec.k8s.wellknown import LADDER_LABEL, LADDER_RUNG_LABEL
 
 if TYPE_CHECKING:
+    from trainspec.compiler.engines import Engine
     from trainspec.dsl.load.loaded import LoadedSpec
 
 #: The longest a rung runs (``maxRunTime``); a job's own shorter deadline is kept.
@@ -125,7 +126,7 @@ def _under(path: str, prefix: str) -> bool:
 class Expansion:
     """The ladder of a run's plans: rung plans and what stood in the way, in the plan pass."""
 
-    def __init__(self, index: RuntimeIndex, engine_of: Callable[[LoadedSpec], str]) -> None:
+    def __init__(self, index: RuntimeIndex, engine_of: Callable[[LoadedSpec], Engine]) -> None:
         self.index = index
         self.engine_of = engine_of
         self.plans: list[JobPlan] = []
@@ -153,7 +154,7 @@ class Expansion:
                 self.diagnostics.append(_collision(resolved, name, other))
                 continue
             rung_plan = self._plan(resolved, rung, name)
-            budget = name_budget(rung_plan)
+            budget = dialect_for(engine=rung_plan.engine).name_budget(rung_plan)  # the engine's own names
             if len(name) > budget.max_length:
                 room = budget.max_length - (len(name) - len(resolved.name))
                 too_long.append((room, name, budget.max_length, budget.reason))
@@ -170,7 +171,7 @@ class Expansion:
 
 
 def expand(
-    plans: Iterable[JobPlan], index: RuntimeIndex, engine_of: Callable[[LoadedSpec], str]
+    plans: Iterable[JobPlan], index: RuntimeIndex, engine_of: Callable[[LoadedSpec], Engine]
 ) -> tuple[list[JobPlan], list[Diagnostic]]:
     """The plans of every job's ladder (see the module docstring) and the diagnostics of rungs that cannot exist."""
     return Expansion(index, engine_of).expand(plans)

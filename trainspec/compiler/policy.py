@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from trainspec.compiler.plan import JobPlan
 from trainspec.compiler.resolve import Origin, related_at
 from trainspec.dsl import codes
+from trainspec.dsl.codes import Code
 from trainspec.dsl.diagnostics import Diagnostic, Related, format_path
 from trainspec.dsl.load.loaded import LoadedSpec
 from trainspec.dsl.record import replace
@@ -24,7 +25,7 @@ DIGEST_MARK = "@sha256:"
 DEFAULT_REGISTRY = "docker.io"
 
 
-def _at_field(loaded: LoadedSpec, code: str, path: tuple, message: str, hint: str) -> Diagnostic:
+def _at_field(loaded: LoadedSpec, code: Code, path: tuple, message: str, hint: str) -> Diagnostic:
     """A diagnostic about the field at ``path``: there if the job wrote it, else at the block that
     should hold it (``spec:``), still naming the field."""
     if loaded.has(path):

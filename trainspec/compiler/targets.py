@@ -23,8 +23,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from trainspec.compiler.engines import DEFAULT_ENGINE, EMITS_FOR
+from trainspec.compiler.engines import DEFAULT_ENGINE, EMITS_FOR, Engine, engine_named
 from trainspec.dsl import codes
+from trainspec.dsl.codes import Code
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.dsl.record import TupleRecord
 from trainspec.dsl.versions import Version as Version, parse_version
@@ -56,12 +57,12 @@ class Target(TupleRecord):
 
     trainer: Version = DEFAULT_TRAINER
     kueue: Version | None = DEFAULT_KUEUE
-    engine: str = DEFAULT_ENGINE.value
+    engine: Engine = DEFAULT_ENGINE
     #: JobSet feature gates the cluster turned on (off by default upstream: InPlaceRestart, ...).
     jobset_gates: tuple[str, ...] = ()
 
     def __str__(self) -> str:
-        engine = f"engine={self.engine}," if self.engine != DEFAULT_ENGINE else ""
+        engine = f"engine={self.engine.value}," if self.engine != DEFAULT_ENGINE else ""
         gates = "".join(f",jobset-gate={g}" for g in self.jobset_gates)
         return f"{engine}trainer={_fmt(self.trainer)},kueue={_fmt(self.kueue)}{gates}"
 
@@ -151,15 +152,15 @@ def resolve_target(project: LoadedSpec | None, option: Mapping[str, Any] | None)
                         path=f"spec.target.{name}",
                     )
                 )
-    engine: str = DEFAULT_ENGINE.value
+    engine: Engine = DEFAULT_ENGINE
     gates: tuple[str, ...] = ()
     if project is not None and project.spec.spec.target.engine is not None:
-        engine = project.spec.spec.target.engine.value
+        engine = engine_named(project.spec.spec.target.engine)
     if project is not None:
         gates = tuple(project.spec.spec.target.jobset_feature_gates)
     for name, value in (option or {}).items():
         if name == "engine":
-            engine = value
+            engine = engine_named(value)
             continue
         if name == "jobset_gates":
             gates = tuple(value)
@@ -188,12 +189,12 @@ def resolve_target(project: LoadedSpec | None, option: Mapping[str, Any] | None)
     return target, problems
 
 
-def matrix_problems(target: Target) -> list[tuple[str, Severity, str, str]]:
+def matrix_problems(target: Target) -> list[tuple[Code, Severity, str, str]]:
     """(code, severity, field, message) for versions trainspec cannot emit for or pairings that fail."""
     trainer, kueue = target.trainer, target.kueue
-    out: list[tuple[str, Severity, str, str]] = []
+    out: list[tuple[Code, Severity, str, str]] = []
 
-    def add(code: str, severity: Severity, field: str, message: str) -> None:
+    def add(code: Code, severity: Severity, field: str, message: str) -> None:
         out.append((code, severity, field, message))
 
     if trainer not in SUPPORTED_TRAINER:

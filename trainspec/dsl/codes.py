@@ -18,7 +18,7 @@ Why not an :class:`enum.Enum`: creating one of this size costs about 2.5 ms at e
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 
 class Code(str):
@@ -31,9 +31,9 @@ class Code(str):
         self.description = description
         return self
 
-    def __reduce__(self) -> tuple[type[str], tuple[str]]:
-        # Pickled (a diagnostic crossing a process) as the plain string it is.
-        return (str, (str(self),))
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        # Pickled (a diagnostic crossing a process) by name: unpickled, it is the registry's Code.
+        return (code_named, (str(self),))
 
 
 #: Numbers that were given once and are not reported any more: never to be reused for a new meaning.
@@ -384,3 +384,9 @@ NAMESPACE_MISMATCH: Final = Code(
 CODES: Final[dict[str, str]] = {
     value: value.description for value in sorted(v for v in globals().values() if isinstance(v, Code))
 }
+_BY_NAME: Final[dict[str, Code]] = {str(v): v for v in globals().values() if isinstance(v, Code)}
+
+
+def code_named(name: str) -> Code:
+    """The registered code ``name`` (``"TS200"``), as stored data gives it back; KeyError for any other."""
+    return _BY_NAME[name]

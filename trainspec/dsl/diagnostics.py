@@ -12,7 +12,7 @@ import enum
 import re
 from typing import Any
 
-from trainspec.dsl.codes import CODES
+from trainspec.dsl.codes import CODES, Code
 from trainspec.dsl.record import Record, field, replace
 
 __all__ = ["CODES", "Diagnostic", "Related", "Severity", "escape_text", "format_path", "has_errors"]
@@ -41,7 +41,7 @@ class Diagnostic(Record):
     (``spec.checkpoint.size``, ``spec.args[2]``), empty for problems of the whole document.
     """
 
-    code: str
+    code: Code
     message: str
     severity: Severity = Severity.ERROR
     file: str | None = None
@@ -58,7 +58,7 @@ class Diagnostic(Record):
     @classmethod
     def located(
         cls,
-        code: str,
+        code: Code,
         message: str,
         file: str | None,
         mark: Any,

@@ -2,7 +2,7 @@
 
 The budget is recomputed from the TrainJob alone (the launcher has no JobPlan): JobSet names
 pods ``<trainjob>-<rjob>-<replicaIdx>-<podIdx>-xxxxx`` and every one must fit in 63
-characters; see ``trainspec.compiler.name_budget`` for the compiler's exact version.
+characters; see ``trainspec.compiler.lower.trainer.name_budget`` for the compiler's exact version.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """What the pre-flight says of one PodSet once flavors are assigned: why it never fits (TS514,
 TS516), whether a pod fits a node (TS517), whether its topology request matches (TS518).
 
-A mixin of the pre-flight's checker (:mod:`.preflight`), which gives it ``cluster`` and ``add``.
+A part of the pre-flight's checker (:mod:`.preflight`), composed into it, not inherited: the checker hands it
+the ``cluster`` and its ``add``, so findings land in the checker's list in order.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import re
 from typing import Any, Protocol
 
 from trainspec.dsl import codes
+from trainspec.dsl.codes import Code
 from trainspec.dsl.diagnostics import Related, Severity
 from trainspec.k8s.wellknown import NODE_ALLOCATABLE, PODSET_SLICE_SIZE_ANNOTATION
 from trainspec.kueue.assigner import Outcome, PodSetResult
@@ -47,7 +49,7 @@ class Record(Protocol):
 
     def __call__(
         self,
-        code: str,
+        code: Code,
         message: str,
         path: tuple,
         *,

@@ -41,6 +41,7 @@ from fractions import Fraction
 from typing import Any
 
 from trainspec.dsl import codes
+from trainspec.dsl.codes import Code
 from trainspec.dsl.diagnostics import Related, Severity
 from trainspec.k8s.wellknown import (
     ELASTIC_JOB_ANNOTATION,
@@ -69,7 +70,7 @@ _HELD = ("Hold", "HoldAndDrain")
 class Finding:
     """A pre-flight problem at ``path`` of the TrainJob manifest."""
 
-    code: str
+    code: Code
     message: str
     path: tuple
     severity: Severity = Severity.ERROR
@@ -115,7 +116,7 @@ class _Preflight:
 
     def add(
         self,
-        code: str,
+        code: Code,
         message: str,
         path: tuple,
         *,

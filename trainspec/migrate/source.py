@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from trainspec.dsl import codes
+from trainspec.dsl.codes import Code
 from trainspec.dsl.diagnostics import Diagnostic, Severity, format_path
 from trainspec.kueue.located import Located
 
@@ -83,13 +84,13 @@ class Source:
         return value if isinstance(value, list) else []
 
     def diagnostic(
-        self, code: str, path: Path, message: str, *, hint: str | None = None, severity: Severity = Severity.WARNING
+        self, code: Code, path: Path, message: str, *, hint: str | None = None, severity: Severity = Severity.WARNING
     ) -> Diagnostic:
         return Diagnostic.located(
             code, message, self.file, self.obj.mark(tuple(path)), path, severity=severity, hint=hint
         )
 
-    def warn(self, path: Path, message: str, *, hint: str | None = None, code: str = codes.FIELD_CHANGED) -> None:
+    def warn(self, path: Path, message: str, *, hint: str | None = None, code: Code = codes.FIELD_CHANGED) -> None:
         """A warning at ``path``; the field counts as handled (it was carried, or said to be dropped)."""
         self.use(path)
         self.diagnostics.append(self.diagnostic(code, path, message, hint=hint))

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from trainspec.check.schema.vendored import load_json_documents, scan_json_header
 from trainspec.dsl import codes
+from trainspec.dsl.codes import Code
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 
 if TYPE_CHECKING:
@@ -158,7 +159,7 @@ class CrdRegistry:
 
     # -- loading ---------------------------------------------------------------------------
 
-    def _problem(self, code: str, path: Path, message: str) -> None:
+    def _problem(self, code: Code, path: Path, message: str) -> None:
         self.problems.append(Diagnostic(code=code, message=message, severity=Severity.WARNING, file=str(path)))
 
     def _parse(self, entry: _File, text: str | None = None) -> None:

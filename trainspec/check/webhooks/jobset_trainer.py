@@ -25,7 +25,8 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from trainspec.check.webhooks.jobset_names import generated_name_note, name_for_validation
-from trainspec.check.webhooks.jobset_rules import COUNTS, NAME, PODS, Finding, job_spec, jobset_findings, pod_spec
+from trainspec.check.webhooks.jobset_rule_base import COUNTS, NAME, PODS, Finding, job_spec, pod_spec
+from trainspec.check.webhooks.jobset_rules import jobset_findings
 from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic, Related, Severity
 from trainspec.k8s.wellknown import ANCESTOR_LABEL, ANCESTOR_TRAINER, NODE

@@ -29,7 +29,6 @@ from trainspec.dsl.errors import TrainspecError
 from trainspec.dsl.record import TupleRecord
 
 if TYPE_CHECKING:
-    from trainspec.compiler.name_budget import Budget
     from trainspec.compiler.plan import JobPlan
     from trainspec.compiler.targets import Target
     from trainspec.dsl.diagnostics import Diagnostic
@@ -41,6 +40,14 @@ class Lowered(TupleRecord):
 
     obj: Any  # a trainspec.k8s resource
     sources: FieldSources
+
+
+class Budget(TupleRecord):
+    """How long a job's name may be (:meth:`Dialect.name_budget`), and the longest derived name
+    that sets the limit, as the TS401 message shows it."""
+
+    max_length: int
+    reason: str
 
 
 class LoweringError(TrainspecError):
@@ -121,4 +128,4 @@ def dialect_for(target: Target | None = None, engine: Engine | str | None = None
     return found
 
 
-__all__ = ["Dialect", "Lowered", "LoweringError", "dialect_for"]
+__all__ = ["Budget", "Dialect", "Lowered", "LoweringError", "dialect_for"]

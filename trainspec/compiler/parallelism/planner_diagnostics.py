@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainspec.compiler.parallelism import fromplan, recommend
-from trainspec.compiler.parallelism.inputs import Cluster, PlannerInputs, Shape
+from trainspec.compiler.parallelism import fromplan
+from trainspec.compiler.parallelism.inputs import Cluster, Shape
 from trainspec.compiler.parallelism.layouts import stages_for
 from trainspec.compiler.parallelism.memory import HEADROOM
-from trainspec.compiler.parallelism.recommend import Plan, rank
+from trainspec.compiler.parallelism.recommend import Plan
 from trainspec.compiler.plan import JobPlan
 from trainspec.compiler.resolve import related_at
 from trainspec.compiler.sizing import human_bytes
@@ -211,11 +211,8 @@ def _fit(plan: JobPlan, result: Plan) -> Iterator[Diagnostic]:
 
 
 def _fit_hint(result: Plan) -> str:
-    # A second question, asked only of a pin that does not fit: what the planner picks without it.
-    fitting = [
-        s for s in recommend.plan_layouts(PlannerInputs(result.inputs.arch, result.inputs.cluster)).layouts if s.fits
-    ]
-    if not fitting:
+    # What the planner picks without the pin: answered with the plan (Plan.unpinned), not asked again.
+    best = result.unpinned
+    if best is None:
         return "no layout of this many GPUs fits: add nodes (trainspec explain shows the table)"
-    best = min(fitting, key=rank)
     return f"the planner recommends {best.layout.describe()} ({human_bytes(best.memory.total)} per GPU)"

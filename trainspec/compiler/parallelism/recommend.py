@@ -50,6 +50,9 @@ class Plan:
     chosen: Scored | None
     pinned: bool  # the spec pins every degree: the choice is the pin, checked
     reasons: tuple[str, ...]
+    #: For a full pin that does not fit: the layout the planner would choose without the pin
+    #: (None: none of this many GPUs fits). Asked once, here, so the diagnostic's hint reads it.
+    unpinned: Scored | None = None
 
     @property
     def fitting(self) -> int:
@@ -77,19 +80,32 @@ def score(inputs: PlannerInputs, layout: Layout) -> Scored:
 
 
 def plan_layouts(inputs: PlannerInputs) -> Plan:
-    """Enumerate, score and choose (the pin, when it fixes every degree, is the choice)."""
-    shape = inputs.arch.shape
-    layouts = []
-    for layout in valid_layouts(shape, inputs.cluster, inputs.pin):
-        layouts.append(score(inputs, layout))
-        if len(layouts) >= MAX_LAYOUTS:
-            break
+    """Enumerate, score and choose (the pin, when it fixes every degree, is the choice).
+
+    A full pin that does not fit is also answered without the pin (:attr:`Plan.unpinned`), the
+    one alternative the diagnostics offer.
+    """
+    layouts = _scored(inputs)
     fixed = _fixed(inputs.pin)
     fitting = [s for s in layouts if s.fits]
     chosen = min(fitting, key=rank) if fitting else None
     if chosen is None and fixed and layouts:
         chosen = layouts[0]
-    return Plan(inputs, tuple(layouts), chosen, fixed, tuple(_reasons(inputs, layouts, chosen)))
+    unpinned = None
+    if fixed and chosen is not None and not chosen.fits:
+        free = [s for s in _scored(PlannerInputs(inputs.arch, inputs.cluster)) if s.fits]
+        unpinned = min(free, key=rank) if free else None
+    return Plan(inputs, tuple(layouts), chosen, fixed, tuple(_reasons(inputs, layouts, chosen)), unpinned)
+
+
+def _scored(inputs: PlannerInputs) -> list[Scored]:
+    """Every valid layout of ``inputs`` scored, at most :data:`MAX_LAYOUTS`."""
+    layouts = []
+    for layout in valid_layouts(inputs.arch.shape, inputs.cluster, inputs.pin):
+        layouts.append(score(inputs, layout))
+        if len(layouts) >= MAX_LAYOUTS:
+            break
+    return layouts
 
 
 def _fixed(pin: Pin) -> bool:

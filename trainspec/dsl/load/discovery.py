@@ -30,6 +30,7 @@ import stat
 from pathlib import Path
 
 from trainspec.dsl import codes
+from trainspec.dsl.codes import Code
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.dsl.load.safe_read import peek_file
 
@@ -133,12 +134,16 @@ def split_stdin(paths: list[str]) -> tuple[list[str], bool, list[Diagnostic]]:
     return rest, True, [repeated]
 
 
-def discover(paths: list[str], suffixes: tuple[str, ...] = SPEC_SUFFIXES) -> tuple[list[Path], list[Diagnostic]]:
+def discover(
+    paths: list[str], suffixes: tuple[str, ...] = SPEC_SUFFIXES, *, file_links: bool = True
+) -> tuple[list[Path], list[Diagnostic]]:
     """Spec files under ``paths`` (files as given; directories recursively), sorted, de-duplicated.
 
     The one directory walker of every command: ``suffixes`` is what a walk takes (the spec
     files by default; :data:`YAML_SUFFIXES` for the commands that read manifests), every other
-    rule of the module docstring holds for all.
+    rule of the module docstring holds for all. ``file_links=False`` also leaves out symbolic
+    links to files in a walk (a TS118 warning each): a previous output tree is trainspec's own
+    writing, so a link in it was put there by someone else and is not read.
     """
     found: list[Path] = []
     problems: list[Diagnostic] = []
@@ -151,7 +156,7 @@ def discover(paths: list[str], suffixes: tuple[str, ...] = SPEC_SUFFIXES) -> tup
         if problem is not None:
             problems.append(problem)
         elif kind == "dir":
-            found.extend(_walk(Path(raw), problems, suffixes))
+            found.extend(_walk(Path(raw), problems, suffixes, file_links))
         else:
             found.append(Path(raw))
     return _unique(found), problems
@@ -174,7 +179,7 @@ def _unique(found: list[Path]) -> list[Path]:
     return out
 
 
-def _diag(code: str, file: str, message: str, hint: str, severity: Severity = Severity.ERROR) -> Diagnostic:
+def _diag(code: Code, file: str, message: str, hint: str, severity: Severity = Severity.ERROR) -> Diagnostic:
     return Diagnostic(code=code, message=message, severity=severity, file=file, hint=hint)
 
 
@@ -249,7 +254,7 @@ def _stat_error(file: str, exc: OSError, severity: Severity) -> Diagnostic:
     return _diag(codes.UNREADABLE_FILE, file, f"{file}: {exc.strerror or exc}", "check the path")
 
 
-def _walk(root: Path, problems: list[Diagnostic], suffixes: tuple[str, ...]) -> list[Path]:
+def _walk(root: Path, problems: list[Diagnostic], suffixes: tuple[str, ...], file_links: bool = True) -> list[Path]:
     """Spec files below ``root``, depth first in name order (see the module docstring)."""
     out: list[Path] = []
     stack = [root]
@@ -272,7 +277,7 @@ def _walk(root: Path, problems: list[Diagnostic], suffixes: tuple[str, ...]) -> 
                 if _taken(entry, name, ignored, suffixes):
                     problems.append(_unsafe(str(path)))
                 continue
-            found = _entry(entry, path, ignored, problems, suffixes)
+            found = _entry(entry, path, ignored, problems, suffixes, file_links)
             if found == "dir":
                 subdirs.append(path)
             elif found == "file":
@@ -295,7 +300,12 @@ def _taken(entry: os.DirEntry, name: str, ignored: list[str], suffixes: tuple[st
 
 
 def _entry(
-    entry: os.DirEntry, path: Path, ignored: list[str], problems: list[Diagnostic], suffixes: tuple[str, ...]
+    entry: os.DirEntry,
+    path: Path,
+    ignored: list[str],
+    problems: list[Diagnostic],
+    suffixes: tuple[str, ...],
+    file_links: bool = True,
 ) -> str:
     """ "dir" to descend, "file" to load, "" to skip (with a warning where one is due)."""
     name = entry.name
@@ -332,6 +342,17 @@ def _entry(
         return ""
     if not stat.S_ISREG(st.st_mode):
         problems.append(_not_regular(str(path), st.st_mode, Severity.WARNING))
+        return ""
+    if link and not file_links:
+        problems.append(
+            _diag(
+                codes.NOT_A_REGULAR_FILE,
+                str(path),
+                f"symbolic link to a file ({os.readlink(path)}): not followed here",
+                "replace the link with the file it points to",
+                Severity.WARNING,
+            )
+        )
         return ""
     return "file"
 

@@ -25,6 +25,7 @@ from functools import lru_cache
 from typing import Any
 
 from trainspec.dsl import codes
+from trainspec.dsl.codes import Code
 from trainspec.dsl.diagnostics import Diagnostic
 from trainspec.dsl.load.strict_yaml import SourceDoc
 from trainspec.dsl.load.validation import error_at
@@ -221,11 +222,11 @@ def _trainspec_fields(spec: Any) -> list[str]:
     return [k for k in spec if isinstance(k, str) and k in known]
 
 
-def _at_key(doc: SourceDoc, key: str, code: str, message: str, hint: str) -> Diagnostic:
+def _at_key(doc: SourceDoc, key: str, code: Code, message: str, hint: str) -> Diagnostic:
     return error_at(doc, code, (key,), doc.keys.get((key,), doc.start), message, hint=hint)
 
 
-def _at_value(doc: SourceDoc, code: str, message: str, hint: str) -> Diagnostic:
+def _at_value(doc: SourceDoc, code: Code, message: str, hint: str) -> Diagnostic:
     return error_at(doc, code, ("apiVersion",), doc.mark(("apiVersion",)), message, hint=hint)
 
 

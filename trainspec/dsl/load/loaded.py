@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from trainspec.dsl import codes
+from trainspec.dsl.codes import Code
 from trainspec.dsl.diagnostics import Diagnostic, Related, Severity
 from trainspec.dsl.load.strict_yaml import Mark, SourceDoc
 from trainspec.dsl.load.validation import locate
@@ -92,7 +93,7 @@ class LoadedSpec(Record):
 
     def diagnostic(
         self,
-        code: str,
+        code: Code,
         path: tuple,
         message: str,
         *,

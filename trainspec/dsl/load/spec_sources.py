@@ -221,7 +221,7 @@ def _load_doc(doc: SourceDoc, values: dict[str, Any] | None) -> tuple[LoadedSpec
     problems: list[Diagnostic] = []
     failed: list[str] = []
     if values is not None or doc.templated:
-        from trainspec.dsl.load.templating import render_document
+        from trainspec.dsl.load.template_render import render_document
 
         problems.extend(render_document(doc, values or {}, failed=failed))
     spec, found = build_spec(doc)

@@ -1,4 +1,4 @@
-"""Per-environment values: ``{{ values.registry }}`` inside string scalars.
+"""Per-environment values (``{{ values.registry }}`` inside string scalars): the template language's sandbox.
 
 Templates are rendered after parsing, value by value, so they never change the YAML structure
 and every diagnostic keeps its exact line and column. The Jinja2 environment is sandboxed and
@@ -16,6 +16,11 @@ TS309). Every exception raised while rendering is a TS307 at the value, never a 
 a mapping or a list where text is produced (``registry: null`` in a values file, rendered as
 ``None/...``) is TS311, reported where a template uses it (a values file may keep keys that
 some environments leave empty).
+
+This module holds the limits, the errors and the sandboxed Jinja2 environment with its
+size-checked operators and filters. :mod:`trainspec.dsl.load.template_compile` checks and
+compiles one template; :mod:`trainspec.dsl.load.template_render` renders the templates of a
+loaded document and reports what fails.
 """
 
 from __future__ import annotations
@@ -26,9 +31,8 @@ from functools import lru_cache
 from typing import Any
 
 from trainspec.dsl import codes
-from trainspec.dsl.diagnostics import Diagnostic, Related, format_path
+from trainspec.dsl.codes import Code
 from trainspec.dsl.errors import TrainspecError
-from trainspec.dsl.load.strict_yaml import SourceDoc
 
 #: Characters one templated value may render to.
 MAX_RENDERED_VALUE = 64 * 1024
@@ -75,7 +79,7 @@ _ALLOWED_HINT = (
 class TemplateProblem(TrainspecError):
     """A located refusal while rendering: ``code`` (TS309/TS310/TS307), message and hint."""
 
-    def __init__(self, code: str, message: str, hint: str) -> None:
+    def __init__(self, code: Code, message: str, hint: str) -> None:
         super().__init__(message)
         self.code, self.message, self.hint = code, message, hint
 
@@ -274,308 +278,3 @@ def _environment() -> Any:
     )
     env.filters[_CONCAT] = _concat
     return env
-
-
-# -- what a template may contain ---------------------------------------------------------------------
-
-_ALLOWED_NODES = frozenset(
-    {
-        "Template",
-        "Output",
-        "TemplateData",
-        "Const",
-        "Name",
-        "Getattr",
-        "Getitem",
-        "Slice",
-        "Concat",
-        "CondExpr",
-        "If",
-        "Compare",
-        "Operand",
-        "And",
-        "Or",
-        "Not",
-        "Neg",
-        "Pos",
-        "Add",
-        "Sub",
-        "Mul",
-        "Div",
-        "FloorDiv",
-        "Mod",
-        "Pow",
-        "Test",
-        "Filter",
-        "List",
-        "Tuple",
-        "Dict",
-        "Pair",
-        "Keyword",
-        "Call",
-    }
-)
-_REFUSED_WHAT = {
-    "For": "{% for %} loops",
-    "Call": "function and method calls",
-    "Macro": "macros",
-    "CallBlock": "{% call %} blocks",
-    "Assign": "{% set %}",
-    "AssignBlock": "{% set %}",
-    "FilterBlock": "{% filter %} blocks",
-    "With": "{% with %}",
-    "Include": "{% include %}",
-    "Import": "{% import %}",
-    "FromImport": "{% from %} imports",
-    "Extends": "{% extends %}",
-    "Block": "{% block %}",
-}
-
-
-def _check_tree(tree: Any, env: Any) -> None:
-    """Refuse (TS310) anything but expressions, ``if`` and the allowed filters, before compiling."""
-    for node in _nodes(tree):
-        name = type(node).__name__
-        if name not in _ALLOWED_NODES:
-            what = _REFUSED_WHAT.get(name, f"the construct {name}")
-            raise TemplateProblem(
-                codes.TEMPLATE_CONSTRUCT,
-                f"{what} are not allowed in templates" if what.endswith("s") else f"{what} is not allowed in templates",
-                _ALLOWED_HINT,
-            )
-        if name == "Call" and not (
-            type(node.node).__name__ == "Getattr"
-            and node.node.attr in _STR_METHODS
-            and node.dyn_args is None
-            and node.dyn_kwargs is None
-        ):
-            raise TemplateProblem(
-                codes.TEMPLATE_CONSTRUCT,
-                "function and method calls are not allowed in templates (except the "
-                "string methods split, strip, lower, upper, ...)",
-                _ALLOWED_HINT,
-            )
-        if name == "Filter" and node.name not in env.filters:
-            raise TemplateProblem(
-                codes.TEMPLATE_CONSTRUCT, f"the filter {node.name!r} is not allowed in templates", _ALLOWED_HINT
-            )
-        if name == "Test" and node.name not in env.tests:
-            raise TemplateProblem(codes.TEMPLATE_UNDEFINED, f"unknown test {node.name!r}", _ALLOWED_HINT)
-
-
-def _nodes(node: Any) -> Any:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.iter_child_nodes())
-
-
-def _rewrite_concat(tree: Any) -> None:
-    """Turn each ``a ~ b`` into the size-checking concat filter (Jinja2 joins without a hook)."""
-    from jinja2 import nodes
-
-    for node in list(_nodes(tree)):
-        for field in node.fields:
-            value = getattr(node, field, None)
-            if isinstance(value, nodes.Concat):
-                setattr(node, field, _concat_filter(value, nodes))
-            elif isinstance(value, list):
-                setattr(node, field, [_concat_filter(v, nodes) if isinstance(v, nodes.Concat) else v for v in value])
-
-
-def _concat_filter(concat: Any, nodes: Any) -> Any:
-    items = nodes.List(
-        [_concat_filter(n, nodes) if isinstance(n, nodes.Concat) else n for n in concat.nodes], lineno=concat.lineno
-    )
-    return nodes.Filter(items, _CONCAT, [], [], None, None, lineno=concat.lineno)
-
-
-def _value_paths(tree: Any) -> list[tuple]:
-    """The ``values.a.b`` / ``values['a']`` paths a template reads, longest first."""
-    from jinja2 import nodes
-
-    paths = []
-    for node in _nodes(tree):
-        path: list[Any] = []
-        current = node
-        while True:
-            if isinstance(current, nodes.Getattr):
-                path.append(current.attr)
-            elif isinstance(current, nodes.Getitem) and isinstance(current.arg, nodes.Const):
-                path.append(current.arg.value)
-            else:
-                break
-            current = current.node
-        if path and isinstance(current, nodes.Name) and current.name == "values":
-            paths.append(tuple(reversed(path)))
-    return sorted(set(paths), key=lambda p: (-len(p), p))
-
-
-@lru_cache(maxsize=512)
-def _compiled(text: str) -> tuple[Any, tuple[tuple, ...]]:
-    """The checked, compiled template for ``text`` and the values paths it reads (cached: the same
-    template often appears in many documents)."""
-    env = _environment()
-    tree = env.parse(text)
-    _check_tree(tree, env)
-    paths = tuple(_value_paths(tree))
-    _rewrite_concat(tree)
-    tree.set_environment(env)
-    return env.from_string(tree), paths
-
-
-# -- rendering documents -----------------------------------------------------------------------------
-
-
-def render_document(doc: SourceDoc, values: dict[str, Any], *, failed: list[str] | None = None) -> list[Diagnostic]:
-    """Render every templated string of ``doc`` in place; return located errors.
-
-    ``failed``, when given, receives the field path of every value left unrendered (its
-    template failed, or the document's cap was reached before it).
-    """
-    problems: list[Diagnostic] = []
-    state = _State(doc, values, problems, failed if failed is not None else [])
-    _walk(state, doc.data, ())
-    return problems
-
-
-class _State:
-    """One document's rendering: where problems go and how much has been rendered."""
-
-    def __init__(self, doc: SourceDoc, values: dict[str, Any], problems: list[Diagnostic], failed: list[str]) -> None:
-        self.doc, self.values, self.problems, self.failed = doc, values, problems, failed
-        self.rendered = 0
-        self.full = False
-
-    def report(self, path: tuple, code: str, message: str, hint: str, related: tuple[Related, ...] = ()) -> None:
-        self.failed.append(format_path(path))
-        self.problems.append(
-            Diagnostic.located(code, message, self.doc.file, self.doc.mark(path), path, hint=hint, related=related)
-        )
-
-
-def _walk(state: _State, node: Any, path: tuple) -> None:
-    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
-    for key, child in list(items):
-        here = (*path, key)
-        if isinstance(child, str):
-            if has_template(child):
-                if state.full:
-                    state.failed.append(format_path(here))
-                    continue
-                node[key] = _render(state, here, child)
-        elif isinstance(child, (dict, list)):
-            _walk(state, child, here)
-
-
-def _render(state: _State, path: tuple, text: str) -> str:
-    from jinja2 import TemplateError, UndefinedError
-
-    paths: tuple[tuple, ...] = ()
-    try:
-        template, paths = _compiled(text)
-        out = _bounded_output(template.generate(values=state.values), text)
-    except TemplateProblem as exc:
-        state.report(path, exc.code, f"template {shown(text)}: {exc.message}", exc.hint)
-    except _Unusable as exc:
-        _unusable(state, path, text, exc.value, paths)
-    except UndefinedError as exc:
-        state.report(
-            path,
-            codes.TEMPLATE_UNDEFINED,
-            f"template {shown(text)}: {exc.message}",
-            "define it in the values file given with --values",
-        )
-    except TemplateError as exc:
-        state.report(path, codes.TEMPLATE_UNDEFINED, f"template {shown(text)}: {exc}", _ALLOWED_HINT)
-    except Exception as exc:  # anything a template can raise (ZeroDivisionError, TypeError...) is the user's
-        detail = str(exc)[:200]
-        state.report(
-            path,
-            codes.TEMPLATE_UNDEFINED,
-            f"template {shown(text)}: {type(exc).__name__}: {detail}",
-            "fix the expression; it is evaluated with the values given with --values",
-        )
-    else:
-        state.rendered += len(out)
-        if state.rendered <= MAX_RENDERED_DOCUMENT:
-            return out
-        state.full = True
-        state.report(
-            path,
-            codes.TEMPLATE_CAP,
-            f"the document's templates render more than {MAX_RENDERED_DOCUMENT} characters",
-            "a spec needs far less; check the values and templates for something repeated",
-        )
-    return text
-
-
-def _bounded_output(chunks: Any, text: str) -> str:
-    out: list[str] = []
-    size = 0
-    for chunk in chunks:
-        size += len(chunk)
-        if size > MAX_RENDERED_VALUE:
-            raise TemplateProblem(
-                codes.TEMPLATE_CAP,
-                f"renders more than {MAX_RENDERED_VALUE} characters",
-                "a value needs no more than a few hundred characters; check the values file",
-            )
-        out.append(chunk)
-    return "".join(out)
-
-
-def _unusable(state: _State, path: tuple, text: str, value: Any, paths: tuple[tuple, ...]) -> None:
-    what = "null" if value is None else "a mapping" if isinstance(value, dict) else "a list"
-    culprits = [p for p in paths if _describe(_lookup(state.values, p)) == what]
-    origins = getattr(state.values, "origins", {}) or {}
-    related = tuple(
-        Related(f"values.{_dotted(p)} is {what} here", origin[0], origin[1].line, origin[1].column)
-        for p in culprits
-        if (origin := origins.get(p)) is not None
-    )
-    if culprits:
-        name = f"values.{_dotted(culprits[0])}"
-        message = f"template {shown(text)}: {name} is {what}, which cannot be written into the text"
-    else:
-        message, name = f"template {shown(text)}: renders {what}, which cannot be written into the text", "the value"
-    if value is None:
-        hint = (
-            f"give {name} a value in the values file, or fall back with {{{{ {name} | default('...', true) }}}}"
-            " (a null is reported where a template uses it, so a values file may leave unused keys empty)"
-        )
-    else:
-        hint = f"use one entry of it ({name}.<key>), or join a list with {{{{ {name} | join(',') }}}}"
-    state.report(path, codes.TEMPLATE_NOT_TEXT, message, hint, related)
-
-
-_MISSING = object()
-
-
-def _lookup(values: Any, path: tuple) -> Any:
-    node = values
-    for part in path:
-        if (isinstance(node, dict) and part in node) or (
-            isinstance(node, list) and isinstance(part, int) and -len(node) <= part < len(node)
-        ):
-            node = node[part]
-        else:
-            return _MISSING
-    return node
-
-
-def _describe(value: Any) -> str:
-    return (
-        "null"
-        if value is None
-        else "a mapping"
-        if isinstance(value, dict)
-        else "a list"
-        if isinstance(value, (list, tuple))
-        else "scalar"
-    )
-
-
-def _dotted(path: tuple) -> str:
-    return ".".join(str(p) for p in path)

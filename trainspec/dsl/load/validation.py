@@ -8,6 +8,7 @@ import typing
 from typing import Any
 
 from trainspec.dsl import codes
+from trainspec.dsl.codes import Code
 from trainspec.dsl.diagnostics import Diagnostic, Related
 from trainspec.dsl.errors import ValidationError, short_repr, suggest
 from trainspec.dsl.framework.modeling import Model
@@ -171,7 +172,7 @@ def _ambiguous_strings(doc: SourceDoc, model: type[Model]) -> list[Diagnostic]:
 
 def error_at(
     doc: SourceDoc,
-    code: str,
+    code: Code,
     path: tuple[Any, ...],
     mark: Mark,
     message: str,

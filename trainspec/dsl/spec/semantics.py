@@ -24,6 +24,7 @@ from functools import cache
 from typing import Any
 
 from trainspec.dsl import codes
+from trainspec.dsl.codes import Code
 
 # The names trainspec sets in trainer pods (the in-pod contract), reserved whatever the runtime.
 # The names Kubeflow Trainer sets depend on the runtime's framework, known only after resolve:
@@ -155,7 +156,7 @@ def looks_like_credential(name: str, value: str) -> str | None:
 
 
 #: A finding: (code, field path, message, hint).
-Finding = tuple[str, tuple, str, str]
+Finding = tuple[Code, tuple, str, str]
 
 
 def check_job(job: TrainingJob) -> list[Finding]:

@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from trainspec.dsl import codes
+from trainspec.dsl.codes import Code
 from trainspec.dsl.diagnostics import Diagnostic
 
 CONFIG_HINT = (
@@ -30,7 +31,9 @@ def _chain(exc: BaseException) -> list[BaseException]:
     return seen
 
 
-def transport(exc: BaseException, server: str, what: str, attempts: int, seconds: float) -> tuple[str, str, str] | None:
+def transport(
+    exc: BaseException, server: str, what: str, attempts: int, seconds: float
+) -> tuple[Code, str, str] | None:
     """``(code, message, hint)`` of a failure before any answer: TLS (TS718), the network (TS711);
     None when ``exc`` is neither (a defect)."""
     chain = _chain(exc)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from trainspec.dsl.codes import Code
 from trainspec.dsl.diagnostics import Diagnostic
 from trainspec.dsl.errors import TrainspecError
 
@@ -107,7 +108,7 @@ def is_html(exc: BaseException) -> bool:
 
 
 def diag(
-    code: str, ctx: Context, message: str, hint: str, path: str = "", related: tuple = (), **where: Any
+    code: Code, ctx: Context, message: str, hint: str, path: str = "", related: tuple = (), **where: Any
 ) -> Diagnostic:
     """A diagnostic at the context's place (``where`` overrides it)."""
     place = {"file": ctx.file, "line": ctx.line, "column": ctx.column, **where}

@@ -16,7 +16,7 @@ from trainspec.compiler.lower.labels import JOB_LABEL
 from trainspec.k8s.wellknown import RAY_CLUSTER_NAME_MAX, RAY_JOB_NAME_MAX, RAY_NODE_TYPE_LABEL
 
 if TYPE_CHECKING:
-    from trainspec.compiler.name_budget import Budget
+    from trainspec.compiler.lower.dialects import Budget
     from trainspec.compiler.plan import JobPlan
     from trainspec.compiler.provenance import SpecRef
     from trainspec.compiler.targets import Target
@@ -74,7 +74,7 @@ class RayDialect:
 
     def name_budget(self, plan: JobPlan) -> Budget:
         """KubeRay's: the RayJob is ``<name>-<run>``, its RayCluster that and 6 characters more."""
-        from trainspec.compiler.name_budget import Budget
+        from trainspec.compiler.lower.dialects import Budget
         from trainspec.compiler.runs import suffix_length
 
         run = suffix_length(plan)  # the RayJob is <name>-<run id> (compiler.runs)

@@ -17,7 +17,7 @@ from trainspec.dsl import codes
 from trainspec.k8s.wellknown import COMPLETION_INDEX_LABEL, JOB_INDEX_LABEL, NODE, REPLICATED_JOB_LABEL
 
 if TYPE_CHECKING:
-    from trainspec.compiler.name_budget import Budget
+    from trainspec.compiler.lower.dialects import Budget
     from trainspec.compiler.plan import JobPlan
     from trainspec.compiler.provenance import SpecRef
     from trainspec.compiler.targets import Target
@@ -82,7 +82,7 @@ class TrainerDialect:
 
     def name_budget(self, plan: JobPlan) -> Budget:
         """JobSet's pod names ``<name>-<rjob>-<replica>-<pod>-xxxxx`` and the shard volume's name."""
-        from trainspec.compiler.name_budget import name_budget
+        from trainspec.compiler.lower.trainer.name_budget import name_budget
 
         return name_budget(plan)
 

@@ -31,7 +31,7 @@ from trainspec.k8s.wellknown import (
 )
 
 if TYPE_CHECKING:
-    from trainspec.compiler.name_budget import Budget
+    from trainspec.compiler.lower.dialects import Budget
     from trainspec.compiler.plan import JobPlan
     from trainspec.compiler.targets import Target
     from trainspec.dsl.diagnostics import Diagnostic
@@ -90,8 +90,8 @@ class TrainingOperatorDialect:
 
     def name_budget(self, plan: JobPlan) -> Budget:
         """The operators name pods and their headless Services ``<job>-<replica type>-<index>``."""
+        from trainspec.compiler.lower.dialects import Budget
         from trainspec.compiler.lower.training_operator.operator_rules import kind_of, longest_pod_name
-        from trainspec.compiler.name_budget import Budget
 
         longest = longest_pod_name(plan)
         return Budget(

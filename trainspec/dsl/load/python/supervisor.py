@@ -29,6 +29,7 @@ import threading
 import time
 
 from trainspec.dsl import codes
+from trainspec.dsl.codes import Code
 from trainspec.dsl.load.python.protocol import (
     FRAME,
     MAX_RAW_OUTPUT,
@@ -59,7 +60,7 @@ class Outcome(Record):
 
     payload: Payload | None = None
     #: TS115 (time limit), TS120 (no complete result) or TS121 (result too large); None: complete.
-    code: str | None = None
+    code: Code | None = None
     reason: str = ""
     #: The spec line the module was at when it ended this way, when the child said so.
     line: int | None = None
@@ -307,7 +308,7 @@ def _outcome(
     return Outcome(payload=payload, raw=raw, raw_dropped=raw_dropped, leftovers=leftovers)
 
 
-def _with(base: Outcome, code: str, reason: str, line: int | None = None) -> Outcome:
+def _with(base: Outcome, code: Code, reason: str, line: int | None = None) -> Outcome:
     return Outcome(code=code, reason=reason, line=line, raw=base.raw, raw_dropped=base.raw_dropped)
 
 

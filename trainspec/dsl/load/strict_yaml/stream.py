@@ -7,6 +7,7 @@ import os
 import stat
 
 from trainspec.dsl import codes
+from trainspec.dsl.codes import Code
 from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.dsl.load.safe_read import FileTooLarge, NotRegularFile, read_file
 from trainspec.dsl.load.strict_yaml.documents import SourceDoc
@@ -207,7 +208,7 @@ def _read_error(e: OSError | ValueError, file: str) -> Diagnostic:
     return _unreadable(codes.UNREADABLE_FILE, file, reason, "check the path and the file's permissions")
 
 
-def _unreadable(code: str, file: str, reason: str, hint: str) -> Diagnostic:
+def _unreadable(code: Code, file: str, reason: str, hint: str) -> Diagnostic:
     return Diagnostic(code, f"cannot read the file: {reason}", Severity.ERROR, file, None, None, "", hint)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from trainspec.dsl import codes
+from trainspec.dsl.codes import Code
 from trainspec.dsl.diagnostics import Diagnostic, Related, Severity, format_path
 from trainspec.dsl.load.strict_yaml.documents import Mark, SourceDoc
 from trainspec.dsl.load.strict_yaml.limits import LoadLimits
@@ -51,7 +52,7 @@ class _Walk:
         self.templated = False
 
     def report(
-        self, code: str, node: Any, path: tuple, message: str, hint: str | None, related: tuple[Related, ...] = ()
+        self, code: Code, node: Any, path: tuple, message: str, hint: str | None, related: tuple[Related, ...] = ()
     ) -> None:
         m = node.start_mark
         self.diags.append(

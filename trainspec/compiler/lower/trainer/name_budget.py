@@ -1,4 +1,4 @@
-"""The name budget: how long a TrainJob name may be so every generated name fits.
+"""The Trainer dialect's name budget: how long a TrainJob name may be so every generated name fits.
 
 JobSet names pods ``<trainjob>-<rjob>-<replicaIdx>-<podIdx>-<5 random>`` and requires each to
 be at most 63 characters; JobSet's volumeClaimPolicies name the shard volume
@@ -7,19 +7,14 @@ be at most 63 characters; JobSet's volumeClaimPolicies name the shard volume
 
 from __future__ import annotations
 
+from trainspec.compiler.lower.dialects import Budget
 from trainspec.compiler.plan import JobPlan
 from trainspec.compiler.runs import suffix_length
-from trainspec.dsl.record import Record
 from trainspec.k8s.wellknown import NAME_MAX, POD_RANDOM_SUFFIX, SHARD_VOLUME
 
 LIMIT = NAME_MAX
 RANDOM_SUFFIX = len(POD_RANDOM_SUFFIX)  # "-abcde"
 SHARD_CLAIM_PREFIX = f"{SHARD_VOLUME}-"  # JobSet names a volumeClaimPolicies claim <volume>-<jobset>
-
-
-class Budget(Record):
-    max_length: int
-    reason: str
 
 
 def pod_suffix(rjob: str, replicas: int, pods: int) -> str:
