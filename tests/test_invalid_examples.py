@@ -72,6 +72,8 @@ def test_every_spec_level_code_has_an_example() -> None:
         "TS432",
         # a warning: tests/observability/test_pod_labels.py
         "TS436",
+        # `trainspec kfp` only (the launcher step's image): tests/kfp/test_launcher_image.py
+        "TS450",
         # Python spec modules in their supervised child (exits, output, leftovers, not run) and
         # unsafe file names: tests/dsl/test_python_isolation.py, tests/dsl/test_hostile_corpus.py
         "TS120",

@@ -53,7 +53,7 @@ def test_schema_command_prints_the_combined_schema() -> None:
     proc = run_cli("schema")
     assert proc.returncode == 0
     schema = json.loads(proc.stdout)
-    assert schema["properties"]["kind"]["enum"] == ["Runtime", "TrainingJob"]
+    assert schema["properties"]["kind"]["enum"] == ["Runtime", "TrainingJob", "Pipeline"]
     job = json.loads(run_cli("schema", "--kind", "TrainingJob").stdout)
     spec = job["$defs"]["TrainingJobSpec"]["properties"]
     assert "Kueue LocalQueue" in spec["queue"]["description"]

@@ -14,6 +14,7 @@ from typing import Any
 
 from trainspec.dsl.framework.modeling import MISSING, FieldInfo, Model
 from trainspec.dsl.spec.models import API_VERSION, Runtime, TrainingJob
+from trainspec.dsl.spec.pipeline_spec import Pipeline
 from trainspec.schemas import FILES, SCHEMA_DIR
 
 __all__ = ["SCHEMA_DIR", "build", "generate", "render"]
@@ -120,15 +121,19 @@ def _limits(info: FieldInfo | None, low: str, high: str) -> dict[str, Any]:
     return {k: v for k, v in ((low, info.min_length), (high, info.max_length)) if v is not None}
 
 
+#: The kinds a spec file holds, each with a schema of its own (the project file has its own schema).
+KINDS = ("Runtime", "TrainingJob", "Pipeline")
+
+
 def build() -> dict[str, dict[str, Any]]:
     """kind -> schema, plus "all": one schema that dispatches on kind."""
     defs: dict[str, Any] = {}
-    for model in (Runtime, TrainingJob):
+    for model in (Runtime, TrainingJob, Pipeline):
         _type_schema(model, defs)
-    for kind in ("Runtime", "TrainingJob"):
+    for kind in KINDS:
         defs[kind] = _require_kind(defs[kind], kind)
     out: dict[str, dict[str, Any]] = {}
-    for kind in ("Runtime", "TrainingJob"):
+    for kind in KINDS:
         out[kind] = {
             "$schema": DRAFT,
             "$id": BASE_ID + FILES[kind],
@@ -139,13 +144,13 @@ def build() -> dict[str, dict[str, Any]]:
     out["all"] = {
         "$schema": DRAFT,
         "$id": BASE_ID + FILES["all"],
-        "title": "trainspec spec (Runtime or TrainingJob)",
+        "title": "trainspec spec (Runtime, TrainingJob or Pipeline)",
         "type": "object",
         "required": ["apiVersion", "kind"],
-        "properties": {"kind": {"enum": ["Runtime", "TrainingJob"]}},
+        "properties": {"kind": {"enum": list(KINDS)}},
         "allOf": [
             {"if": {"properties": {"kind": {"const": kind}}, "required": ["kind"]}, "then": {"$ref": f"#/$defs/{kind}"}}
-            for kind in ("Runtime", "TrainingJob")
+            for kind in KINDS
         ],
         "$defs": defs,
     }

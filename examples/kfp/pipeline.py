@@ -1,7 +1,12 @@
 """Example Kubeflow Pipelines pipeline: prepare data -> trainspec TrainJob -> evaluate.
 
-    pip install 'trainspec[kfp]'
+    pip install '.[kfp]'                                # in a clone of trainspec
     python examples/kfp/pipeline.py pipeline.yaml      # then upload pipeline.yaml to KFP
+
+Every step runs in the launcher image that trainspec.yaml next to this file names
+(spec.defaults.launcherImage): build the Dockerfile's `launcher` target, push it, and put its
+reference there (docs/kfp.md). Nothing is pip-installed when a step starts: the data and
+evaluation steps need only the standard library and KFP's executor, which that image has.
 
 Before the first run, apply the job's runtime and the RBAC (see docs/kfp.md):
 
@@ -22,11 +27,15 @@ from trainspec.kfp import compile_trainjob, trainjob_task
 
 HERE = Path(__file__).resolve().parent
 #: Compiled once, when the pipeline is defined: the TrainJob travels as a JSON string constant.
-JOB = compile_trainjob(HERE / "cpu-job.yaml")
+#: The project file names the launcher image (JOB.launcher_image), which trainjob_task uses.
+JOB = compile_trainjob(HERE / "cpu-job.yaml", project=HERE / "trainspec.yaml")
 MOUNT = "/checkpoints"
+#: The other steps run in it too: it has Python and KFP's executor, so nothing is installed at start-up.
+IMAGE = JOB.launcher_image
+assert IMAGE, "set spec.defaults.launcherImage in examples/kfp/trainspec.yaml"
 
 
-@dsl.component(base_image="python:3.11-slim")
+@dsl.component(base_image=IMAGE, install_kfp_package=False)
 def prepare_data(data_dir: str, rows: int) -> int:
     """Write a small synthetic dataset (JSON lines) where the trainer will read it."""
     import json
@@ -42,7 +51,7 @@ def prepare_data(data_dir: str, rows: int) -> int:
     return rows
 
 
-@dsl.component(base_image="python:3.11-slim")
+@dsl.component(base_image=IMAGE, install_kfp_package=False)
 def evaluate(checkpoint_dir: str, trainjob: str, phase: str, metrics: dsl.Output[dsl.Metrics]) -> str:
     """Report what the TrainJob left in the checkpoint directory."""
     import os

@@ -29,6 +29,8 @@ CASES = {
     "mpijob": (["examples/mpijob.yaml"], None),
     "observability": (["examples/observability"], None),
     "llama-pretrain": (["examples/llama-pretrain"], None),
+    # The runtimes the pipeline uses and the objects of its job step (what the launcher applies).
+    "pipeline": (["examples/pipeline"], None),
     "templated-prod": (
         ["examples/templated"],
         {"namespace": "ml-prod", "registry": "registry.example.com", "tag": "2026.11.28", "queue": "prod-batch"},
@@ -40,7 +42,7 @@ def compiled(name: str) -> str:
     paths, values = CASES[name]
     result = compile_paths([str(ROOT / p) for p in paths], values=values)
     assert result.ok, [d.message for d in result.diagnostics]
-    return render_stream(result.outputs)
+    return render_stream([*result.outputs, *result.pipeline_jobs])
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

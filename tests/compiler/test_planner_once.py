@@ -56,7 +56,9 @@ def test_kfp_plans_its_job_once(calls: list[object]) -> None:
     spec = str(ROOT / "examples" / "llama-pretrain" / "llama-70b.yaml")
     runtime = str(ROOT / "examples" / "llama-pretrain" / "runtime.yaml")
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        assert main(["kfp", spec, runtime, "--no-project", "-o", "-"]) == 0
+        assert (
+            main(["kfp", spec, runtime, "--no-project", "--image", "registry.example.com/launcher:1", "-o", "-"]) == 0
+        )
     assert len(calls) == 1
 
 

@@ -41,7 +41,7 @@ def compiled_manifests(result: Any) -> list[Manifest]:
     from trainspec.compiler.emit import manifest_dicts
 
     out: list[Manifest] = []
-    for output in result.outputs:
+    for output in [*result.outputs, *getattr(result, "pipeline_jobs", ())]:  # a pipeline's jobs are checked too
         for data, sources in zip(manifest_dicts(output.objects), output.provenance, strict=True):
             meta = data.get("metadata") or {}
             kind, name = data.get("kind"), meta.get("name")

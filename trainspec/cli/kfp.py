@@ -1,7 +1,12 @@
 """``trainspec kfp``: compile a spec into a ready Kubeflow Pipelines pipeline, or print its RBAC.
 
     trainspec kfp SPEC -o pipeline.yaml      # [CreatePVC ->] launch_trainjob [-> DeletePVC]
+    trainspec kfp PIPELINE -o pipeline.yaml  # a Pipeline: one task per step, parameters as inputs
     trainspec kfp --rbac --namespace NS      # Role/RoleBinding + ClusterRole/Binding for the run's SA
+
+The launcher step runs in the image ``--image`` names, else the project file's
+``spec.defaults.launcherImage`` (built from the Dockerfile's ``launcher`` target); with neither,
+nothing is written and TS450 says how to get one. Nothing is pip-installed when the step starts.
 
 kfp is an optional extra: it is imported only when this command runs.
 """
@@ -31,6 +36,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "-o", "--output", metavar="FILE", default="-", help="pipeline YAML to write (default: - for standard output)"
     )
     parser.add_argument("--job", metavar="NAME", help="the job to run when the specs hold several")
+    parser.add_argument(
+        "--pipeline",
+        metavar="NAME",
+        help="the Pipeline to compile when the specs hold several (a Pipeline among the inputs is compiled "
+        "whole: its parameters become the KFP pipeline's inputs)",
+    )
     group = parser.add_argument_group("launcher")
     group.add_argument(
         "--trainer-api",
@@ -55,15 +66,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--image",
         metavar="IMAGE",
-        help="launcher image that already has trainspec[kfp] installed (air-gapped clusters: "
-        "nothing is pip-installed at start-up)",
-    )
-    group.add_argument(
-        "--pip-index-url",
-        action="append",
-        default=[],
-        metavar="URL",
-        help="package index for the default launcher's start-up install (repeatable)",
+        help="the launcher step's image, built from the launcher target of trainspec's Dockerfile "
+        "(default: the project file's spec.defaults.launcherImage; nothing is installed at start-up)",
     )
     pvc = parser.add_argument_group("checkpoint PVC")
     pvc.add_argument(
@@ -133,26 +137,37 @@ def _pipeline(args: argparse.Namespace) -> int:
     from trainspec.compiler.pipeline import Stop
     from trainspec.kfp import job_pipeline as P
 
-    try:
-        compiled = P.compile_trainjob(args.paths, job=args.job, options=pipeline_options(args, Stop.LOWER))
-        launcher = None
-        if args.image or args.pip_index_url:
-            from trainspec.kfp.component import DEFAULT_IMAGE, make_launcher
+    if args.image is not None:
+        problem = P.image_problem(args.image)
+        if problem is not None:
+            print(f"trainspec kfp: --image: {problem}", file=sys.stderr)
+            return 2
+    from trainspec.compiler.pipeline import run as compile_specs
 
-            launcher = make_launcher(args.image or DEFAULT_IMAGE, pip_index_urls=args.pip_index_url or None)
+    options = pipeline_options(args, Stop.LOWER)
+    result = compile_specs(args.paths, options)
+    if result.ok and (result.pipelines or args.pipeline):
+        return _pipeline_ir(args, result)
+    try:
+        compiled = P.compile_trainjob(args.paths, job=args.job, options=options, result=result)
         pipeline = P.build_pipeline(
             compiled,
             create_pvc=not args.no_create_pvc,
             delete_pvc=args.delete_pvc,
             storage_class=args.storage_class,
-            launcher=launcher,
+            image=args.image,
             trainer_api=args.trainer_api,
             timeout_seconds=args.timeout,
             poll_seconds=args.poll_seconds,
             namespace=args.namespace or "",
         )
     except P.KfpSpecError as exc:
-        print(f"trainspec kfp: {exc}", file=sys.stderr)
+        if exc.diagnostics:  # located problems: as every command reports them (--format json too)
+            from trainspec.cli import report
+
+            report.write(exc.diagnostics, sys.stderr, getattr(args, "format", "text"))
+        else:
+            print(f"trainspec kfp: {exc}", file=sys.stderr)
         return 1
     fd, tmp = tempfile.mkstemp(suffix=".yaml")
     os.close(fd)
@@ -168,6 +183,46 @@ def _pipeline(args: argparse.Namespace) -> int:
         print(
             f"wrote {args.output}: pipeline {compiled.name}-trainjob ({pvc}TrainJob {compiled.name}, "
             f"runtime {compiled.trainjob['spec']['runtimeRef']['name']}; apply the runtime first)",
+            file=sys.stderr,
+        )
+    return code
+
+
+def _pipeline_ir(args: argparse.Namespace, result: object) -> int:
+    """A Pipeline among the inputs: compile it whole (trainspec.kfp.pipeline_ir)."""
+    from trainspec.kfp.job_pipeline import KfpSpecError
+    from trainspec.kfp.pipeline_ir import compile_pipeline_ir, pick_graph
+
+    single = [f for f, v in (("--job", args.job), ("--storage-class", args.storage_class)) if v]
+    single += [f for f, v in (("--delete-pvc", args.delete_pvc), ("--no-create-pvc", args.no_create_pvc)) if v]
+    if single:
+        print(f"trainspec kfp: {', '.join(single)} apply to a single TrainingJob, not to a Pipeline", file=sys.stderr)
+        return 2
+    try:
+        graph = pick_graph(result, args.pipeline)
+        text = compile_pipeline_ir(
+            result,
+            graph,
+            image=args.image,
+            trainer_api=args.trainer_api,
+            timeout_seconds=args.timeout,
+            poll_seconds=args.poll_seconds,
+            namespace=args.namespace or "",
+        )
+    except KfpSpecError as exc:
+        if exc.diagnostics:
+            from trainspec.cli import report
+
+            report.write(exc.diagnostics, sys.stderr, getattr(args, "format", "text"))
+        else:
+            print(f"trainspec kfp: {exc}", file=sys.stderr)
+        return 1
+    code = _write(args.output, text)
+    if code == 0 and args.output != "-":
+        params = ", ".join(graph.pipeline.spec.parameters) or "none"
+        print(
+            f"wrote {args.output}: pipeline {graph.pipeline.name} ({len(graph.steps)} steps: "
+            f"{', '.join(s.name for s in graph.steps)}; inputs: {params}; apply the runtimes first)",
             file=sys.stderr,
         )
     return code

@@ -2,15 +2,24 @@
 
     trainspec run --local SPEC... [--job NAME] [--nodes N] [--procs-per-node N]
                   [--env-file FILE] [--workdir DIR] [--data-source PATH]
+    trainspec run --local PIPELINE... [--pipeline NAME] [--param NAME=VALUE]... [--env-file FILE] [--workdir DIR]
 
-Exit status: the job's (the first failing node's), 130/143 when interrupted, 1 when the specs
-do not compile or the job cannot run here (diagnostics), 2 for usage errors.
+When the inputs hold a Pipeline (and no --job is given), its steps run in the graph's order
+(:mod:`trainspec.run.pipeline_local`). Exit status: the job's (the first failing node's), or a
+pipeline's first failed step's; 130/143 when interrupted, 1 when the specs do not compile or the
+job cannot run here (diagnostics), 2 for usage errors (a --param that is not a parameter of
+the pipeline's, or not of its type, included).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from trainspec.compiler.pipeline import CompileResult
+    from trainspec.dsl.diagnostics import Diagnostic
 
 
 def _count(text: str) -> int:
@@ -57,6 +66,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="read the dataset from here instead of the job's data.source (a local copy of a "
         "pvc:// source, or another URI)",
     )
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a pipeline parameter's value for this run (repeatable; checked against the parameter's type)",
+    )
+    parser.add_argument("--pipeline", metavar="NAME", help="the pipeline to run when the specs hold several")
     add_input_options(parser)
 
 
@@ -77,7 +94,13 @@ def run(args: argparse.Namespace) -> int:
     if not result.ok:
         report.write(result.diagnostics, sys.stderr, args.format, files=result.files)
         return EXIT_INVALID
+    if args.job is None and (result.pipelines or args.pipeline):
+        return _run_pipeline(args, result)
+    if args.param:
+        print("trainspec run: --param sets a pipeline's parameters; the inputs hold no pipeline", file=sys.stderr)
+        return EXIT_USAGE
     from trainspec.run.local import RunOptions, execute, prepare
+    from trainspec.run.pipeline_steps_local import with_pipeline_jobs
 
     options = RunOptions(
         job=args.job,
@@ -87,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         workdir=args.workdir,
         data_source=args.data_source,
     )
-    prepared, problems = prepare(result, options)
+    prepared, problems = prepare(with_pipeline_jobs(result), options)  # --job may name a pipeline's job
     shown = [d for d in result.diagnostics if not d.is_error] + problems
     if prepared is None:
         report.write(shown, sys.stderr, args.format, files=result.files)
@@ -96,3 +119,54 @@ def run(args: argparse.Namespace) -> int:
         report.write(shown, sys.stderr, args.format, files=result.files, quiet=True)
     sys.stdout.flush()
     return execute(prepared, stdout=sys.stdout.buffer, stderr=sys.stderr.buffer, say=sys.stderr)
+
+
+def _run_pipeline(args: argparse.Namespace, result: CompileResult) -> int:
+    """Check the --param values, compile them in, run the pipeline's steps."""
+    from trainspec.cli import report
+    from trainspec.cli.common import pipeline_options
+    from trainspec.cli.main import EXIT_INVALID, EXIT_USAGE
+    from trainspec.compiler.pipeline import Stop
+    from trainspec.run.pipeline_local import PipelineOptions, run_pipeline
+    from trainspec.run.pipeline_params import compile_with_params, parse_params
+
+    job_only = [f for f in ("nodes", "procs_per_node", "data_source") if getattr(args, f) is not None]
+    if job_only:
+        flags = ", ".join("--" + f.replace("_", "-") for f in job_only)
+        print(
+            f"trainspec run: {flags} apply to one job; a pipeline's steps take their sizes and data from the "
+            "pipeline (override a parameter with --param NAME=VALUE, or run one job with --job NAME)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    graphs = [g for g in result.pipelines if args.pipeline is None or g.pipeline.name == args.pipeline]
+    if len(graphs) != 1:
+        names = ", ".join(sorted(g.pipeline.name for g in result.pipelines)) or "none"
+        what = f"no pipeline named {args.pipeline!r}" if args.pipeline else f"the inputs hold {len(graphs)} pipelines"
+        print(f"trainspec run: {what} (pipelines: {names}); pick one with --pipeline NAME", file=sys.stderr)
+        return EXIT_USAGE
+    graph = graphs[0]
+    values, problems = parse_params(graph, args.param)
+    if problems:
+        report.write(problems, sys.stderr, args.format, files=result.files)
+        return EXIT_USAGE
+    if values:  # the job steps are compiled (and checked) with the values this run uses
+        files = result.files
+        result = compile_with_params(result, graph, values, pipeline_options(args, Stop.LOWER))
+        result.files = files  # the same files, handed over as loaded specs
+        if not result.ok:
+            report.write(result.diagnostics, sys.stderr, args.format, files=result.files)
+            return EXIT_INVALID
+        graph = next(g for g in result.pipelines if g.pipeline.name == graph.pipeline.name)
+
+    def write(found: list[Diagnostic]) -> None:
+        report.write(found, sys.stderr, args.format, files=result.files, quiet=True)
+
+    warnings = [d for d in result.diagnostics if not d.is_error]
+    if warnings:
+        write(warnings)
+    sys.stdout.flush()
+    options = PipelineOptions(params=values, workdir=args.workdir, env_file=args.env_file)
+    return run_pipeline(
+        result, graph, options, stdout=sys.stdout.buffer, stderr=sys.stderr.buffer, say=sys.stderr, report=write
+    )

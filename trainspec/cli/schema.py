@@ -9,7 +9,7 @@ import sys
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--kind",
-        choices=("all", "Runtime", "TrainingJob"),
+        choices=("all", "Runtime", "TrainingJob", "Pipeline"),
         default="all",
         help="one kind, or all (dispatching on kind)",
     )

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from trainspec.compiler.plan import JobPlan
     from trainspec.compiler.targets import Target
     from trainspec.dsl.load.loaded import ForeignDoc, LoadedSpec
+    from trainspec.dsl.load.pipeline_steps import PipelineGraph
 
 RUNTIMES_DIR = lower_pass.RUNTIMES_DIR
 
@@ -62,6 +63,10 @@ class CompileResult(Record, frozen=False):
     """Everything a run produced: diagnostics and, as far as it went, plans, objects and files."""
 
     outputs: list[Output] = field(default_factory=list)
+    #: The objects of the jobs written inside pipelines (never in ``outputs``: a pipeline runs them).
+    pipeline_jobs: list[Output] = field(default_factory=list)
+    #: The pipelines whose steps fit together.
+    pipelines: list[PipelineGraph] = field(default_factory=list)
     plans: list[JobPlan] = field(default_factory=list)
     #: Every loaded spec, as written (before project defaults).
     specs: list[LoadedSpec] = field(default_factory=list)
@@ -197,6 +202,8 @@ def _result(reached: list[Product], diagnostics: list[Diagnostic], passes: tuple
     assert rendered is None or isinstance(rendered, Rendered)
     return CompileResult(
         outputs=list(lowered.outputs) if lowered is not None and clean else [],
+        pipeline_jobs=list(lowered.pipeline_jobs) if lowered is not None and clean else [],
+        pipelines=list(loaded.pipelines) if loaded is not None else [],
         plans=list(planned.plans) if planned is not None else [],
         specs=list(loaded.specs) if loaded is not None else [],
         runtimes=list(projected.runtimes) if projected is not None else [],

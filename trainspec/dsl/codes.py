@@ -116,6 +116,14 @@ TEMPLATE_CONSTRUCT: Final = Code(
     "template construct not allowed (loops, calls, assignments, macros, includes, some filters)",
 )
 TEMPLATE_NOT_TEXT: Final = Code("TS311", "template renders a null, a mapping or a list")
+PIPELINE_STEP: Final = Code(
+    "TS312", "a pipeline step is not exactly one of job, jobRef and container, or two steps share a name"
+)
+PIPELINE_REFERENCE: Final = Code(
+    "TS313", "a pipeline names a step, parameter, output or TrainingJob that does not exist, or a reference misplaced"
+)
+PIPELINE_CYCLE: Final = Code("TS314", "pipeline steps depend on each other in a cycle")
+PIPELINE_PARAMETER: Final = Code("TS315", "a pipeline parameter has no default, or a default not of its type")
 
 # -- compiling -------------------------------------------------------------------------------------
 RUNTIME_LIMIT: Final = Code("TS400", "resolved value conflicts with the runtime's limits")
@@ -213,6 +221,13 @@ PVC_CHANGE_REFUSED: Final = Code(
 )
 PVC_EXPANSION: Final = Code("TS443", "a PersistentVolumeClaim grows: its storage class must allow volume expansion")
 PREVIOUS_TREE: Final = Code("TS444", "the previous tree cannot be read (a directory or a git ref)")
+
+# -- Kubeflow Pipelines (trainspec kfp) ------------------------------------------------------------
+NO_LAUNCHER_IMAGE: Final = Code(
+    "TS450",
+    "a Kubeflow Pipelines launcher step needs an image with trainspec, and none is named (--image or the project's"
+    " spec.defaults.launcherImage)",
+)
 
 # -- checking emitted manifests --------------------------------------------------------------------
 CRD_SCHEMA: Final = Code("TS500", "manifest violates the CRD's structural schema")
@@ -325,6 +340,10 @@ LOCAL_DATA_SOURCE: Final = Code(
 LOCAL_GPUS: Final = Code("TS705", "the job asks for more GPUs than this machine has")
 LOCAL_COMMAND: Final = Code("TS706", "the job's command cannot be started here (none set, or not found)")
 LOCAL_WORK_DIR: Final = Code("TS707", "the local work directory cannot be used")
+LOCAL_PIPELINE_PARAM: Final = Code(
+    "TS708",
+    "a --param of a local pipeline run names no parameter of the pipeline, or its value is not of the parameter's type",
+)
 
 # -- cluster commands (submit, status, list, logs, cancel) -----------------------------------------
 NO_KUBE_CLIENT: Final = Code("TS710", "the cluster commands need the kubernetes client (pip install 'trainspec[kube]')")

@@ -7,7 +7,9 @@ only the ``kubernetes`` client, and nothing here loads ``kfp`` until a pipeline 
 * ``trainjob_task(spec_or_path)``: add a launcher step to a pipeline (needs kfp);
 * ``build_pipeline`` / ``compile_trainjob``: what ``trainspec kfp`` uses;
 * ``run_launcher``: the launcher logic itself (needs the kubernetes client);
-* ``rbac_objects``: the Role/RoleBinding (+ ClusterRole for cluster runtimes) the run needs.
+* ``rbac_objects``: the Role/RoleBinding (+ ClusterRole for cluster runtimes) the run needs;
+* ``compile_pipeline_ir`` / ``pick_graph``: a ``Pipeline`` as KFP IR (needs kfp);
+* ``build_trainjob``: a Pipeline job step's TrainJob for a run's parameter values (no cluster).
 """
 
 from __future__ import annotations
@@ -31,6 +33,10 @@ _EXPORTS = {
     "TrainJobFailed": "trainspec.kfp.launch_result",
     "TrainJobTimeout": "trainspec.kfp.launch_result",
     "rbac_objects": "trainspec.kfp.rbac",
+    "compile_pipeline_ir": "trainspec.kfp.pipeline_ir",
+    "pick_graph": "trainspec.kfp.pipeline_ir",
+    "build_trainjob": "trainspec.kfp.pipeline_job_step",
+    "BuiltJob": "trainspec.kfp.pipeline_job_step",
 }
 
 __all__ = sorted(_EXPORTS)  # noqa: PLE0605 (built from the lazy table; type checkers read the X as X imports)

@@ -1,10 +1,13 @@
-"""The ``launch_trainjob`` KFP component (needs ``kfp``: the ``trainspec[kfp]`` extra).
+"""The launcher component (needs ``kfp``: the ``trainspec[kfp]`` extra).
 
-A lightweight Python component: KFP ships the *source* of :func:`launch_trainjob` to the
-pod and runs it there, so the body only imports :mod:`trainspec.kfp.launcher` and calls it.
-The image must therefore have trainspec and the ``kubernetes`` client: by default they are
-pip-installed into a stock Python image at start-up; air-gapped clusters build an image with
-them and use :func:`make_launcher`.
+:func:`launch_trainjob` is the component's Python function; :func:`make_launcher` makes the
+component. It is a lightweight Python component: KFP ships the *source* of the function to the
+pod and runs it there with its executor, so the body only imports :mod:`trainspec.kfp.launcher`
+and calls it. The image must therefore already hold trainspec with the ``kube`` and ``kfp``
+extras: the ``launcher`` target of the repository's Dockerfile. Nothing is installed when the
+step starts (no ``pip install``, not even of kfp), so there is no default image: no public image
+or package index serves trainspec, and one named by default could be taken over by whoever
+publishes it first.
 
 No ``from __future__ import annotations`` here: KFP reads the signature's real annotations.
 """
@@ -13,13 +16,6 @@ from typing import Any, NamedTuple
 
 from kfp import dsl
 from kfp.dsl import Artifact, Output
-
-from trainspec import __version__
-
-DEFAULT_IMAGE = "python:3.11-slim"
-#: What a stock image needs; kfp itself is added by KFP (``--no-deps``), so its dependencies
-#: the launcher uses (the kubernetes client) must be listed here.
-DEFAULT_PACKAGES = [f"trainspec=={__version__}", "kubernetes>=27.2,<31"]
 
 #: Scheduling and resources go to the TrainJob only: the launcher pod stays small, and a GPU
 #: request on the step lands on the trainer nodes. Env and volumes also reach the launcher pod
@@ -76,36 +72,22 @@ def launch_trainjob(
     return Outputs(result.name, result.phase)
 
 
-def make_launcher(
-    image: str = DEFAULT_IMAGE,
-    packages_to_install: list[str] | None = None,
-    *,
-    install_kfp_package: bool | None = None,
-    pip_index_urls: list[str] | None = None,
-) -> Any:  # a kfp PythonComponent; kfp ships no types
-    """A ``launch_trainjob`` component for ``image``.
+def make_launcher(image: str) -> Any:  # a kfp PythonComponent; kfp ships no types
+    """The ``launch_trainjob`` component running in ``image``, an image built from the ``launcher``
+    target of trainspec's Dockerfile (``docker build --target launcher ...``, docs/kfp.md).
 
-    With the defaults, trainspec and the kubernetes client are pip-installed at start-up (the
-    cluster needs a package index). For an air-gapped cluster pass an image that already has
-    ``trainspec[kfp]`` installed and leave ``packages_to_install`` at None: nothing is installed,
-    not even kfp (``install_kfp_package`` defaults to whether packages are installed).
-    ``pip_index_urls`` points pip at a mirror.
+    The image is required: nothing is installed at start-up, so it must already hold
+    ``trainspec[kube,kfp]``. Pin it by digest for reproducible runs.
     """
-    if packages_to_install is None:
-        packages_to_install = list(DEFAULT_PACKAGES) if image == DEFAULT_IMAGE else []
-    if install_kfp_package is None:
-        install_kfp_package = bool(packages_to_install)
+    if not isinstance(image, str) or not image or any(c.isspace() for c in image):
+        raise ValueError(
+            f"make_launcher needs the launcher image (build the launcher target of trainspec's Dockerfile); "
+            f"got {image!r}"
+        )
     return dsl.component(
-        _BODY,
+        launch_trainjob,
         base_image=image,
-        packages_to_install=packages_to_install,
-        pip_index_urls=pip_index_urls,
-        install_kfp_package=install_kfp_package,
+        packages_to_install=[],
+        install_kfp_package=False,  # kfp is in the image: KFP would otherwise pip-install it at start-up
         task_config_passthroughs=PASSTHROUGHS,
     )
-
-
-#: The plain function (its source is what KFP ships); the name below becomes the component.
-_BODY = launch_trainjob
-#: The default launcher: a stock Python image that pip-installs trainspec at start-up.
-launch_trainjob = make_launcher()

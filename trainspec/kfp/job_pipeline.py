@@ -6,6 +6,11 @@
 * :func:`build_pipeline` makes a whole pipeline (``trainspec kfp``): an optional checkpoint
   PVC step (kfp-kubernetes ``CreatePVC`` with an explicit storage class), the launcher, and an
   optional ``DeletePVC``; caching is off for all of them.
+
+The launcher step runs in an image built from the ``launcher`` target of trainspec's Dockerfile
+and nothing is installed when it starts, so there is no default image: it is named by an
+explicit ``image``/``--image`` or by the project file's ``spec.defaults.launcherImage``; with
+neither, :func:`launcher_for` raises :class:`KfpSpecError` with a TS450 diagnostic.
 """
 
 from __future__ import annotations
@@ -16,13 +21,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from trainspec.dsl import codes
+from trainspec.dsl.diagnostics import Diagnostic, Related
 from trainspec.dsl.errors import TrainspecError
 
 PathLike = str | Path
 
+#: How to get a launcher image, for messages (docs/kfp.md has the details).
+BUILD_HINT = (
+    "build the launcher target of trainspec's Dockerfile (docker build --target launcher -t "
+    "REGISTRY/trainspec-launcher:VERSION .), push it to your registry, and name it in trainspec.yaml "
+    "(spec.defaults.launcherImage) or pass --image / image= (docs/kfp.md)"
+)
+
 
 class KfpSpecError(ValueError, TrainspecError):
-    """The spec does not compile, or does not name exactly one job."""
+    """The spec does not compile, does not name exactly one job, or names no launcher image.
+
+    ``diagnostics`` holds the located problems when there are some (the compiler's, or TS450).
+    """
+
+    def __init__(self, message: str, diagnostics: tuple[Diagnostic, ...] = ()) -> None:
+        super().__init__(message)
+        self.diagnostics = diagnostics
 
 
 @dataclass(frozen=True)
@@ -36,6 +57,11 @@ class CompiledJob:
     manifest: str
     claim: dict[str, Any] | None = None
     runtimes: list[dict[str, Any]] = field(default_factory=list)
+    #: The project file's ``spec.defaults.launcherImage`` (None: the project names none).
+    launcher_image: str | None = None
+    #: Where the job is written, and the project file's defaults (for the TS450 diagnostic).
+    origin: Related | None = field(default=None, compare=False, repr=False)
+    project_origin: Related | None = field(default=None, compare=False, repr=False)
 
     @property
     def storage_class(self) -> str | None:
@@ -62,31 +88,35 @@ def compile_trainjob(
     values: dict[str, Any] | None = None,
     project: Any = "discover",
     options: Any = None,
+    result: Any = None,
 ) -> CompiledJob:
     """Compile ``spec_or_path`` (a path, a ``TrainingJob``/``Runtime`` object, or a list of them).
 
     ``job`` picks one job by name when the specs hold several. The project file is discovered
     as the CLI does unless ``project`` names one (None: none); ``options`` (a
-    :class:`trainspec.compiler.pipeline.Options`) overrides both. Raises :class:`KfpSpecError`
-    with the compiler's diagnostics when the spec does not compile.
+    :class:`trainspec.compiler.pipeline.Options`) overrides both; ``result`` is a compile of the
+    same inputs already made (the command's, so the planner runs once per job). Raises
+    :class:`KfpSpecError` with the compiler's diagnostics when the spec does not compile.
     """
     if isinstance(spec_or_path, CompiledJob):
         return spec_or_path
     from trainspec.compiler.emit import manifest_dicts
     from trainspec.compiler.lower.dialects import dialect_for
     from trainspec.compiler.pipeline import DISCOVER, Options, Stop, run, sources
+    from trainspec.compiler.resolve import related_at
 
-    items = list(spec_or_path) if isinstance(spec_or_path, (list, tuple)) else [spec_or_path]
-    try:  # the pipeline says what an input may be, as for every command and the library
-        sources(items)
-    except TypeError:
-        raise KfpSpecError("specs must be paths or trainspec TrainingJob/Runtime objects") from None
-    if options is None:
-        options = Options(project=DISCOVER if project == "discover" else project, values=values, stop=Stop.LOWER)
-    result = run(items, options)
+    if result is None:
+        items = list(spec_or_path) if isinstance(spec_or_path, (list, tuple)) else [spec_or_path]
+        try:  # the pipeline says what an input may be, as for every command and the library
+            sources(items)
+        except TypeError:
+            raise KfpSpecError("specs must be paths or trainspec TrainingJob/Runtime objects") from None
+        if options is None:
+            options = Options(project=DISCOVER if project == "discover" else project, values=values, stop=Stop.LOWER)
+        result = run(items, options)
     if not result.ok:
-        lines = "\n".join(str(d) for d in result.diagnostics)
-        raise KfpSpecError(f"the spec does not compile:\n{lines}")
+        lines = "\n".join(_line(d) for d in result.diagnostics)
+        raise KfpSpecError(f"the spec does not compile:\n{lines}", tuple(result.diagnostics))
     # The launcher applies and watches TrainJobs: jobs of the other engines cannot be a KFP step yet.
     other = [
         p
@@ -119,9 +149,81 @@ def compile_trainjob(
         if d["kind"] in ("ClusterTrainingRuntime", "TrainingRuntime")
         and d["metadata"]["name"] == trainjob["spec"]["runtimeRef"]["name"]
     ]
+    name = _job_name(trainjob)
+    plan = next((p for p in result.plans if p.resolved.name == name), None)
+    origin = project_origin = None
+    if plan is not None:
+        origin = related_at(plan.resolved.loaded, ("metadata", "name"), f"job {name}")
+    if result.project_spec is not None:
+        path = next((p for p in (("spec", "defaults"), ("spec",)) if result.project_spec.has(p)), ())
+        project_origin = related_at(result.project_spec, path, "the project file names no spec.defaults.launcherImage")
     return CompiledJob(
-        _job_name(trainjob), meta.get("namespace", ""), trainjob, trainjob_json(trainjob), claim, runtimes
+        name,
+        meta.get("namespace", ""),
+        trainjob,
+        trainjob_json(trainjob),
+        claim,
+        runtimes,
+        launcher_image=result.project.spec.defaults.launcher_image,
+        origin=origin,
+        project_origin=project_origin,
     )
+
+
+def image_problem(image: str) -> str | None:
+    """Why ``image`` is not a container image reference the kubelet takes (None: it is one)."""
+    import re
+
+    from trainspec.dsl.kube_facts import IMAGE_MAX, IMAGE_REFERENCE_PATTERN
+
+    if not image or len(image) > IMAGE_MAX or re.fullmatch(IMAGE_REFERENCE_PATTERN, image) is None:
+        return f"{image!r} is not a container image reference (example: registry.example.com/trainspec-launcher:0.1.0)"
+    return None
+
+
+def no_launcher_image(compiled: CompiledJob) -> Diagnostic:
+    """TS450: the job's launcher step has no image (none given, none in the project file)."""
+    where = compiled.origin or Related(message=f"job {compiled.name}")
+    project = (
+        "the project file names none (spec.defaults.launcherImage)"
+        if compiled.project_origin is not None
+        else "no project file (trainspec.yaml) is in use"
+    )
+    return Diagnostic(
+        code=codes.NO_LAUNCHER_IMAGE,
+        message=f"job {compiled.name}: the Kubeflow Pipelines launcher step has no image: none was given "
+        f"(--image, image=) and {project}; the step installs nothing when it starts, and trainspec publishes "
+        "no image",
+        file=where.file,
+        line=where.line,
+        column=where.column,
+        hint=BUILD_HINT,
+        related=(compiled.project_origin,) if compiled.project_origin is not None else (),
+    )
+
+
+def launcher_for(compiled: CompiledJob, image: str | None = None) -> Any:
+    """The launcher component for ``compiled``: in ``image``, else the project's launcherImage.
+
+    Raises :class:`KfpSpecError` (TS450) when neither names one, or when ``image`` is not an
+    image reference.
+    """
+    from trainspec.kfp.component import make_launcher
+
+    chosen = image or compiled.launcher_image
+    if not chosen:
+        diagnostic = no_launcher_image(compiled)
+        raise KfpSpecError(f"{diagnostic.message}\n  hint: {diagnostic.hint}", (diagnostic,))
+    problem = image_problem(chosen)
+    if problem is not None:
+        raise KfpSpecError(f"launcher image: {problem}")
+    return make_launcher(chosen)
+
+
+def _line(diagnostic: Diagnostic) -> str:
+    """One diagnostic as a line of an exception's message (the CLI prints them itself)."""
+    where = ":".join(str(p) for p in (diagnostic.file or "<input>", diagnostic.line, diagnostic.column) if p)
+    return f"{where}: {diagnostic.severity.value}[{diagnostic.code}]: {diagnostic.message}"
 
 
 def _job_name(trainjob: dict[str, Any]) -> str:
@@ -166,6 +268,7 @@ def trainjob_task(
     namespace: str = "",
     checkpoint_claim: Any = "",
     launcher: Callable[..., Any] | None = None,
+    image: str | None = None,
 ) -> Any:
     """Add a launcher step for a trainspec job to the pipeline being defined; returns the task.
 
@@ -174,7 +277,9 @@ def trainjob_task(
     resources, tolerations, node selectors, env and volumes on the returned task: they are
     forwarded to the TrainJob (see ``PASSTHROUGHS``). ``checkpoint_claim`` may be a
     ``CreatePVC`` output (``pvc.outputs["name"]``). ``launcher`` is a component from
-    ``make_launcher`` (default: ``launch_trainjob``).
+    ``make_launcher``; without one, the launcher runs in ``image``, else in the project file's
+    ``spec.defaults.launcherImage`` (``project``, or the one a :class:`CompiledJob` was compiled
+    with); with neither, :class:`KfpSpecError` (TS450). Nothing is installed when the step starts.
     """
     from kfp import dsl
 
@@ -189,10 +294,7 @@ def trainjob_task(
     if wants_claim and _checkpoint_claim_name(compiled.trainjob) is None:
         raise KfpSpecError(f"job {compiled.name!r} has no checkpoint volume for checkpoint_claim to replace")
     if launcher is None:
-        from trainspec.kfp import component
-
-        # cast: the module rebinds the function's name to the component KFP builds from it.
-        launcher = cast(Callable[..., Any], component.launch_trainjob)
+        launcher = cast(Callable[..., Any], launcher_for(compiled, image))
     task = launcher(
         trainjob=compiled.manifest,
         run_id=dsl.PIPELINE_JOB_ID_PLACEHOLDER,
@@ -216,6 +318,7 @@ def build_pipeline(
     storage_class: str | None = None,
     pipeline_name: str | None = None,
     launcher: Callable[..., Any] | None = None,
+    image: str | None = None,
     **task_options: Any,
 ) -> Any:
     """A pipeline running ``compiled``: [CreatePVC ->] launcher [-> DeletePVC].
@@ -224,7 +327,9 @@ def build_pipeline(
     the compiled one, with an explicit storage class (``storage_class`` or the spec's):
     CreatePVC without one gives ``storageClassName: ""`` (static binding only) and the backend
     default is ``standard``, neither what the spec asked for. ``DeletePVC`` runs only after a
-    successful launch, so a failed run keeps its checkpoints. Other keywords go to
+    successful launch, so a failed run keeps its checkpoints. The launcher is ``launcher``, else
+    the component for ``image`` or the project's ``spec.defaults.launcherImage`` (none:
+    :class:`KfpSpecError`, TS450, before anything is built). Other keywords go to
     :func:`trainjob_task`.
     """
     from kfp import dsl, kubernetes as k8s
@@ -238,6 +343,8 @@ def build_pipeline(
         )
     if delete_pvc and claim is None:
         raise KfpSpecError("--delete-pvc needs a PVC step (a job with a checkpoint volume, without --no-create-pvc)")
+    if launcher is None:
+        launcher = launcher_for(compiled, image)
 
     @dsl.pipeline(
         name=pipeline_name or f"{compiled.name}-trainjob",

@@ -8,7 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 
 SCHEMA_DIR = Path(__file__).parent
-FILES = {"all": "trainspec.schema.json", "Runtime": "runtime.schema.json", "TrainingJob": "trainingjob.schema.json"}
+FILES = {
+    "all": "trainspec.schema.json",
+    "Runtime": "runtime.schema.json",
+    "TrainingJob": "trainingjob.schema.json",
+    "Pipeline": "pipeline.schema.json",
+}
 
 
 def schema_path(kind: str = "all") -> Path:

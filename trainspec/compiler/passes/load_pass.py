@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from trainspec.compiler.passes.options import DISCOVER, Options
 from trainspec.compiler.passes.products import Loaded, Sources
 from trainspec.dsl.diagnostics import Diagnostic
+from trainspec.dsl.load.loaded import LoadedSpec
+from trainspec.dsl.spec.pipeline_spec import Pipeline
 from trainspec.dsl.spec.project import Project
+
+if TYPE_CHECKING:
+    from trainspec.dsl.load.pipeline_steps import PipelineGraph
 
 
 def load(sources: Sources, options: Options) -> Loaded:
     """Read every input strictly; documents that are not trainspec's are counted, not read."""
     from trainspec.dsl.load.discovery import split_stdin
-    from trainspec.dsl.load.loaded import DEFAULT_PYTHON_TIMEOUT, ForeignDoc, LoadedSpec, spec_problems
+    from trainspec.dsl.load.loaded import DEFAULT_PYTHON_TIMEOUT, ForeignDoc, spec_problems
     from trainspec.dsl.load.spec_sources import discover, load_files
     from trainspec.dsl.load.values_files import load_values
 
@@ -47,12 +53,38 @@ def load(sources: Sources, options: Options) -> Loaded:
     for given in sources.objects:  # specs built in Python and handed over: the same single-spec checks
         found += spec_problems(given)
     given_project = (LoadedSpec(spec=project_obj, file="<python>"),) if project_obj is not None else ()
+    specs = [*specs, *sources.objects]
+    graphs, inline, problems = _pipelines(specs)
+    found += problems
     return Loaded(
-        specs=(*specs, *sources.objects, *given_project),
+        specs=(*(s for s in specs if not isinstance(s.spec, Pipeline)), *inline, *given_project),
         files=len(files) + stdin,
         foreign=tuple(foreign),
         diagnostics=tuple(found),
+        pipelines=tuple(graphs),
     )
+
+
+def _pipelines(specs: list[LoadedSpec]) -> tuple[list[PipelineGraph], list[LoadedSpec], list[Diagnostic]]:
+    """Each Pipeline checked and its inline job steps as TrainingJobs (which every later pass
+    treats like any other job); job steps by name resolve against the input TrainingJobs."""
+    pipelines = [s for s in specs if isinstance(s.spec, Pipeline)]
+    if not pipelines:
+        return [], [], []
+    from trainspec.dsl.load.pipeline_steps import expand
+    from trainspec.dsl.spec.models import TrainingJob
+
+    jobs = {s.name: s for s in specs if isinstance(s.spec, TrainingJob)}
+    graphs: list[PipelineGraph] = []
+    inline: list[LoadedSpec] = []
+    problems: list[Diagnostic] = []
+    for pipeline in pipelines:
+        graph, found, diagnostics = expand(pipeline, jobs)
+        inline += found
+        problems += diagnostics
+        if graph is not None:
+            graphs.append(graph)
+    return graphs, inline, problems
 
 
 def _project_choice(options: Options) -> tuple[str | None, Project | None]:

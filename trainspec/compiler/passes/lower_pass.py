@@ -27,6 +27,7 @@ def lower(checked: Checked, options: Options) -> Lowered:
     dialects = planned.dialects
     gitops = planned.projected.gitops
     outputs: list[Output] = []
+    pipeline_jobs: list[Output] = []
     try:
         for loaded in planned.projected.runtimes:
             dialect = dialects.dialect_of(loaded)
@@ -48,10 +49,15 @@ def lower(checked: Checked, options: Options) -> Lowered:
             objects = dialects.dialect_of(resolved.runtime.loaded).lower_job(job)
             objects += lowered_objects(job)  # PodMonitor, dashboard ConfigMap (issue 15)
             objects = finish_runs(job, objects)  # <job>-<run id>: a new run per shape (day 2)
-            outputs.append(_output(f"{resolved.namespace}/{resolved.name}.yaml", objects, (resolved.loaded.file,), 1))
+            output = _output(f"{resolved.namespace}/{resolved.name}.yaml", objects, (resolved.loaded.file,), 1)
+            (pipeline_jobs if resolved.loaded.within else outputs).append(output)
     except LoweringError as exc:
         return Lowered(outputs=(), gitops=gitops, diagnostics=(exc.diagnostic,))
-    return Lowered(outputs=tuple(sorted(outputs, key=lambda o: (o.wave, o.path))), gitops=gitops)
+    return Lowered(
+        outputs=tuple(sorted(outputs, key=lambda o: (o.wave, o.path))),
+        gitops=gitops,
+        pipeline_jobs=tuple(sorted(pipeline_jobs, key=lambda o: o.path)),
+    )
 
 
 def _output(path: str, lowered: Sequence[LoweredObject], sources: tuple[str, ...], wave: int) -> Output:

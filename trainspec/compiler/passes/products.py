@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from trainspec.compiler.targets import Target
     from trainspec.dsl.diagnostics import Diagnostic
     from trainspec.dsl.load.loaded import ForeignDoc, LoadedSpec
+    from trainspec.dsl.load.pipeline_steps import PipelineGraph
     from trainspec.dsl.spec.project import Project
 
 Diagnostics = tuple["Diagnostic", ...]
@@ -50,6 +51,8 @@ class Loaded(Record):
     #: Documents that were read and left alone as not trainspec's (Kubernetes manifests, ...).
     foreign: tuple[ForeignDoc, ...]
     diagnostics: Diagnostics = ()
+    #: The pipelines whose steps fit together (their inline jobs are among ``specs``).
+    pipelines: tuple[PipelineGraph, ...] = ()
 
 
 class Projected(Record):
@@ -138,6 +141,9 @@ class Lowered(Record):
     outputs: tuple[Output, ...]
     gitops: str | None
     diagnostics: Diagnostics = ()
+    #: The objects of the jobs written inside pipelines: run by the pipeline (the launcher), never
+    #: written into an output tree, where a GitOps sync would start them; checked like the rest.
+    pipeline_jobs: tuple[Output, ...] = ()
 
 
 class Rendered(Record):

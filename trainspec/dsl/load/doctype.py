@@ -33,7 +33,7 @@ from trainspec.dsl.record import TupleRecord
 from trainspec.dsl.spec.models import API_GROUP, API_VERSION
 
 #: Kinds a trainspec document may declare.
-OUR_KINDS = ("TrainingJob", "Runtime", "Project")
+OUR_KINDS = ("TrainingJob", "Runtime", "Pipeline", "Project")
 #: Real kinds of neighbouring tools that a fuzzy match would take for ours.
 FOREIGN_KINDS = frozenset(
     {

@@ -52,6 +52,9 @@ class LoadedSpec(Record):
     file: str
     doc: SourceDoc | None = None
     origin: Mark = Mark(1, 1)
+    #: For a job written inside a pipeline, where its ``spec`` is in the pipeline document
+    #: (``("spec", "steps", 1, "job")``): diagnostics show the path the user wrote.
+    within: tuple = ()
 
     @property
     def kind(self) -> str:
@@ -108,11 +111,21 @@ class LoadedSpec(Record):
             message,
             self.file,
             self.mark(path, at_key=at_key),
-            path,
+            self.shown(path),
             severity=severity,
             hint=hint,
             related=related,
         )
+
+    def shown(self, path: tuple) -> tuple:
+        """``path`` as the user wrote it: in the pipeline document for a job written inside one."""
+        if not self.within:
+            return path
+        if path[:1] == ("spec",):
+            return (*self.within, *path[1:])
+        if path[:1] == ("metadata",):
+            return (*self.within[:-1], "name")  # the job is named after its step
+        return self.within[:-1]
 
 
 def runtime_problems(loaded: LoadedSpec) -> list[Diagnostic]:

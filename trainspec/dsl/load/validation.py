@@ -14,6 +14,7 @@ from trainspec.dsl.errors import ValidationError, short_repr, suggest
 from trainspec.dsl.framework.modeling import Model
 from trainspec.dsl.load.strict_yaml import Mark, SourceDoc
 from trainspec.dsl.spec.models import API_GROUP, API_VERSION, KINDS, Spec
+from trainspec.dsl.spec.pipeline_spec import Pipeline
 from trainspec.dsl.spec.project import Project
 
 #: Error kind (:data:`trainspec.dsl.errors.ERROR_KINDS`) -> diagnostic code: every kind, one code each.
@@ -68,7 +69,7 @@ _CODE_BY_ERROR = CODE_BY_ERROR  # the name pyspec imports
 _TYPE_ERRORS = {"string_type", "enum", "literal_error"}
 
 #: Every kind a document may declare.
-ALL_KINDS: dict[str, type[Model]] = {**KINDS, "Project": Project}
+ALL_KINDS: dict[str, type[Model]] = {**KINDS, "Pipeline": Pipeline, "Project": Project}
 
 _HINTS = {
     codes.MISSING_FIELD: "add the field; see `trainspec schema` for what it takes",

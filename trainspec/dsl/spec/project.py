@@ -66,6 +66,11 @@ class Defaults(_Model):
         description="Image of the data-sharding stage for runtimes whose dataSharding names none "
         "(build it from trainspec's Dockerfile and push it to your registry).",
     )
+    launcher_image: Image | None = field(
+        default=None,
+        description="Image of the Kubeflow Pipelines launcher step that `trainspec kfp` compiles (build the "
+        "`launcher` target of trainspec's Dockerfile and push it to your registry); --image overrides it.",
+    )
 
 
 class ImagePolicy(_Model):
