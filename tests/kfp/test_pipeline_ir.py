@@ -144,7 +144,7 @@ def test_a_run_with_overridden_parameters_builds_the_overridden_trainjob(compile
     assert default.trainjob["spec"]["trainer"]["numNodes"] == 2
     trainer = built.trainjob["spec"]["trainer"]
     assert trainer["numNodes"] == 4
-    assert trainer["args"] == ["--epochs", "5"]
+    assert trainer["args"] == ["--epochs", "5", "--save-every", "2"]
     assert {"name": "TRAINSPEC_NUM_SHARDS", "value": "4"} in trainer["env"]  # derived fields follow
     assert "s3://mlpipeline/v2/artifacts/finetune/run-1/prep/7/dataset" in yaml.safe_dump(built.trainjob)
     assert built.checkpoint.startswith("pvc://") and built.checkpoint.endswith("/checkpoints")

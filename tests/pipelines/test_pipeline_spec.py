@@ -45,7 +45,7 @@ def test_the_example_pipeline_checks_and_its_train_step_is_a_located_job() -> No
     assert isinstance(job.loaded.spec, TrainingJob) and job.loaded.file.endswith("examples/pipeline/pipeline.yaml")
     assert job.loaded.mark(("spec", "nodes")).line == 46  # `nodes: $(params.nodes)` in the pipeline file
     assert job.nodes.value == 2  # the parameter's default, typed
-    assert job.loaded.spec.spec.args == ["--epochs", "3"]  # a whole-scalar reference in text stays text
+    assert job.loaded.spec.spec.args == ["--epochs", "3", "--save-every", "2"]  # a whole-scalar reference in text stays text
     assert job.loaded.spec.spec.data.source == "s3://trainspec-pipeline-artifacts/finetune/prep/dataset"
 
 
@@ -194,3 +194,20 @@ def test_conditions_compare_numbers_as_numbers_and_text_as_text() -> None:
     assert holds(parse_condition("$(params.n) > 9"), value_of)  # 10 > 9 as numbers, not '10' < '9'
     assert not holds(parse_condition("$(steps.t.status) > 3"), value_of)  # text against a number: never ordered
     assert substitute("--lr=$(params.n) $(nope)", value_of) == "--lr=10 $(nope)"
+
+
+def test_names_that_become_kfp_inputs_and_outputs_are_identifiers(tmp_path: Path) -> None:
+    text = HEAD + (
+        "  parameters:\n    learning-rate: {type: float, default: 0.1}\n"
+        "  steps:\n    - name: s\n      container: {image: x}\n      outputs: [good_one, bad.one]\n"
+    )
+    assert {(c, p) for c, _, _, p in _found(_run(tmp_path, text))} == {
+        ("TS315", "spec.parameters.learning-rate"),
+        ("TS312", "spec.steps[0].outputs[1]"),
+    }
+
+
+def test_a_pipeline_has_at_least_one_step_and_at_most_200(tmp_path: Path) -> None:
+    assert {(c, p) for c, _, _, p in _found(_run(tmp_path, HEAD + "  steps: []\n"))} == {("TS203", "spec.steps")}
+    many = "".join(f"    - name: s{k}\n      container: {{image: x}}\n" for k in range(201))
+    assert {(c, p) for c, _, _, p in _found(_run(tmp_path, HEAD + "  steps:\n" + many))} == {("TS203", "spec.steps")}

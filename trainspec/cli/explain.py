@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 FORMATS = ("text", "markdown", "json", "mermaid")
 
@@ -54,7 +55,24 @@ def run(args: argparse.Namespace) -> int:
     explanations = [explain_plan(plan, result.project, price=args.gpu_hour_price) for plan in result.plans]
     # Jobs that resolved are explained even when another spec has errors: explain is how people
     # find out why (a GPU ceiling, a missing queue); the errors still go to stderr and exit 1.
-    sys.stdout.write(render(explanations, args.format))
+    text = render(explanations, args.format)
+    if result.pipelines and args.format in ("text", "json"):
+        text = _with_pipelines(text, result.pipelines, explanations, args.format)
+    sys.stdout.write(text)
     if result.diagnostics:
         report.write(result.diagnostics, sys.stderr)
     return 1 if has_errors(result.diagnostics) else 0
+
+
+def _with_pipelines(text: str, graphs: list[Any], explanations: list[Any], fmt: str) -> str:
+    """The pipelines' blocks after the jobs' (text), or a ``pipelines`` list beside ``jobs`` (JSON)."""
+    from trainspec.explain.pipeline_summary import as_dict, render_text, summarize
+
+    summaries = [summarize(graph, explanations) for graph in graphs]
+    if fmt == "json":
+        import json
+
+        data = json.loads(text)
+        data["pipelines"] = [as_dict(summary) for summary in summaries]
+        return json.dumps(data, indent=2) + "\n"
+    return text + "".join("\n" + render_text(summary) for summary in summaries)

@@ -25,8 +25,11 @@ def diff_results(old: CompileResult, new: CompileResult) -> DiffReport:
     """
     from trainspec.check.day2 import new_runs
     from trainspec.compiler.emit import manifest_dicts
+    from trainspec.diff.pipeline_changes import pipeline_changes
 
     report = compare(snapshot(old), snapshot(new))
+    if old.pipelines or new.pipelines:
+        report = DiffReport((*report.changes, *pipeline_changes(old, new)))
     previous = [d for output in old.outputs for d in manifest_dicts(output.objects)]
     runs = dict(new_runs(new, previous, details=False))
     if not runs:

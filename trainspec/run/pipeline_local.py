@@ -99,7 +99,7 @@ def run_pipeline(
     )
     _write(say, _header(name, graph, run_id, run_dir, values, options.params))
     ends: dict[str, StepEnd] = {}
-    with _signals(ctx) as stopped:
+    with _signals() as stopped:
         for step in graph.steps:
             spec = _spec(graph, step.name)
             end = StepEnd(step.name, NOT_RUN, note="the run was interrupted") if stopped else None
@@ -189,17 +189,15 @@ def _why(attempt: Attempt) -> str:
 
 
 @contextmanager
-def _signals(ctx: StepContext) -> Iterator[list[int]]:
+def _signals() -> Iterator[list[int]]:
     """SIGINT/SIGTERM between steps (a step's supervisor handles them while it runs) stop the run;
-    the list holds the exit status once one came. A SIGTERM of a step's timeout is not one."""
+    the list holds the exit status once one came."""
     stopped: list[int] = []
     if threading.current_thread() is not threading.main_thread():
         yield stopped
         return
 
     def on_signal(signum: int, _frame: object) -> None:
-        if signum == signal.SIGTERM and ctx.timed_out.is_set():
-            return  # the timeout fired as its step ended
         if not stopped:
             stopped.append(128 + signum)
 

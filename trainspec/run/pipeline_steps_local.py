@@ -12,14 +12,13 @@
   in the job's command line or env is replaced by the local path too.
 
 Each step runs under a :class:`~trainspec.run.processes.Supervisor` (a process group per
-process, everything ended on Ctrl-C). A step's ``timeout`` is the signal ``run --local``
-already obeys: when it passes, this process sends itself SIGTERM, which the supervisor turns
-into stopping the step's groups (SIGTERM, SIGKILL after the grace period).
+process, everything ended on Ctrl-C). When a step's ``timeout`` passes, a timer asks its
+supervisor to stop (:meth:`~trainspec.run.processes.Supervisor.stop`): the step's groups get
+SIGTERM, then SIGKILL after the grace period, and the step is reported as timed out.
 """
 
 from __future__ import annotations
 
-import os
 import signal
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -73,7 +72,7 @@ class StepContext:
     report: Callable[[list[Diagnostic]], None]
     env_file: str | None = None
     grace: float | None = None
-    #: Set by the timeout timer before it signals: the SIGTERM that follows is the timeout's.
+    #: Set by the timeout timer before it stops the step: the interruption is the timeout's.
     timed_out: threading.Event = field(default_factory=threading.Event)
 
 
@@ -219,7 +218,7 @@ def _supervised(
     kwargs = {} if ctx.grace is None else {"grace": ctx.grace}
     hold = () if prepared is None or prepared.lock is None or prepared.lock.fd is None else (prepared.lock.fd,)
     supervisor = Supervisor(ctx.stdout, ctx.stderr, hold_fds=hold, **kwargs)
-    timer = _timer(ctx, timeout)
+    timer = _timer(ctx, timeout, supervisor)
     try:
         outcome = supervisor.run(members)
     except StartError as exc:
@@ -230,15 +229,14 @@ def _supervised(
     return _attempt(ctx, outcome, timeout)
 
 
-def _timer(ctx: StepContext, timeout: float | None) -> threading.Timer | None:
+def _timer(ctx: StepContext, timeout: float | None, supervisor: Supervisor) -> threading.Timer | None:
     if timeout is None:
         return None
     ctx.timed_out.clear()
 
     def expire() -> None:
         ctx.timed_out.set()
-        # The supervisor stops every group on SIGTERM (and only the main thread can be told).
-        os.kill(os.getpid(), signal.SIGTERM)
+        supervisor.stop()  # every group: SIGTERM, SIGKILL after the grace period
 
     timer = threading.Timer(timeout, expire)
     timer.daemon = True

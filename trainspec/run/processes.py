@@ -196,6 +196,11 @@ class Supervisor:
         else:
             self._kill_now = True
 
+    def stop(self, signum: int = signal.SIGTERM) -> None:
+        """Stop every member as ``signum`` would, from any thread (a step's timeout): the run ends as
+        an interruption by ``signum``; a second call kills at once."""
+        self._on_signal(signum, None)
+
     def _install(self) -> dict[int, _Handler]:
         if threading.current_thread() is not threading.main_thread():
             return {}  # only the main thread may set handlers (an embedding caller keeps its own)

@@ -19,6 +19,7 @@ $(steps.prep.outputs.dataset)``) is checked with a stand-in URI of the artifact 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -28,7 +29,7 @@ from trainspec.dsl.diagnostics import Diagnostic, Related, Severity, format_path
 from trainspec.dsl.load.loaded import LoadedSpec
 from trainspec.dsl.load.strict_yaml import Mark, SourceDoc
 from trainspec.dsl.record import Record, TupleRecord, replace
-from trainspec.dsl.spec.pipeline_spec import REFERENCE, ParamType, Pipeline, Step
+from trainspec.dsl.spec.pipeline_spec import IDENTIFIER, REFERENCE, ParamType, Pipeline, Step
 
 #: The outputs every job step has: where its checkpoints are (a URI later steps may read).
 JOB_OUTPUTS = ("checkpoint",)
@@ -60,6 +61,8 @@ class PipelineGraph(Record):
     file: str
     #: Steps in run order (each after everything it needs; ties in the order written).
     steps: tuple[GraphStep, ...]
+    #: Where the pipeline document starts.
+    at: Mark = Mark(1, 1)
 
 
 def expand(
@@ -105,12 +108,20 @@ class _Expansion:
             )
             for name in order
         )
-        return PipelineGraph(self.pipeline, self.loaded.file, graph), found, self.problems
+        return PipelineGraph(self.pipeline, self.loaded.file, graph, self.loaded.mark(())), found, self.problems
 
     # -- the checks -------------------------------------------------------------------------------
 
     def names(self) -> None:
         for i, step in enumerate(self.steps):
+            for k, output in enumerate(step.outputs):
+                if not re.match(IDENTIFIER, output):
+                    self.add(
+                        codes.PIPELINE_STEP,
+                        ("spec", "steps", i, "outputs", k),
+                        f"output name {output!r} is not a letter followed by letters, digits or _",
+                        "rename it (it becomes a Kubeflow Pipelines output, read as $(steps.STEP.outputs.NAME))",
+                    )
             first = self.by_name.setdefault(step.name, i)
             if first != i:
                 mark = self.loaded.mark(("spec", "steps", first, "name"))
@@ -125,6 +136,13 @@ class _Expansion:
     def parameters(self) -> None:
         for name, parameter in self.pipeline.spec.parameters.items():
             path = ("spec", "parameters", name)
+            if not re.match(IDENTIFIER, name):
+                self.add(
+                    codes.PIPELINE_PARAMETER,
+                    path,
+                    f"parameter name {name!r} is not a letter followed by letters, digits or _",
+                    "rename it (it becomes a Kubeflow Pipelines input of the same name, read as $(params.NAME))",
+                )
             if parameter.default is None:
                 self.add(
                     codes.PIPELINE_PARAMETER,

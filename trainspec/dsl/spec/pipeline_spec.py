@@ -133,7 +133,11 @@ class PipelineSpec(_Model):
     """The steps and parameters of a pipeline."""
 
     parameters: dict[str, Parameter] = field(default_factory=dict, description="Run-time parameters, by name.")
-    steps: list[Step] = field(description="The steps; order is free, ``after`` and data flow decide it.")
+    steps: list[Step] = field(
+        min_length=1,
+        max_length=MAX_STEPS,
+        description="The steps (at least one, at most 200); order is free: after and data flow decide it.",
+    )
 
 
 class Pipeline(_Model):
@@ -156,6 +160,7 @@ class Pipeline(_Model):
 
 
 __all__ = [
+    "IDENTIFIER",
     "MAX_RETRIES",
     "MAX_STEPS",
     "REFERENCE",
