@@ -66,6 +66,13 @@ _EXPORTS = {
         ),
         _MODELS,
     ),
+    # pipelines (docs/pipelines.md)
+    "Pipeline": "trainspec.dsl.spec.pipeline_spec",
+    "PipelineSpec": "trainspec.dsl.spec.pipeline_spec",
+    "Step": "trainspec.dsl.spec.pipeline_spec",
+    "ContainerStep": "trainspec.dsl.spec.pipeline_spec",
+    "Parameter": "trainspec.dsl.spec.pipeline_spec",
+    "ParamType": "trainspec.dsl.spec.pipeline_spec",
     # the parallelism planner's and the metrics' parts
     "TransformerModel": "trainspec.dsl.spec.parallelism",
     "Parallelism": "trainspec.dsl.spec.parallelism",
@@ -101,6 +108,7 @@ __all__ = [
     "Client",
     "ClusterError",
     "CompileResult",
+    "ContainerStep",
     "DType",
     "Data",
     "DataFormat",
@@ -121,6 +129,10 @@ __all__ = [
     "OutputReport",
     "Parallelism",
     "ParamCount",
+    "ParamType",
+    "Parameter",
+    "Pipeline",
+    "PipelineSpec",
     "Quantity",
     "Resources",
     "Restarts",
@@ -132,6 +144,7 @@ __all__ = [
     "SecretRef",
     "Severity",
     "ShardBy",
+    "Step",
     "TaintEffect",
     "Toleration",
     "TolerationOperator",
@@ -209,3 +222,4 @@ if TYPE_CHECKING:  # pragma: no cover
     )
     from trainspec.dsl.spec.observability import JobObservability, RuntimeObservability
     from trainspec.dsl.spec.parallelism import Parallelism, TransformerModel
+    from trainspec.dsl.spec.pipeline_spec import ContainerStep, Parameter, ParamType, Pipeline, PipelineSpec, Step

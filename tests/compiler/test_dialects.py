@@ -118,3 +118,58 @@ def test_a_name_within_kuberays_budget_passes_though_a_trainer_pod_would_not_fit
     # 40 characters: a 101-node TrainJob's pods (<name>-<run>-node-0-100-xxxxx) need a shorter one.
     assert _name_problems(Engine.RAY, "r" + "a" * 39, nodes=101) == []
     assert _name_problems(Engine.TRAINER, "r" + "a" * 39, nodes=101) != []
+
+
+@pytest.mark.parametrize(
+    ("engine", "spec", "finished", "failed"),
+    [
+        (
+            Engine.TRAINER,
+            "examples/ddp-cpu.yaml",
+            {"conditions": [{"type": "Suspended", "status": "False"}, {"type": "Complete", "status": "True"}]},
+            {"conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded"}]},
+        ),
+        (
+            Engine.RAY,
+            "examples/ray-train",
+            {"jobDeploymentStatus": "Complete", "jobStatus": "SUCCEEDED"},
+            {"jobDeploymentStatus": "Failed", "jobStatus": "FAILED", "reason": "AppFailed"},
+        ),
+        (
+            Engine.TRAINING_OPERATOR,
+            "examples/elastic-pytorchjob.yaml",
+            {"conditions": [{"type": "Running", "status": "False"}, {"type": "Succeeded", "status": "True"}]},
+            {"conditions": [{"type": "Failed", "status": "True", "reason": "PyTorchJobFailed"}]},
+        ),
+    ],
+)
+def test_launch_facts_read_each_kinds_state_from_the_object_alone(
+    engine: Engine, spec: str, finished: dict, failed: dict
+) -> None:
+    from trainspec.compiler.emit import manifest_dicts
+    from trainspec.compiler.runs import suffix_length
+
+    result = run([spec], Options(project=None, stop=Stop.LOWER))
+    (plan,) = result.plans
+    dialect = dialect_for(result.target, plan.engine)
+    assert dialect.name is engine and dialect.kfp_step
+    (job,) = [d for d in manifest_dicts(result.objects()) if d["kind"] in dialect.job_kinds]
+    created = dialect.launch_facts(job)
+    assert (created.phase, created.done) == ("Created", False)
+    # The log pod is this object's (its name in the selector), not any run of the same job.
+    assert job["metadata"]["name"] in created.log_selector.values() and created.log_container
+    # The object-only name limit never allows more than the planner's (run suffix included).
+    assert len(job["metadata"]["name"]) <= created.name_max
+    assert created.name_max <= dialect.name_budget(plan).max_length + suffix_length(plan)
+    assert dialect.launch_facts({**job, "status": finished}).phase == "Complete"
+    gone = dialect.launch_facts({**job, "status": failed})
+    assert gone.phase == "Failed" and gone.done and gone.reason
+
+
+def test_a_retrying_rayjob_is_not_finished_though_its_last_ray_job_failed() -> None:
+    ray = dialect_for(Target(), Engine.RAY)
+    job = {"kind": "RayJob", "metadata": {"name": "r"}}
+    assert ray.launch_facts({**job, "status": {"jobDeploymentStatus": "Retrying", "jobStatus": "FAILED"}}).phase == (
+        "Running"
+    )
+    assert ray.launch_facts({**job, "status": {"jobDeploymentStatus": "Suspended"}}).phase == "Suspended"

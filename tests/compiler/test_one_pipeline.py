@@ -284,7 +284,11 @@ def test_explain_names_the_engine_and_its_restart_field() -> None:
     assert "engine ray" in text
 
 
-def test_kfp_says_it_launches_trainjobs_only(tmp_path: Path) -> None:
-    status, out, err = _cli("kfp", "examples/ray-train", "--no-project", "-o", str(tmp_path / "p.yaml"))
-    assert status == 1 and "Kubeflow Trainer TrainJobs only" in out + err
-    assert not (tmp_path / "p.yaml").exists()
+def test_kfp_launches_a_job_of_every_engine(tmp_path: Path) -> None:
+    """The launcher applies and watches RayJobs and Training Operator jobs too (tests/kfp/test_kfp_engines.py
+    runs them); the command reaches the same pipeline as for a TrainJob."""
+    image = ("--image", "registry.example.com/trainspec-launcher:0.1.0")
+    for example in ("examples/ray-train", "examples/elastic-pytorchjob.yaml"):
+        status, _out, err = _cli("kfp", example, "--no-project", *image, "-o", str(tmp_path / "p.yaml"))
+        assert status == 0, err
+        assert "pip install" not in (tmp_path / "p.yaml").read_text()

@@ -288,7 +288,7 @@ def test_module_without_specs_gets_a_warning(tmp_path: Path) -> None:
     assert specs == []
     (warning,) = problems
     assert (warning.code, warning.severity.value, warning.line) == ("TS117", "warning", 1)
-    assert "no TrainingJob or Runtime objects found" in warning.message
+    assert "no TrainingJob, Runtime or Pipeline objects found" in warning.message
     assert "module-level" in warning.hint
 
 

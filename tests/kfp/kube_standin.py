@@ -65,6 +65,11 @@ STORES = {
         "trainer.kubeflow.org_trainingruntimes.json",
     ),
     "workloads": ("kueue.x-k8s.io/v1beta2", "Workload", True, "kueue.x-k8s.io_workloads.json"),
+    # The other engines' job kinds the KFP launcher applies (kept in StandIn.objects).
+    "rayjobs": ("ray.io/v1", "RayJob", True, "ray.io_rayjobs.json"),
+    "pytorchjobs": ("kubeflow.org/v1", "PyTorchJob", True, "kubeflow.org_pytorchjobs.json"),
+    "jaxjobs": ("kubeflow.org/v1", "JAXJob", True, "kubeflow.org_jaxjobs.json"),
+    "mpijobs": ("kubeflow.org/v2beta1", "MPIJob", True, "kubeflow.org_mpijobs.json"),
     "persistentvolumeclaims": ("v1", "PersistentVolumeClaim", True, None),
     "pods": ("v1", "Pod", True, None),
     # What submit applies beside the job (kept in StandIn.objects); a test takes a kind out of
@@ -75,6 +80,8 @@ STORES = {
     "rolebindings": ("rbac.authorization.k8s.io/v1", "RoleBinding", True, None),
     "podmonitors": ("monitoring.coreos.com/v1", "PodMonitor", True, None),
 }
+#: The job kinds: ``status_script`` plays their controller, and their first apply sets ``applied``.
+JOB_PLURALS = frozenset({"trainjobs", "rayjobs", "pytorchjobs", "jaxjobs", "mpijobs"})
 LIST_KEYS = {"ownerReferences": "uid", "managedFields": "manager"}
 CRD_DATA = Path(__file__).resolve().parents[2] / "trainspec" / "check" / "schema" / "data"
 _SCHEMAS: dict[str, dict] = {}
@@ -114,6 +121,7 @@ class StandIn:
     unserved: set[str] = field(default_factory=set)
     #: The log of each pod's previous container instance (``previous=true``), when it restarted.
     previous_logs: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    #: Statuses given to a job object (any of JOB_PLURALS) on successive GETs; the last one stays.
     status_script: list[dict] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
     requests: list[Request] = field(default_factory=list)
@@ -396,7 +404,7 @@ class StandIn:
             if path in self._deleting:  # foreground deletion finishing now
                 self._finish_delete(plural, ns, key, path)
                 return 404, _not_found(plural, name), "json"
-            if plural == "trainjobs" and self.status_script:
+            if plural in JOB_PLURALS and self.status_script:
                 obj["status"] = self.status_script.pop(0) if len(self.status_script) > 1 else self.status_script[0]
             return 200, obj, "json"
         if method == "PATCH" and sub == "status":
@@ -620,7 +628,7 @@ class StandIn:
         )
         store[key] = merged
         self._record(plural, ns, "ADDED" if old is None else "MODIFIED", merged)
-        if plural == "trainjobs":
+        if plural in JOB_PLURALS:
             self.applied.set()
         return (201 if old is None else 200), merged, "json"
 

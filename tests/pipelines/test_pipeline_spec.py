@@ -45,7 +45,12 @@ def test_the_example_pipeline_checks_and_its_train_step_is_a_located_job() -> No
     assert isinstance(job.loaded.spec, TrainingJob) and job.loaded.file.endswith("examples/pipeline/pipeline.yaml")
     assert job.loaded.mark(("spec", "nodes")).line == 46  # `nodes: $(params.nodes)` in the pipeline file
     assert job.nodes.value == 2  # the parameter's default, typed
-    assert job.loaded.spec.spec.args == ["--epochs", "3", "--save-every", "2"]  # a whole-scalar reference in text stays text
+    assert job.loaded.spec.spec.args == [
+        "--epochs",
+        "3",
+        "--save-every",
+        "2",
+    ]  # a whole-scalar reference in text stays text
     assert job.loaded.spec.spec.data.source == "s3://trainspec-pipeline-artifacts/finetune/prep/dataset"
 
 
@@ -211,3 +216,29 @@ def test_a_pipeline_has_at_least_one_step_and_at_most_200(tmp_path: Path) -> Non
     assert {(c, p) for c, _, _, p in _found(_run(tmp_path, HEAD + "  steps: []\n"))} == {("TS203", "spec.steps")}
     many = "".join(f"    - name: s{k}\n      container: {{image: x}}\n" for k in range(201))
     assert {(c, p) for c, _, _, p in _found(_run(tmp_path, HEAD + "  steps:\n" + many))} == {("TS203", "spec.steps")}
+
+
+def test_a_pipeline_written_in_python_is_loaded_checked_and_located(tmp_path: Path) -> None:
+    """A spec module's module-level Pipeline is a spec like its TrainingJobs (run in the supervised
+    child, handed back as data, checked with the constructor call's line)."""
+    (tmp_path / "pipe.py").write_text(
+        "from trainspec import ContainerStep, Metadata, Pipeline, PipelineSpec, Step\n"
+        "\n"
+        "pipeline = Pipeline(\n"
+        "    metadata=Metadata(name='py-pipe', namespace='team'),\n"
+        "    spec=PipelineSpec(steps=[\n"
+        "        Step(name='prep', container=ContainerStep(image='python:3.12', command=['python', 'p.py'])),\n"
+        "        Step(name='eval', after=['prpe'], container=ContainerStep(image='python:3.12')),\n"
+        "    ]),\n"
+        ")\n"
+    )
+    result = run([str(tmp_path / "pipe.py")], Options(project=None, stop=Stop.VALIDATE, cwd=str(tmp_path)))
+    assert {(d.code, d.line, d.path) for d in result.diagnostics} == {("TS313", 3, "spec.steps[1].after[0]")}
+
+
+def test_the_pipeline_kinds_are_public_names() -> None:
+    import trainspec
+    from trainspec.dsl.spec import pipeline_spec
+
+    for name in ("Pipeline", "PipelineSpec", "Step", "ContainerStep", "Parameter", "ParamType"):
+        assert name in trainspec.__all__ and getattr(trainspec, name) is getattr(pipeline_spec, name)

@@ -181,8 +181,7 @@ def _pipeline(args: argparse.Namespace) -> int:
     if code == 0 and args.output != "-":
         pvc = "per-run PVC, " if compiled.claim is not None and not args.no_create_pvc else ""
         print(
-            f"wrote {args.output}: pipeline {compiled.name}-trainjob ({pvc}TrainJob {compiled.name}, "
-            f"runtime {compiled.trainjob['spec']['runtimeRef']['name']}; apply the runtime first)",
+            f"wrote {args.output}: pipeline {compiled.name}-{compiled.kind.lower()} ({pvc}{compiled.describe()})",
             file=sys.stderr,
         )
     return code

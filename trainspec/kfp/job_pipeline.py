@@ -1,5 +1,9 @@
 """Put a compiled trainspec job into a KFP pipeline.
 
+The job is any engine's job object whose dialect says ``kfp_step``: a Kubeflow Trainer TrainJob,
+a KubeRay RayJob, a Training Operator PyTorchJob/JAXJob or an mpi-operator MPIJob. The names
+below say "trainjob" for history; they take every kind.
+
 * :func:`compile_trainjob` compiles a spec with trainspec's compiler and picks one job
   (no kfp needed: it returns plain dicts and the JSON string the launcher takes);
 * :func:`trainjob_task` adds a launcher step for it to the pipeline being defined;
@@ -48,7 +52,8 @@ class KfpSpecError(ValueError, TrainspecError):
 
 @dataclass(frozen=True)
 class CompiledJob:
-    """One compiled job: its TrainJob (dict and JSON), its checkpoint PVC, its runtimes."""
+    """One compiled job: its job object (``trainjob``, dict and JSON; a TrainJob or another
+    engine's kind), its checkpoint PVC, its runtimes (TrainJobs only)."""
 
     name: str
     namespace: str
@@ -64,6 +69,16 @@ class CompiledJob:
     project_origin: Related | None = field(default=None, compare=False, repr=False)
 
     @property
+    def kind(self) -> str:
+        """The job object's kind (``TrainJob``, ``RayJob``, ``PyTorchJob``...)."""
+        return str(self.trainjob.get("kind") or "")
+
+    def describe(self) -> str:
+        """``TrainJob NAME, runtime R; apply the runtime first``, or ``RayJob NAME``: what the step runs."""
+        runtime = ((self.trainjob.get("spec") or {}).get("runtimeRef") or {}).get("name")
+        return f"{self.kind} {self.name}" + (f", runtime {runtime}; apply the runtime first" if runtime else "")
+
+    @property
     def storage_class(self) -> str | None:
         return ((self.claim or {}).get("spec") or {}).get("storageClassName")
 
@@ -77,7 +92,7 @@ class CompiledJob:
 
 
 def trainjob_json(trainjob: dict[str, Any]) -> str:
-    """The launcher's input string for a TrainJob dict."""
+    """The launcher's input string for a job object dict."""
     return json.dumps(trainjob, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -117,7 +132,7 @@ def compile_trainjob(
     if not result.ok:
         lines = "\n".join(_line(d) for d in result.diagnostics)
         raise KfpSpecError(f"the spec does not compile:\n{lines}", tuple(result.diagnostics))
-    # The launcher applies and watches TrainJobs: jobs of the other engines cannot be a KFP step yet.
+    # The launcher applies and watches the job kinds whose dialect describes them (launch_facts).
     other = [
         p
         for p in result.plans
@@ -126,16 +141,17 @@ def compile_trainjob(
     if other:
         names = ", ".join(f"{p.resolved.namespace}/{p.resolved.name} ({p.engine})" for p in other)
         raise KfpSpecError(
-            f"the Kubeflow Pipelines step launches Kubeflow Trainer TrainJobs only; {names} "
-            "run on another engine: compile them with `trainspec compile` instead, or use a "
-            "trainer runtime (target trainer)"
+            f"the Kubeflow Pipelines launcher cannot run jobs of {names}'s engine yet: compile "
+            "them with `trainspec compile` instead"
         )
+    kinds = {kind for p in result.plans for kind in dialect_for(result.target, p.engine).job_kinds}
     dicts = manifest_dicts(result.objects())
-    jobs = [d for d in dicts if d["kind"] == "TrainJob"]
+    jobs = [d for d in dicts if d["kind"] in kinds]
+    every = jobs
     if job is not None:
         jobs = [d for d in jobs if _job_name(d) == job]
     if len(jobs) != 1:
-        found = ", ".join(sorted(_job_name(d) for d in dicts if d["kind"] == "TrainJob")) or "none"
+        found = ", ".join(sorted(_job_name(d) for d in every)) or "none"
         raise KfpSpecError(
             f"expected one job{f' named {job!r}' if job else ''}; found: {found}"
             + ("" if job else " (pick one with job=/--job)")
@@ -143,11 +159,11 @@ def compile_trainjob(
     trainjob = jobs[0]
     meta = trainjob["metadata"]
     claim = _checkpoint_claim(dicts, trainjob)
+    runtime_ref = ((trainjob.get("spec") or {}).get("runtimeRef") or {}).get("name")
     runtimes = [
         d
         for d in dicts
-        if d["kind"] in ("ClusterTrainingRuntime", "TrainingRuntime")
-        and d["metadata"]["name"] == trainjob["spec"]["runtimeRef"]["name"]
+        if d["kind"] in ("ClusterTrainingRuntime", "TrainingRuntime") and d["metadata"]["name"] == runtime_ref
     ]
     name = _job_name(trainjob)
     plan = next((p for p in result.plans if p.resolved.name == name), None)
@@ -227,26 +243,27 @@ def _line(diagnostic: Diagnostic) -> str:
 
 
 def _job_name(trainjob: dict[str, Any]) -> str:
-    """The job a compiled TrainJob runs (its name is the run's, ``<job>-<run id>``)."""
+    """The job a compiled job object runs (its name is the run's, ``<job>-<run id>``)."""
     from trainspec.k8s.wellknown import JOB_LABEL
 
     meta = trainjob["metadata"]
     return str((meta.get("labels") or {}).get(JOB_LABEL) or meta["name"])
 
 
-def _checkpoint_claim_name(trainjob: dict[str, Any]) -> str | None:
-    """The claim of the TrainJob's checkpoint volume (in the compiler's runtime patch), if any."""
+def _checkpoint_claim_name(trainjob: Any) -> str | None:
+    """The claim of the job's checkpoint volume, if any: wherever a pod template of the object
+    mounts it (a TrainJob: the compiler's runtime patch; a RayJob: its head and worker groups)."""
     from trainspec.kfp import launcher_names as N
 
-    for patch in trainjob["spec"].get("runtimePatches") or []:
-        if patch.get("manager") != N.COMPILER_PATCH_MANAGER:
-            continue
-        for rjob in patch["trainingRuntimeSpec"]["template"]["spec"].get("replicatedJobs") or []:
-            pod = rjob.get("template", {}).get("spec", {}).get("template", {}).get("spec", {})
-            for volume in pod.get("volumes") or []:
-                if volume["name"] == N.CHECKPOINT_VOLUME and "persistentVolumeClaim" in volume:
-                    return str(volume["persistentVolumeClaim"]["claimName"])
-    return None
+    if isinstance(trainjob, list):
+        return next((c for c in map(_checkpoint_claim_name, trainjob) if c is not None), None)
+    if not isinstance(trainjob, dict):
+        return None
+    volumes = trainjob.get("volumes")
+    for volume in volumes if isinstance(volumes, list) else []:
+        if isinstance(volume, dict) and volume.get("name") == N.CHECKPOINT_VOLUME and "persistentVolumeClaim" in volume:
+            return str(volume["persistentVolumeClaim"]["claimName"])
+    return _checkpoint_claim_name(list(trainjob.values()))
 
 
 def _checkpoint_claim(dicts: list[dict[str, Any]], trainjob: dict[str, Any]) -> dict[str, Any] | None:
@@ -306,7 +323,7 @@ def trainjob_task(
         checkpoint_claim=checkpoint_claim,
     )
     task.set_caching_options(False)
-    task.set_display_name(f"trainjob {compiled.name}")
+    task.set_display_name(f"{compiled.kind.lower()} {compiled.name}")
     return task
 
 
@@ -347,8 +364,8 @@ def build_pipeline(
         launcher = launcher_for(compiled, image)
 
     @dsl.pipeline(
-        name=pipeline_name or f"{compiled.name}-trainjob",
-        description=f"Runs the trainspec job {compiled.name} as a Kubeflow Trainer TrainJob.",
+        name=pipeline_name or f"{compiled.name}-{compiled.kind.lower()}",
+        description=f"Runs the trainspec job {compiled.name} as a {compiled.kind}.",
     )
     def trainspec_pipeline():  # type: ignore[no-untyped-def]  # no annotations: KFP would read "-> None" as an output
         pvc = None

@@ -1,4 +1,4 @@
-"""What a launch ends with: its result, its errors, and the TrainJob state it reads.
+"""What a launch ends with: its result, its errors (SIGTERM's among them), and the TrainJob state.
 
 Kept apart from the launcher so the component, the tests and callers can use them without
 the kubernetes client.
@@ -7,6 +7,10 @@ the kubernetes client.
 from __future__ import annotations
 
 import json
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -16,7 +20,15 @@ from trainspec.kube.state import job_state
 #: Exit status after SIGTERM, as a shell reports a process killed by it (128 + 15).
 SIGTERM_EXIT = 143
 
-__all__ = ["LaunchResult", "LauncherError", "Terminated", "TrainJobFailed", "TrainJobTimeout", "job_state"]
+__all__ = [
+    "LaunchResult",
+    "LauncherError",
+    "Terminated",
+    "TrainJobFailed",
+    "TrainJobTimeout",
+    "job_state",
+    "sigterm_raises",
+]
 
 
 @dataclass
@@ -66,3 +78,21 @@ class Terminated(SystemExit):
 class Timeout(BaseException):
     """Internal: the deadline passed. A BaseException, so ``except Exception`` wrappers let it through;
     :func:`~trainspec.kfp.launcher.run_launcher` turns it into :class:`TrainJobTimeout`."""
+
+
+@contextmanager
+def sigterm_raises() -> Iterator[None]:
+    """While inside, SIGTERM raises :class:`Terminated` in the main thread (elsewhere: no-op)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the cleanup short
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -1,22 +1,25 @@
-"""Launch a compiled TrainJob from a KFP step and wait for it: the logic behind ``launch_trainjob``.
+"""Launch a compiled job from a KFP step and wait for it: the logic behind ``launch_trainjob``.
 
 The KFP component is a thin shell around :func:`run_launcher` (lightweight components ship
 their function's source, so the logic lives here, importable and unit tested). It also runs
 on its own: ``python -m trainspec.kfp.launcher --trainjob job.json --run-id RUN``.
 
+The job is a TrainJob, RayJob, PyTorchJob, JAXJob or MPIJob: what differs between kinds (plural,
+state, rank-0 pod, name limit) is the dialect's ``launch_facts``, never this module's.
+
 What a run does:
 
-1. Names the TrainJob ``<base>-<run id prefix>`` inside the name budget and looks it up. If it
+1. Names the job ``<base>-<run id prefix>`` inside the name budget and looks it up. If it
    exists and carries this run's ``trainspec.dev/kfp-run-id`` label, a retried launcher pod
    *re-attaches* (never re-applies: that could re-suspend a job Kueue has admitted); any other
-   TrainJob of that name is left alone and reported.
-2. Otherwise checks that the referenced runtime exists (it never creates runtimes), merges the
-   step's TaskConfig in, sets an ownerReference to the launcher pod (cleanup backstop), and
-   server-side applies it with ``fieldValidation=Strict``.
-3. Follows node-0's log into stdout and polls until condition ``Complete`` or ``Failed`` has
-   status ``True``; transient API errors are retried with capped exponential backoff.
-4. On timeout or SIGTERM deletes the TrainJob (foreground) and fails; on ``Failed`` raises with
-   the condition's reason and message. The final status is written as JSON.
+   object of that name is left alone and reported.
+2. Otherwise checks that the referenced runtime exists for engines with runtime objects (it
+   never creates runtimes), merges the step's TaskConfig in, sets an ownerReference to the
+   launcher pod (cleanup backstop), and server-side applies it with ``fieldValidation=Strict``.
+3. Follows the rank-0 pod's log into stdout and polls until the dialect says the job is
+   ``Complete`` or ``Failed``; transient API errors are retried with capped exponential backoff.
+4. On timeout or SIGTERM deletes the job (foreground) and fails; on ``Failed`` raises with
+   the job's reason and message. The final status is written as JSON.
 """
 
 from __future__ import annotations
@@ -24,17 +27,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
 from trainspec.kfp import launcher_names as N, merge
-from trainspec.kfp.kube import KubeApi, error_message
+from trainspec.kfp.kube import KubeApi, error_message, job_resource
 from trainspec.kfp.launch_result import (
     LauncherError,
     LaunchResult,
@@ -43,6 +44,7 @@ from trainspec.kfp.launch_result import (
     TrainJobFailed,
     TrainJobTimeout,
     job_state,
+    sigterm_raises,
 )
 from trainspec.kfp.step_logs import LogFollower
 from trainspec.kube import retry
@@ -62,30 +64,13 @@ __all__ = [
 ]
 
 
-@contextmanager
-def _sigterm_raises() -> Iterator[None]:
-    """While inside, SIGTERM raises :class:`Terminated` in the main thread (elsewhere: no-op)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum: int, frame: Any) -> None:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the cleanup short
-        raise Terminated()
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 class _Launch:
     """One launch's state; the steps of :func:`run_launcher` as methods."""
 
     def __init__(
         self,
         kube: KubeApi,
+        manifest: dict[str, Any],
         *,
         name: str,
         namespace: str,
@@ -100,7 +85,14 @@ class _Launch:
         self.policy, self.deadline, self.poll_seconds, self.clock = policy, deadline, poll_seconds, clock
         self.out = out
         self.lock = threading.Lock()
-        self.owned = False  # True once the TrainJob of that name is ours to delete
+        self.owned = False  # True once the job of that name is ours to delete
+        self.dialect = N.dialect_of(manifest)
+        self.kind = str(manifest.get("kind"))
+        self.resource = job_resource(manifest, self.dialect.launch_facts(manifest).plural)
+        self.what = f"{self.kind} {namespace}/{name}"
+
+    def get(self, what: str) -> dict[str, Any] | None:  # the job object, None when it does not exist
+        return self.call(lambda: self.kube.get_job(self.resource, self.namespace, self.name), what)
 
     def say(self, message: str) -> None:
         with self.lock:
@@ -126,11 +118,11 @@ class _Launch:
         return LaunchResult(self.name, self.namespace, phase, reason, message, self.run_id, attached, conditions)
 
     def owner(self) -> dict[str, Any] | None:
-        """An ownerReference to the launcher pod, if this runs in a pod of the TrainJob's namespace.
+        """An ownerReference to the launcher pod, if this runs in a pod of the job's namespace.
 
         Not a controller reference and no blockOwnerDeletion (that needs rights on pods/finalizers).
-        Cross-namespace owners are invalid and would get the TrainJob garbage-collected at once,
-        hence the GET in the TrainJob's namespace.
+        Cross-namespace owners are invalid and would get the job garbage-collected at once,
+        hence the GET in the job's namespace.
         """
         pod_name = os.environ.get("KFP_POD_NAME") or os.environ.get("HOSTNAME")
         if not pod_name:
@@ -145,7 +137,9 @@ class _Launch:
             return None
         return {"apiVersion": "v1", "kind": "Pod", "name": pod_name, "uid": pod["metadata"]["uid"]}
 
-    def check_runtime(self, manifest: dict[str, Any]) -> dict[str, Any]:
+    def check_runtime(self, manifest: dict[str, Any]) -> dict[str, Any] | None:
+        if not self.dialect.emits_runtimes:  # the runtime is folded into the job object
+            return None
         ref = (manifest.get("spec") or {}).get("runtimeRef") or {}
         kind, runtime = ref.get("kind") or "ClusterTrainingRuntime", ref.get("name")
         if not runtime:
@@ -167,22 +161,22 @@ class _Launch:
         labels = (existing.get("metadata") or {}).get("labels") or {}
         if labels.get(N.RUN_ID_LABEL) != N.label_value(self.run_id):
             raise LauncherError(
-                f"TrainJob {self.namespace}/{self.name} exists but belongs to another run "
+                f"{self.what} exists but belongs to another run "
                 f"({N.RUN_ID_LABEL}={labels.get(N.RUN_ID_LABEL)!r}); not touching it"
             )
         self.owned = True
-        self.say(f"re-attaching to TrainJob {self.namespace}/{self.name} (created by an earlier attempt of this run)")
+        self.say(f"re-attaching to {self.what} (created by an earlier attempt of this run)")
         owner = self.owner()
         refs = (existing.get("metadata") or {}).get("ownerReferences") or []
         if owner is not None and all(r.get("uid") != owner["uid"] for r in refs):
             body = {
-                "apiVersion": N.TRAINER_API_VERSION,
-                "kind": "TrainJob",
+                "apiVersion": self.resource.api_version,
+                "kind": self.kind,
                 "metadata": {"name": self.name, "namespace": self.namespace, "ownerReferences": [owner]},
             }
             try:
                 self.call(
-                    lambda: self.kube.apply_trainjob(body, manager=N.OWNER_FIELD_MANAGER, force=False),
+                    lambda: self.kube.apply_job(self.resource, body, manager=N.OWNER_FIELD_MANAGER, force=False),
                     "add the ownerReference",
                 )
             except Exception as exc:  # a backstop only: never fail the run over it
@@ -201,33 +195,29 @@ class _Launch:
         )
         self.owned = True  # from here a SIGTERM or timeout deletes what may have been created
         try:
-            self.call(lambda: self.kube.apply_trainjob(body), "apply the TrainJob")
+            self.call(lambda: self.kube.apply_job(self.resource, body), f"apply the {self.kind}")
         except Exception as exc:
-            raise LauncherError(
-                f"the API server rejected TrainJob {self.namespace}/{self.name}: {error_message(exc)}"
-            ) from None
-        self.say(f"applied TrainJob {self.namespace}/{self.name} (server-side apply, strict field validation)")
+            raise LauncherError(f"the API server rejected {self.what}: {error_message(exc)}") from None
+        self.say(f"applied {self.what} (server-side apply, strict field validation)")
 
     def wait(self) -> dict[str, Any]:
-        """Poll until Complete or Failed; raises Timeout at the deadline."""
+        """Poll until the dialect says Complete or Failed; raises Timeout at the deadline."""
         last = None
         while True:
             if self.deadline is not None and self.clock() >= self.deadline:
                 raise Timeout()
             try:
-                obj = self.call(lambda: self.kube.get_trainjob(self.namespace, self.name), "read the TrainJob")
+                obj = self.get(f"read the {self.kind}")
             except Exception as exc:
-                raise LauncherError(
-                    f"cannot read TrainJob {self.namespace}/{self.name}: {error_message(exc)}"
-                ) from None
+                raise LauncherError(f"cannot read {self.what}: {error_message(exc)}") from None
             if obj is None:
-                raise LauncherError(f"TrainJob {self.namespace}/{self.name} was deleted by someone else")
-            phase, reason, message = job_state(obj)
-            if phase != last:
-                detail = f" ({reason}: {message})" if reason or message else ""
-                self.say(f"TrainJob {self.name}: {phase}{detail}")
-                last = phase
-            if phase in ("Complete", "Failed"):
+                raise LauncherError(f"{self.what} was deleted by someone else")
+            facts = self.dialect.launch_facts(obj)
+            if facts.phase != last:
+                detail = f" ({facts.reason}: {facts.message})" if facts.reason or facts.message else ""
+                self.say(f"{self.kind} {self.name}: {facts.phase}{detail}")
+                last = facts.phase
+            if facts.done:
                 return obj
             pause = self.poll_seconds
             if self.deadline is not None:
@@ -237,17 +227,17 @@ class _Launch:
     def delete(self, why: str) -> None:
         if not self.owned:
             return
-        self.say(f"{why}: deleting TrainJob {self.namespace}/{self.name} (propagationPolicy Foreground)")
+        self.say(f"{why}: deleting {self.what} (propagationPolicy Foreground)")
         short = retry.RetryPolicy(base=self.policy.base, cap=self.policy.cap, attempts=5)
         try:
             retry.call(
-                lambda: self.kube.delete_trainjob(self.namespace, self.name),
+                lambda: self.kube.delete_job(self.resource, self.namespace, self.name),
                 short,
-                what="delete the TrainJob",
+                what=f"delete the {self.kind}",
                 log=self.say,
             )
         except Exception as exc:
-            self.say(f"could not delete TrainJob {self.namespace}/{self.name}: {error_message(exc)}")
+            self.say(f"could not delete {self.what}: {error_message(exc)}")
 
 
 def _write_status(path: str | None, result: LaunchResult) -> None:
@@ -272,13 +262,14 @@ def run_launcher(
     kube: KubeApi | None = None,
     out: TextIO | None = None,
 ) -> LaunchResult:
-    """Apply (or re-attach to) the TrainJob of this run and wait for it to finish.
+    """Apply (or re-attach to) the job object of this run and wait for it to finish.
 
-    ``trainjob`` is the compiled TrainJob as a JSON string (or a dict); ``run_id`` the KFP run
+    ``trainjob`` is the compiled TrainJob, RayJob, PyTorchJob, JAXJob or MPIJob as a JSON string
+    (or a dict); ``run_id`` the KFP run
     id; ``timeout_seconds`` 0 waits without limit; ``namespace`` "" means the launcher pod's
     own; ``checkpoint_claim`` replaces the compiled checkpoint PVC (e.g. one a ``CreatePVC``
-    step made); ``task_config`` is the step's ``dsl.TaskConfig``. Returns the result when the
-    TrainJob completes; raises :class:`TrainJobFailed`, :class:`TrainJobTimeout` or
+    step made); ``task_config`` is the step's ``dsl.TaskConfig`` (TrainJobs only). Returns the
+    result when the job completes; raises :class:`TrainJobFailed`, :class:`TrainJobTimeout` or
     :class:`LauncherError`, and :class:`Terminated` (exit 143) after SIGTERM.
     """
     out = out or sys.stdout
@@ -295,38 +286,36 @@ def run_launcher(
     meta = manifest.get("metadata") or {}
     ns = namespace or kube.default_namespace(meta.get("namespace"))
     try:
-        # Named after the job (not its compiled run, <job>-<run id>): one TrainJob per KFP run.
-        base = (meta.get("labels") or {}).get(N.JOB_LABEL) or meta.get("name") or "trainjob"
+        # Named after the job (not its compiled run, <job>-<run id>): one job object per KFP run.
+        base = (meta.get("labels") or {}).get(N.JOB_LABEL) or meta.get("name") or "job"
         name = N.trainjob_name(str(base), run_id, manifest)
+        launch = _Launch(
+            kube,
+            manifest,
+            name=name,
+            namespace=ns,
+            run_id=run_id,
+            policy=retry.RetryPolicy(base=backoff_seconds, cap=max(backoff_seconds, min(30.0, backoff_seconds * 32))),
+            deadline=time.monotonic() + timeout_seconds if timeout_seconds and timeout_seconds > 0 else None,
+            poll_seconds=poll_seconds,
+            out=out,
+            clock=time.monotonic,
+        )
     except ValueError as exc:
         raise LauncherError(str(exc)) from None
-    clock = time.monotonic
-    deadline = clock() + timeout_seconds if timeout_seconds and timeout_seconds > 0 else None
-    policy = retry.RetryPolicy(base=backoff_seconds, cap=max(backoff_seconds, min(30.0, backoff_seconds * 32)))
-    launch = _Launch(
-        kube,
-        name=name,
-        namespace=ns,
-        run_id=run_id,
-        policy=policy,
-        deadline=deadline,
-        poll_seconds=poll_seconds,
-        out=out,
-        clock=clock,
-    )
     follower: LogFollower | None = None
     drain = LOG_DRAIN_SECONDS  # cut short when cancelled: the pod's grace period is running
-    launch.say(f"TrainJob {ns}/{name} for run {run_id}")
+    launch.say(f"{launch.what} for run {run_id}")
     if meta.get("namespace") and meta["namespace"] != ns:
         launch.say(f"running in namespace {ns}, not the spec's {meta['namespace']} (set namespace to choose)")
-    with _sigterm_raises():
+    with sigterm_raises():
         try:
             try:
-                existing = launch.call(lambda: kube.get_trainjob(ns, name), "look up the TrainJob")
+                existing = launch.get(f"look up the {launch.kind}")
             except Exception as exc:
-                raise LauncherError(f"cannot read TrainJob {ns}/{name}: {error_message(exc)}") from None
+                raise LauncherError(f"cannot read {launch.what}: {error_message(exc)}") from None
             attached = existing is not None
-            if attached:
+            if existing is not None:
                 launch.attach(existing)
             else:
                 try:
@@ -336,7 +325,8 @@ def run_launcher(
                 except merge.MergeError as exc:
                     raise LauncherError(str(exc)) from None
             if follow_logs:
-                follower = LogFollower(kube, ns, name, out=out, poll_seconds=poll_seconds, lock=launch.lock).start()
+                named = {**manifest, "metadata": {**meta, "name": name, "namespace": ns}}
+                follower = LogFollower(kube, ns, named, out=out, poll_seconds=poll_seconds, lock=launch.lock).start()
             final = launch.wait()
         except Terminated:
             drain = 1.0
@@ -351,25 +341,28 @@ def run_launcher(
             )
             _write_status(status_path, result)
             raise TrainJobTimeout(
-                f"TrainJob {ns}/{name} did not finish within {timeout_seconds}s; it was deleted", result
+                f"{launch.what} did not finish within {timeout_seconds}s; it was deleted", result
             ) from None
         finally:
             if follower is not None:
                 follower.finish(drain)
-    phase, reason, message = job_state(final)
-    result = launch.result(phase, final, reason=reason, message=message, attached=attached)
+    facts = launch.dialect.launch_facts(final)
+    result = launch.result(facts.phase, final, reason=facts.reason, message=facts.message, attached=attached)
     _write_status(status_path, result)
-    if phase == "Failed":
-        raise TrainJobFailed(f"TrainJob {ns}/{name} failed: {reason or 'no reason'}: {message or 'no message'}", result)
-    launch.say(f"TrainJob {ns}/{name} completed")
+    if facts.phase == "Failed":
+        reason, message = facts.reason or "no reason", facts.message or "no message"
+        raise TrainJobFailed(f"{launch.what} failed: {reason}: {message}", result)
+    launch.say(f"{launch.what} completed")
     return result
 
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m trainspec.kfp.launcher``: the launcher outside KFP (debugging, other orchestrators)."""
     parser = argparse.ArgumentParser(prog="python -m trainspec.kfp.launcher", description=__doc__.split("\n")[0])
-    parser.add_argument("--trainjob", required=True, metavar="FILE", help="the compiled TrainJob as JSON (- for stdin)")
-    parser.add_argument("--run-id", required=True, help="the id that names and labels the TrainJob")
+    parser.add_argument(
+        "--trainjob", required=True, metavar="FILE", help="the compiled job object as JSON (- for stdin)"
+    )
+    parser.add_argument("--run-id", required=True, help="the id that names and labels the job")
     parser.add_argument("--trainer-api", default="2.3", help="the cluster's Trainer release (default 2.3)")
     parser.add_argument("--timeout", type=float, default=0, metavar="SECONDS", help="0 waits without limit")
     parser.add_argument("--poll-seconds", type=float, default=10.0)
@@ -378,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--checkpoint-claim", default="", help="PVC to use as the checkpoint volume")
     parser.add_argument("--task-config", metavar="FILE", help="TaskConfig fields as JSON (Kubernetes names)")
     parser.add_argument("--status", metavar="FILE", help="write the final status JSON here")
-    parser.add_argument("--no-logs", action="store_true", help="do not follow node-0's log")
+    parser.add_argument("--no-logs", action="store_true", help="do not follow the rank-0 pod's log")
     args = parser.parse_args(argv)
     text = sys.stdin.read() if args.trainjob == "-" else Path(args.trainjob).read_text(encoding="utf-8")
     task_config = json.loads(Path(args.task_config).read_text(encoding="utf-8")) if args.task_config else None

@@ -1,14 +1,16 @@
-"""Names, labels and field managers of the KFP launcher, and the TrainJob name budget.
+"""Names, labels and field managers of the KFP launcher, and the job object's name budget.
 
-The budget is recomputed from the TrainJob alone (the launcher has no JobPlan): JobSet names
-pods ``<trainjob>-<rjob>-<replicaIdx>-<podIdx>-xxxxx`` and every one must fit in 63
+The budget is recomputed from the job object alone (the launcher has no JobPlan) by the job's
+dialect (:meth:`~trainspec.compiler.lower.dialects.Dialect.launch_facts`): for a TrainJob, JobSet
+names pods ``<trainjob>-<rjob>-<replicaIdx>-<podIdx>-xxxxx`` and every one must fit in 63
 characters; see ``trainspec.compiler.lower.trainer.name_budget`` for the compiler's exact version.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from trainspec.k8s.wellknown import (
     ANCESTOR_LABEL,
@@ -32,6 +34,9 @@ from trainspec.k8s.wellknown import (
     TRAINER_GROUP,
     TRAINER_VERSION,
 )
+
+if TYPE_CHECKING:
+    from trainspec.compiler.lower.dialects import Dialect, LaunchFacts
 
 # The launcher modules read the wellknown names through this module (``N.CHECKPOINT_VOLUME``), so they
 # are exported explicitly, with this module's own names.
@@ -65,6 +70,8 @@ __all__ = [
     "RANDOM_SUFFIX",
     "RUN_ID_CHARS",
     "pod_suffix",
+    "dialect_of",
+    "facts_of",
     "name_budget",
     "run_suffix",
     "trainjob_name",
@@ -97,25 +104,31 @@ def pod_suffix(rjob: str, pods: int) -> str:
     return f"-{rjob}-0-{max(pods - 1, 0)}{RANDOM_SUFFIX}"
 
 
-def name_budget(trainjob: dict[str, Any]) -> int:
-    """The longest TrainJob name whose generated pod and claim names all fit in 63 characters.
+def dialect_of(job: Mapping[str, Any]) -> Dialect:
+    """The dialect of the engine whose job object ``job`` is (by its kind; a kind-less dict is a
+    TrainJob); ValueError for an object no engine emits."""
+    from trainspec.compiler.lower.dialects import dialect_for_kind
 
-    Conservative, because only the TrainJob is known here: the trainer rjob ``node`` with
-    ``numNodes`` pods, plus the initializer rjobs when the TrainJob feeds them (the dataset
-    initializer leaves 33 characters) and JobSet's ``initializer-<name>`` shared volume.
+    kind = str(job.get("kind") or "TrainJob")
+    found = dialect_for_kind(kind)
+    if found is None or not found.kfp_step:
+        raise ValueError(f"the launcher runs the job objects trainspec compiles, not {job.get('apiVersion')}/{kind}")
+    return found
+
+
+def facts_of(job: Mapping[str, Any]) -> LaunchFacts:
+    """What the job's dialect says of ``job`` now: its state, log pod and name limit."""
+    return dialect_of(job).launch_facts(job)
+
+
+def name_budget(trainjob: Mapping[str, Any]) -> int:
+    """The longest name the job object may have so every name its controller derives fits.
+
+    For a TrainJob, conservative because only the TrainJob is known here: the trainer rjob
+    ``node`` with ``numNodes`` pods, plus the initializer rjobs when the TrainJob feeds them (the
+    dataset initializer leaves 33 characters) and JobSet's ``initializer-<name>`` shared volume.
     """
-    spec = trainjob.get("spec") or {}
-    nodes = int((spec.get("trainer") or {}).get("numNodes") or 1)
-    suffixes = [pod_suffix(TRAINER_RJOB, nodes)]
-    initializer = spec.get("initializer") or {}
-    if initializer.get("dataset") is not None:
-        suffixes.append(pod_suffix(DATASET_INITIALIZER, 1))
-    if initializer.get("model") is not None:
-        suffixes.append(pod_suffix(MODEL_INITIALIZER, 1))
-    budget = min(LIMIT - len(s) for s in suffixes)
-    if initializer:  # JobSet names the shared volume's claim <volume>-<jobset>
-        budget = min(budget, LIMIT - len(f"{SHARD_VOLUME}-"))
-    return budget
+    return facts_of(trainjob).name_max
 
 
 def run_suffix(run_id: str) -> str:
@@ -124,18 +137,20 @@ def run_suffix(run_id: str) -> str:
     return cleaned[:RUN_ID_CHARS]
 
 
-def trainjob_name(base: str, run_id: str, trainjob: dict[str, Any]) -> str:
+def trainjob_name(base: str, run_id: str, trainjob: Mapping[str, Any]) -> str:
     """``<base>-<run id prefix>``, the base cut so the whole name fits the budget.
 
     Deterministic for one run, so a retried launcher computes the same name and re-attaches.
     """
     suffix = run_suffix(run_id)
     if not suffix:
-        raise ValueError(f"run id {run_id!r} has no letters or digits to name the TrainJob with")
+        raise ValueError(
+            f"run id {run_id!r} has no letters or digits to name the {trainjob.get('kind') or 'TrainJob'} with"
+        )
     budget = name_budget(trainjob)
     room = budget - len(suffix) - 1
     if room < 1:
-        raise ValueError(f"no room for a TrainJob name in {budget} characters")
+        raise ValueError(f"no room for a {trainjob.get('kind') or 'TrainJob'} name in {budget} characters")
     head = base[:room].rstrip("-") or "job"
     # An RFC 1035 label starts with a letter.
     if not head[0].isalpha():

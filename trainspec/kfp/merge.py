@@ -1,4 +1,10 @@
-"""Turn a compiled TrainJob and a KFP ``TaskConfig`` into the object the launcher applies.
+"""Turn a compiled job object and a KFP ``TaskConfig`` into the object the launcher applies.
+
+Every kind is renamed for the run, labelled with it and given the owner reference; a per-run
+checkpoint claim replaces the compiled one wherever the object mounts the checkpoint volume. The
+TaskConfig reaches TrainJobs only (below); for the other engines' kinds a TaskConfig that sets
+anything is refused: which of their pods (Ray head or workers, Master or Worker) should get a GPU
+request is not the step's to guess.
 
 Pure functions on plain dicts (no client, no kfp import), so they are unit tested directly.
 
@@ -158,6 +164,68 @@ def rewrite_checkpoint_claim(spec: dict[str, Any], claim: str) -> None:
         )
 
 
+def rewrite_any_claim(obj: Any, claim: str) -> bool:
+    """Point every checkpoint volume in ``obj`` (any pod template of any kind) at ``claim``."""
+    found = False
+    if isinstance(obj, dict):
+        volumes = obj.get("volumes")
+        for volume in volumes if isinstance(volumes, list) else []:
+            if (
+                isinstance(volume, dict)
+                and volume.get("name") == N.CHECKPOINT_VOLUME
+                and "persistentVolumeClaim" in volume
+            ):
+                volume["persistentVolumeClaim"]["claimName"] = claim
+                found = True
+        for value in obj.values():
+            found = rewrite_any_claim(value, claim) or found
+    elif isinstance(obj, list):
+        for item in obj:
+            found = rewrite_any_claim(item, claim) or found
+    return found
+
+
+def _identify(body: dict[str, Any], *, name: str, namespace: str, run_id: str, owner: dict[str, Any] | None) -> None:
+    """Rename ``body`` for the run, label it with the run id, set the owner; drop server fields."""
+    body.pop("status", None)
+    meta = body.setdefault("metadata", {})
+    for server_field in ("uid", "resourceVersion", "creationTimestamp", "managedFields", "generation"):
+        meta.pop(server_field, None)
+    meta["name"] = name
+    meta["namespace"] = namespace
+    meta["labels"] = {**(meta.get("labels") or {}), N.RUN_ID_LABEL: N.label_value(run_id)}
+    if owner is not None:
+        meta["ownerReferences"] = [owner]
+
+
+def _prepare_other(
+    manifest: dict[str, Any], *, task_config: Any, checkpoint_claim: str, **identity: Any
+) -> dict[str, Any]:
+    """Another engine's job object (RayJob, PyTorchJob, MPIJob...) for the run."""
+    kind = manifest.get("kind")
+    try:
+        N.dialect_of(manifest)
+    except ValueError:
+        raise MergeError(
+            f"expected a {N.TRAINER_API_VERSION} TrainJob or another job object trainspec compiles, "
+            f"got {manifest.get('apiVersion')}/{kind}"
+        ) from None
+    fields = task_config_fields(task_config)
+    if fields:
+        raise MergeError(
+            f"the step's TaskConfig sets {', '.join(sorted(fields))}: the launcher forwards it to TrainJobs only; "
+            f"set them in the spec for a {kind} (resourcesPerNode, env, nodeSelector, tolerations)"
+        )
+    body = copy.deepcopy(manifest)
+    _identify(body, **identity)
+    if checkpoint_claim and not rewrite_any_claim(body.get("spec"), checkpoint_claim):
+        raise MergeError(
+            f"checkpoint_claim {checkpoint_claim!r} was given, but the {kind} mounts no checkpoint "
+            f"volume (the spec has no checkpoint on a volume)"
+        )
+    return body
+
+
 def prepare(
     manifest: dict[str, Any],
     *,
@@ -170,7 +238,7 @@ def prepare(
     runtime: dict[str, Any] | None = None,
     owner: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The TrainJob to apply: renamed, labelled with the run, TaskConfig merged, owner set.
+    """The job object to apply: renamed, labelled with the run, TaskConfig merged (TrainJobs), owner set.
 
     ``runtime`` (the fetched runtime) matters for Trainer 2.2 only, which *replaces* the
     runtime's resources with ``resourcesPerNode``: the runtime's values are copied in first so a
@@ -178,20 +246,11 @@ def prepare(
     merges them itself.
     """
     version = parse_trainer_api(trainer_api)
-    if manifest.get("kind") != "TrainJob" or manifest.get("apiVersion") != N.TRAINER_API_VERSION:
-        raise MergeError(
-            f"expected a {N.TRAINER_API_VERSION} TrainJob, got {manifest.get('apiVersion')}/{manifest.get('kind')}"
-        )
+    identity: dict[str, Any] = {"name": name, "namespace": namespace, "run_id": run_id, "owner": owner}
+    if manifest.get("apiVersion") != N.TRAINER_API_VERSION or manifest.get("kind") != "TrainJob":
+        return _prepare_other(manifest, task_config=task_config, checkpoint_claim=checkpoint_claim, **identity)
     body = copy.deepcopy(manifest)
-    body.pop("status", None)
-    meta = body.setdefault("metadata", {})
-    for server_field in ("uid", "resourceVersion", "creationTimestamp", "managedFields", "generation"):
-        meta.pop(server_field, None)
-    meta["name"] = name
-    meta["namespace"] = namespace
-    meta["labels"] = {**(meta.get("labels") or {}), N.RUN_ID_LABEL: N.label_value(run_id)}
-    if owner is not None:
-        meta["ownerReferences"] = [owner]
+    _identify(body, **identity)
     spec = body.setdefault("spec", {})
     if checkpoint_claim:
         rewrite_checkpoint_claim(spec, checkpoint_claim)

@@ -1,4 +1,7 @@
-"""A Pipeline's job step inside the launcher pod: build the run's TrainJob, then launch it.
+"""A Pipeline's job step inside the launcher pod: build the run's job object, then launch it.
+
+The job object is the TrainJob, RayJob, PyTorchJob or MPIJob the job's engine compiles to (every
+engine whose dialect says ``kfp_step``); the names below say "trainjob" for history.
 
 ``trainspec kfp`` compiles a job step into a container component running this module in the
 launcher image (``python3 -m trainspec.kfp.pipeline_job_step``). It receives
@@ -76,10 +79,19 @@ def build_trainjob(
     if not result.ok:
         lines = "\n".join(f"  {d.path or '-'}: [{d.code}] {d.message}" for d in result.diagnostics if d.is_error)
         raise LauncherError(f"job {job}: the spec does not compile with this run's values:\n{lines}")
+    from trainspec.compiler.lower.dialects import dialect_for
+
     objects = [obj for out in [*result.pipeline_jobs, *result.outputs] for obj in out.objects]
-    trainjobs = [d for d in manifest_dicts(objects) if d["kind"] == "TrainJob" and _job_name(d) == job]
+    # The job object of any engine whose launcher facts the dialect gives (kfp_step).
+    kinds = {
+        kind
+        for p in result.plans
+        if dialect_for(result.target, p.engine).kfp_step
+        for kind in dialect_for(result.target, p.engine).job_kinds
+    }
+    trainjobs = [d for d in manifest_dicts(objects) if d["kind"] in kinds and _job_name(d) == job]
     if len(trainjobs) != 1:
-        raise LauncherError(f"job {job}: the specs hold {len(trainjobs)} TrainJobs of that name, not one")
+        raise LauncherError(f"job {job}: the specs hold {len(trainjobs)} job objects of that name, not one")
     trainjob = trainjobs[0]
     plan = next((p for p in result.plans if p.resolved.name == job), None)
     checkpoint = getattr(plan.resolved.loaded.spec.spec, "checkpoint", None) if plan else None
@@ -169,7 +181,8 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         built = build_trainjob(args.specs, job=args.job, params=dict(args.param), outputs=dict(args.output))
-        print(f"[trainspec] TrainJob built for this run: {json.dumps(built.trainjob['spec'].get('trainer', {}))}")
+        kind, spec = built.trainjob.get("kind"), built.trainjob["spec"]
+        print(f"[trainspec] {kind} built for this run: {json.dumps(spec.get('trainer', spec), sort_keys=True)[:2000]}")
         result = run_launcher(
             built.trainjob,
             run_id=args.run_id,

@@ -1,12 +1,14 @@
-"""RBAC for the launcher: what a pipeline's service account needs to run TrainJobs.
+"""RBAC for the launcher: what a pipeline's service account needs to run trainspec's jobs.
 
-Standalone KFP grants its ``pipeline-runner`` account nothing on ``trainer.kubeflow.org``, so
-the launcher fails with 403 until these are applied. Typed objects in the style of
+Standalone KFP grants its ``pipeline-runner`` account nothing on ``trainer.kubeflow.org``,
+``ray.io`` or ``kubeflow.org``, so the launcher fails with 403 until these are applied. Typed objects in the style of
 ``trainspec.k8s`` (frozen dataclasses serialised by ``trainspec.k8s.to_dict``).
 
-* Role + RoleBinding in the pipeline's namespace: TrainJobs (the launcher applies, watches and
-  deletes them), namespaced TrainingRuntimes (get), pods and pods/log (owner reference and
-  node-0's log), events (list, for debugging);
+* Role + RoleBinding in the pipeline's namespace: the job kinds of every engine whose jobs can
+  be a step (TrainJobs, RayJobs, PyTorchJobs, JAXJobs, MPIJobs: the launcher applies, watches
+  and deletes them; the kinds and their groups are the dialects' ``launch_facts``), namespaced
+  TrainingRuntimes (get), pods and pods/log (owner reference and the rank-0 pod's log), events
+  (list, for debugging);
 * ClusterRole + ClusterRoleBinding: ``get`` on ClusterTrainingRuntimes, which are
   cluster-scoped and so cannot be granted by a Role.
 """
@@ -106,10 +108,27 @@ class ClusterRoleBinding(Resource):
     role_ref: RoleRef
 
 
+#: What the launcher does to a job object: look it up, apply it (create or patch), poll, delete.
+JOB_VERBS = ["get", "list", "watch", "create", "patch", "delete"]
+
+
+def job_rules() -> tuple[PolicyRule, ...]:
+    """One rule per API group: the job kinds of every engine whose jobs can be a KFP step."""
+    from trainspec.compiler.engines import DIALECT_MODULES
+    from trainspec.compiler.lower.dialects import dialect_for
+
+    by_group: dict[str, list[str]] = {}
+    for engine in DIALECT_MODULES:
+        dialect = dialect_for(engine=engine)
+        if not dialect.kfp_step:
+            continue
+        for kind in dialect.job_kinds:
+            facts = dialect.launch_facts({"kind": kind, "metadata": {"name": "x"}})
+            by_group.setdefault(facts.api_group, []).append(facts.plural)
+    return tuple(PolicyRule(api_groups=[g], resources=p, verbs=list(JOB_VERBS)) for g, p in by_group.items())
+
+
 NAMESPACED_RULES = (
-    PolicyRule(
-        api_groups=[TRAINER_GROUP], resources=["trainjobs"], verbs=["get", "list", "watch", "create", "patch", "delete"]
-    ),
     PolicyRule(api_groups=[TRAINER_GROUP], resources=["trainingruntimes"], verbs=["get"]),
     PolicyRule(api_groups=[""], resources=["pods"], verbs=["get", "list", "watch"]),
     PolicyRule(api_groups=[""], resources=["pods/log"], verbs=["get"]),
@@ -128,7 +147,8 @@ def rbac_objects(namespace: str = DEFAULT_NAMESPACE, service_account: str = DEFA
     binding = f"{CLUSTER_ROLE_NAME}-{namespace}-{service_account}"[:253]
     return [
         Role(
-            metadata=ObjectMeta(name=ROLE_NAME, namespace=namespace, labels=dict(LABELS)), rules=list(NAMESPACED_RULES)
+            metadata=ObjectMeta(name=ROLE_NAME, namespace=namespace, labels=dict(LABELS)),
+            rules=[*job_rules(), *NAMESPACED_RULES],
         ),
         RoleBinding(
             metadata=ObjectMeta(name=ROLE_NAME, namespace=namespace, labels=dict(LABELS)),

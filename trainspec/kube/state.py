@@ -40,17 +40,13 @@ def job_state(trainjob: dict[str, Any]) -> tuple[str, str, str]:
 
     Phases: Complete, Failed, Suspended, Running, Created.
     """
-    status = trainjob.get("status") or {}
-    true = _true_conditions(status)
-    for phase in ("Failed", "Complete", "Suspended"):
-        if phase in true:
-            return phase, str(true[phase].get("reason") or ""), str(true[phase].get("message") or "")
-    running = any((j.get("active") or 0) + (j.get("ready") or 0) > 0 for j in status.get("jobsStatus") or [])
-    return ("Running" if running else "Created"), "", ""
+    from trainspec.compiler.lower.dialects import dialect_for_kind
 
-
-def _true_conditions(status: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {c.get("type"): c for c in status.get("conditions") or [] if c.get("status") == "True"}
+    # The one reading of a TrainJob's state: the Trainer dialect's (the KFP launcher reads it too).
+    dialect = dialect_for_kind("TrainJob")
+    assert dialect is not None  # the Trainer dialect's kind
+    facts = dialect.launch_facts(trainjob)
+    return facts.phase, facts.reason, facts.message
 
 
 @dataclass

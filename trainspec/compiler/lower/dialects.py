@@ -21,6 +21,7 @@ the same way are in :mod:`trainspec.compiler.lower.pod`; every lowered object ca
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from trainspec.compiler.engines import DIALECT_MODULES, Engine, engine_named
@@ -48,6 +49,38 @@ class Budget(TupleRecord):
 
     max_length: int
     reason: str
+
+
+class LaunchFacts(TupleRecord):
+    """What a launcher needs to know of one job object it applied (:meth:`Dialect.launch_facts`).
+
+    Read from the object alone (the launcher has no plan): its REST plural, its state as trainspec
+    names it, where that state is, the pod whose log stands for the job, and the longest name the
+    object may have so the names its controller derives from it fit.
+    """
+
+    #: The object's API group and resource name in the REST API (``trainjobs``, ``rayjobs``,
+    #: ``pytorchjobs``): what the launcher's RBAC grants.
+    api_group: str
+    plural: str
+    #: ``Created``, ``Suspended``, ``Running``, ``Complete`` or ``Failed``; the last two are final.
+    phase: str
+    reason: str
+    message: str
+    #: Where the object keeps its state, for messages and docs (``status.conditions``).
+    state_path: str
+    #: The labels of the pod whose log is the job's (its rank 0, or Ray's job submitter), and
+    #: that pod's container and the prefix of its lines in the launcher's log.
+    log_selector: dict[str, str]
+    log_container: str
+    log_label: str
+    #: The longest name the object may have (its controller derives pod and object names from it).
+    name_max: int
+
+    @property
+    def done(self) -> bool:
+        """Whether the job has finished, either way."""
+        return self.phase in ("Complete", "Failed")
 
 
 class LoweringError(TrainspecError):
@@ -111,6 +144,21 @@ class Dialect(Protocol):
         select only that pod (else every trainer pod of the job)."""
         ...
 
+    def launch_facts(self, job: Mapping[str, Any]) -> LaunchFacts:
+        """How the Kubeflow Pipelines launcher watches ``job``, one of :attr:`job_kinds` as the API
+        server returns it (or as compiled, before it exists): its state now, its log pod, its name
+        limit. Pure: the launcher calls it on every poll."""
+        ...
+
+
+def dialect_for_kind(kind: str) -> Dialect | None:
+    """The dialect (default versions) whose jobs are objects of ``kind``; None for another kind."""
+    for engine in DIALECT_MODULES:
+        found = dialect_for(engine=engine)
+        if kind in found.job_kinds:
+            return found
+    return None
+
 
 def dialect_for(target: Target | None = None, engine: Engine | str | None = None) -> Dialect:
     """The dialect of ``engine`` (default: the target's own) for the versions of ``target``.
@@ -128,4 +176,4 @@ def dialect_for(target: Target | None = None, engine: Engine | str | None = None
     return found
 
 
-__all__ = ["Budget", "Dialect", "Lowered", "LoweringError", "dialect_for"]
+__all__ = ["Budget", "Dialect", "LaunchFacts", "Lowered", "LoweringError", "dialect_for", "dialect_for_kind"]

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import enum
 import re
-from typing import Annotated, Any, Final, Literal
+import sys
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
 from trainspec.dsl.errors import Invalid
 from trainspec.dsl.framework.modeling import field
@@ -147,6 +148,14 @@ class Pipeline(_Model):
     kind: Literal["Pipeline"] = field(default="Pipeline", description="Pipeline")
     metadata: Metadata = field(description="Name and namespace of the pipeline (its jobs run in that namespace).")
     spec: PipelineSpec = field(description="The pipeline.")
+
+    if not TYPE_CHECKING:  # type checkers read the fields' own signature
+
+        def __init__(self, **data: Any) -> None:
+            caller = sys._getframe(1)
+            super().__init__(**data)
+            # Remember the constructor call so diagnostics on Python specs can point at it.
+            self.__dict__["_created_at"] = (caller.f_lineno, 1)
 
     @property
     def name(self) -> str:

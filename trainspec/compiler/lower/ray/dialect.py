@@ -8,12 +8,13 @@ RayJob integration refuses are diagnostics of the rules pass (:mod:`.ray_rules`)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from trainspec.compiler.engines import Engine
-from trainspec.compiler.lower.dialects import Dialect, Lowered
+from trainspec.compiler.lower.dialects import Dialect, LaunchFacts, Lowered
 from trainspec.compiler.lower.labels import JOB_LABEL
-from trainspec.k8s.wellknown import RAY_CLUSTER_NAME_MAX, RAY_JOB_NAME_MAX, RAY_NODE_TYPE_LABEL
+from trainspec.k8s.wellknown import RAY_CLUSTER_NAME_MAX, RAY_GROUP, RAY_JOB_NAME_MAX, RAY_NODE_TYPE_LABEL
 
 if TYPE_CHECKING:
     from trainspec.compiler.lower.dialects import Budget
@@ -25,6 +26,13 @@ if TYPE_CHECKING:
 
 #: The value of KubeRay's node-type label on the worker pods.
 _WORKER = "worker"
+#: In K8sJobMode KubeRay runs ``ray job submit`` and then follows the driver's log in a Kubernetes
+#: Job named after the RayJob, in this container (unless submitterPodTemplate names another).
+_SUBMITTER_CONTAINER = "ray-job-submitter"
+_JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
+#: jobDeploymentStatus values: final ones, and those of a job Kueue (or spec.suspend) holds.
+_FINAL = ("Complete", "Failed")
+_SUSPENDED = ("Suspended", "Suspending")
 
 
 class RayDialect:
@@ -38,7 +46,7 @@ class RayDialect:
     ray_head = True
     restarts_field = "RayJob backoffLimit"
     cluster_commands = False
-    kfp_step = False
+    kfp_step = True
     local_run = False
 
     def __init__(self, target: Target) -> None:
@@ -88,6 +96,37 @@ class RayDialect:
     def rank_zero_selector(self, plan: JobPlan) -> tuple[dict[str, str], bool]:
         """Ray places Ray Train's workers itself: every worker pod of the job."""
         return {JOB_LABEL: plan.resolved.name, RAY_NODE_TYPE_LABEL: _WORKER}, False
+
+    def launch_facts(self, job: Mapping[str, Any]) -> LaunchFacts:
+        """A RayJob is done when ``jobDeploymentStatus`` is Complete or Failed (a failed Ray job with
+        retries left goes to Retrying, not Failed); it succeeded when ``jobStatus`` is SUCCEEDED too
+        (a FAILED or STOPPED Ray job under a Complete deployment is a failure). The log is the
+        submitter's, which follows the driver's."""
+        status = job.get("status") or {}
+        deployment, ray_status = str(status.get("jobDeploymentStatus") or ""), str(status.get("jobStatus") or "")
+        reason, message = str(status.get("reason") or ""), str(status.get("message") or "")
+        if deployment in _FINAL:
+            phase = "Complete" if deployment == "Complete" and ray_status == "SUCCEEDED" else "Failed"
+            if phase == "Failed" and not reason:
+                reason = f"jobStatus {ray_status or 'unknown'}"
+        elif deployment in _SUSPENDED:
+            phase = "Suspended"
+        else:
+            phase = "Running" if deployment in ("Running", "Retrying") else "Created"
+        submitter = ((job.get("spec") or {}).get("submitterPodTemplate") or {}).get("spec") or {}
+        containers = submitter.get("containers") or [{}]
+        return LaunchFacts(
+            api_group=RAY_GROUP,
+            plural="rayjobs",
+            phase=phase,
+            reason=reason,
+            message=message,
+            state_path="status.jobDeploymentStatus, status.jobStatus",
+            log_selector={_JOB_NAME_LABEL: str((job.get("metadata") or {}).get("name") or "")},
+            log_container=str(containers[0].get("name") or _SUBMITTER_CONTAINER),
+            log_label="driver",
+            name_max=RAY_JOB_NAME_MAX,
+        )
 
 
 def dialect(target: Target) -> Dialect:

@@ -8,13 +8,25 @@ cannot express (TS521) or enforce (TS522).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from trainspec.compiler.engines import Engine
-from trainspec.compiler.lower.dialects import Dialect, Lowered, LoweringError
+from trainspec.compiler.lower.dialects import Dialect, LaunchFacts, Lowered, LoweringError
 from trainspec.compiler.lower.labels import JOB_LABEL
 from trainspec.dsl import codes
-from trainspec.k8s.wellknown import COMPLETION_INDEX_LABEL, JOB_INDEX_LABEL, NODE, REPLICATED_JOB_LABEL
+from trainspec.k8s.wellknown import (
+    COMPLETION_INDEX_LABEL,
+    DATASET_INITIALIZER,
+    JOB_INDEX_LABEL,
+    JOBSET_NAME_LABEL,
+    MODEL_INITIALIZER,
+    NAME_MAX,
+    NODE,
+    REPLICATED_JOB_LABEL,
+    SHARD_VOLUME,
+    TRAINER_GROUP,
+)
 
 if TYPE_CHECKING:
     from trainspec.compiler.lower.dialects import Budget
@@ -95,6 +107,55 @@ class TrainerDialect:
         if plan.resolved.framework in (Framework.TORCH, Framework.JAX):
             return {**base, REPLICATED_JOB_LABEL: NODE, JOB_INDEX_LABEL: "0", COMPLETION_INDEX_LABEL: "0"}, True
         return base, False
+
+    def launch_facts(self, job: Mapping[str, Any]) -> LaunchFacts:
+        """A TrainJob's phase from its conditions' *status* (after a resume the last condition is
+        ``Suspended=False``), node-0's pod (JobSet's labels), and JobSet's pod-name budget."""
+        meta, spec = job.get("metadata") or {}, job.get("spec") or {}
+        status = job.get("status") or {}
+        true = {c.get("type"): c for c in status.get("conditions") or [] if c.get("status") == "True"}
+        phase, reason, message = "Created", "", ""
+        for final in ("Failed", "Complete", "Suspended"):
+            if final in true:
+                phase, reason, message = (
+                    final,
+                    str(true[final].get("reason") or ""),
+                    str(true[final].get("message") or ""),
+                )
+                break
+        else:
+            if any((j.get("active") or 0) + (j.get("ready") or 0) > 0 for j in status.get("jobsStatus") or []):
+                phase = "Running"
+        name = str(meta.get("name") or "")
+        return LaunchFacts(
+            api_group=TRAINER_GROUP,
+            plural="trainjobs",
+            phase=phase,
+            reason=reason,
+            message=message,
+            state_path="status.conditions",
+            log_selector={JOBSET_NAME_LABEL: name, REPLICATED_JOB_LABEL: NODE, COMPLETION_INDEX_LABEL: "0"},
+            log_container=NODE,
+            log_label="node-0",
+            name_max=_trainjob_name_max(spec),
+        )
+
+
+def _trainjob_name_max(spec: Mapping[str, Any]) -> int:
+    """The longest TrainJob name whose JobSet pod names (``<trainjob>-<rjob>-<replica>-<pod>-xxxxx``)
+    and shared-volume claim fit in 63 characters, from the TrainJob alone: the trainer rjob with
+    ``numNodes`` pods, the initializer rjobs it feeds, and JobSet's ``<volume>-<jobset>`` claim."""
+    from trainspec.compiler.lower.trainer.name_budget import pod_suffix
+
+    nodes = int((spec.get("trainer") or {}).get("numNodes") or 1)
+    suffixes = [pod_suffix(NODE, 1, nodes)]
+    initializer = spec.get("initializer") or {}
+    if initializer.get("dataset") is not None:
+        suffixes.append(pod_suffix(DATASET_INITIALIZER, 1, 1))
+    if initializer.get("model") is not None:
+        suffixes.append(pod_suffix(MODEL_INITIALIZER, 1, 1))
+    budget = min(NAME_MAX - len(s) for s in suffixes)
+    return min(budget, NAME_MAX - len(f"{SHARD_VOLUME}-")) if initializer else budget
 
 
 def _as_v21(plan: JobPlan, lowered: Lowered) -> Lowered:

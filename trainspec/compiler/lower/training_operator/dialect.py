@@ -13,18 +13,20 @@ False). A job's output file holds its checkpoint PVC (if trainspec creates one),
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from trainspec.compiler.engines import Engine
-from trainspec.compiler.lower.dialects import Dialect, Lowered
+from trainspec.compiler.lower.dialects import Dialect, LaunchFacts, Lowered
 from trainspec.compiler.lower.field_sources import claim_sources, metadata_sources
 from trainspec.compiler.lower.labels import JOB_LABEL
 from trainspec.compiler.provenance import FieldSources, Origin, SpecRef
 from trainspec.dsl.spec.models import Framework
 from trainspec.k8s.wellknown import (
+    KUBEFLOW_GROUP,
     NAME_MAX,
     REPLICA_INDEX_LABEL,
+    REPLICA_LAUNCHER,
     REPLICA_MASTER,
     REPLICA_TYPE_LABEL,
     REPLICA_WORKER,
@@ -39,6 +41,12 @@ if TYPE_CHECKING:
 
 __all__ = ["TrainingOperatorDialect", "dialect", "lower_object", "object_sources"]
 
+#: The operators' pod label naming the job object (beside the replica type and index).
+_JOB_NAME_LABEL = "training.kubeflow.org/job-name"
+#: Where each kind keeps its replicas, and the replica types whose first pod's log stands for the job.
+_REPLICAS = {"PyTorchJob": "pytorchReplicaSpecs", "JAXJob": "jaxReplicaSpecs", "MPIJob": "mpiReplicaSpecs"}
+_LOG_REPLICAS = (REPLICA_LAUNCHER, REPLICA_MASTER, REPLICA_WORKER)
+
 
 class TrainingOperatorDialect:
     """PyTorchJob / JAXJob (Training Operator 1.9) and MPIJob (mpi-operator 0.8); runtimes fold into jobs."""
@@ -51,7 +59,7 @@ class TrainingOperatorDialect:
     ray_head = False
     restarts_field = "runPolicy.backoffLimit"
     cluster_commands = False
-    kfp_step = False
+    kfp_step = True
     local_run = False
 
     def __init__(self, target: Target) -> None:
@@ -110,6 +118,46 @@ class TrainingOperatorDialect:
         if framework is Framework.JAX:
             return {**base, REPLICA_TYPE_LABEL: REPLICA_WORKER.lower(), REPLICA_INDEX_LABEL: "0"}, True
         return base, False
+
+    def launch_facts(self, job: Mapping[str, Any]) -> LaunchFacts:
+        """Phase from the ``Failed``/``Succeeded``/``Suspended``/``Running`` conditions' status (the
+        operators' JobStatus); the log of the MPI launcher, the PyTorchJob's Master, else Worker 0;
+        the name so that ``<job>-<type>-<index>`` (an MPI launcher: ``<job>-launcher``) fits."""
+        meta, spec = job.get("metadata") or {}, job.get("spec") or {}
+        true = {
+            c.get("type"): c for c in (job.get("status") or {}).get("conditions") or [] if c.get("status") == "True"
+        }
+        phase, reason, message = "Created", "", ""
+        for condition, named in (("Failed", "Failed"), ("Succeeded", "Complete"), ("Suspended", "Suspended")):
+            if condition in true:
+                phase, reason = named, str(true[condition].get("reason") or "")
+                message = str(true[condition].get("message") or "")
+                break
+        else:
+            phase = "Running" if "Running" in true or "Restarting" in true else "Created"
+        replicas: Mapping[str, Any] = spec.get(_REPLICAS.get(str(job.get("kind")), "")) or {}
+        rtype = next((r for r in _LOG_REPLICAS if r in replicas), REPLICA_WORKER)
+        pod = (((replicas.get(rtype) or {}).get("template") or {}).get("spec") or {}).get("containers") or [{}]
+        selector = {_JOB_NAME_LABEL: str(meta.get("name") or ""), REPLICA_TYPE_LABEL: rtype.lower()}
+        if rtype != REPLICA_LAUNCHER:
+            selector[REPLICA_INDEX_LABEL] = "0"
+        most = int(((spec.get("elasticPolicy") or {}).get("maxReplicas")) or 0)
+        suffixes = [
+            f"-{r.lower()}" if r == REPLICA_LAUNCHER else f"-{r.lower()}-{max(int(v.get('replicas') or 1), most) - 1}"
+            for r, v in replicas.items()
+        ]
+        return LaunchFacts(
+            api_group=KUBEFLOW_GROUP,
+            plural=f"{str(job.get('kind')).lower()}s",
+            phase=phase,
+            reason=reason,
+            message=message,
+            state_path="status.conditions",
+            log_selector=selector,
+            log_container=str(pod[0].get("name") or ""),
+            log_label=f"{rtype.lower()}-0" if rtype != REPLICA_LAUNCHER else "launcher",
+            name_max=NAME_MAX - max((len(s) for s in suffixes), default=0),
+        )
 
 
 def dialect(target: Target) -> Dialect:

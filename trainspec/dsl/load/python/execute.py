@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from trainspec.dsl.framework.modeling import Model, ValidationError
 from trainspec.dsl.kube_facts import SEED_MAX
 from trainspec.dsl.spec.models import Runtime, TrainingJob
+from trainspec.dsl.spec.pipeline_spec import Pipeline
 
 if TYPE_CHECKING:
     from types import FrameType
@@ -149,7 +150,7 @@ def collect(namespace: dict[str, Any]) -> list[Any]:
     seen: set[int] = set()
 
     def take(value: Any) -> None:
-        if isinstance(value, (Runtime, TrainingJob)) and id(value) not in seen:
+        if isinstance(value, (Runtime, TrainingJob, Pipeline)) and id(value) not in seen:
             seen.add(id(value))
             found.append(value)
 
@@ -170,7 +171,7 @@ def collect(namespace: dict[str, Any]) -> list[Any]:
 def _spec_data(value: Any) -> dict[str, Any]:
     created = value.__dict__.get("_created_at")
     line = created[0] if isinstance(created, tuple) and created else None
-    kind = "TrainingJob" if isinstance(value, TrainingJob) else "Runtime"
+    kind = value.kind  # TrainingJob, Runtime or Pipeline
     return {"kind": kind, "line": line, "data": plain(value)}
 
 

@@ -12,12 +12,19 @@ import re
 from typing import Any
 
 #: The spec classes a module may build.
-SPEC_CLASSES = frozenset({"TrainingJob", "Runtime"})
+SPEC_CLASSES = frozenset({"TrainingJob", "Runtime", "Pipeline"})
 #: Modules that export the spec classes (``import trainspec as ts`` ... ``ts.TrainingJob``).
 #: The modules a spec file imports the kinds from: the package, the public ``trainspec.dsl.models``
 #: and where the kinds are defined (``trainspec.dsl.spec.models``).
 SPEC_MODULES = frozenset(
-    {"trainspec", "trainspec.dsl", "trainspec.dsl.models", "trainspec.dsl.spec", "trainspec.dsl.spec.models"}
+    {
+        "trainspec",
+        "trainspec.dsl",
+        "trainspec.dsl.models",
+        "trainspec.dsl.spec",
+        "trainspec.dsl.spec.models",
+        "trainspec.dsl.spec.pipeline_spec",
+    }
 )
 
 # When the file does not parse: keep it if it plausibly is a spec, so the loader reports the error.

@@ -24,6 +24,7 @@ from trainspec.dsl.load.loaded import DEFAULT_PYTHON_TIMEOUT, LoadedSpec, spec_p
 from trainspec.dsl.load.strict_yaml import Mark
 from trainspec.dsl.load.validation import _CODE_BY_ERROR, _clean_loc, _message
 from trainspec.dsl.spec.models import Runtime, TrainingJob
+from trainspec.dsl.spec.pipeline_spec import Pipeline
 
 if TYPE_CHECKING:
     from trainspec.dsl.load.python.protocol import FieldError, ModuleError, Payload, SpecData
@@ -106,7 +107,7 @@ def from_outcome(outcome: Outcome, display: str, timeout: float | None) -> Loade
         problems.append(
             Diagnostic(
                 code=codes.PYTHON_NO_SPECS,
-                message="no TrainingJob or Runtime objects found",
+                message="no TrainingJob, Runtime or Pipeline objects found",
                 severity=Severity.WARNING,
                 file=display,
                 line=1,
@@ -137,7 +138,7 @@ def _rebuild(payload: Payload, display: str) -> Loaded:
     specs: list[LoadedSpec] = []
     problems: list[Diagnostic] = []
     for item in payload.specs:
-        model: Any = TrainingJob if item.kind == "TrainingJob" else Runtime
+        model: Any = {"TrainingJob": TrainingJob, "Runtime": Runtime, "Pipeline": Pipeline}[item.kind]
         try:
             spec = model.model_validate(item.data)
         except ValidationError as exc:

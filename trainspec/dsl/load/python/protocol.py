@@ -156,7 +156,7 @@ def _payload(data: Any) -> Payload:
 def _spec(item: Any) -> SpecData:
     _require(isinstance(item, dict), "a spec")
     kind, data = item.get("kind"), item.get("data")
-    _require(kind in ("TrainingJob", "Runtime") and isinstance(data, dict), "a spec")
+    _require(kind in ("TrainingJob", "Runtime", "Pipeline") and isinstance(data, dict), "a spec")
     return SpecData(kind=kind, line=_line(item.get("line")), data=data)
 
 
