@@ -196,3 +196,102 @@ def test_rbac_grants_the_launcher_every_job_kind() -> None:
         ("kubeflow.org", "mpijobs"),
     ):
         assert {"get", "create", "patch", "delete"} <= set(granted[(group, plural)]), (group, plural)
+
+
+MPI_JOB = compile_trainjob(EXAMPLES / "mpijob.yaml", project=None)
+MPI_NAME = f"bert-zero3-mpi-{RUN_ID[:8]}"
+MPI_SUCCEEDED = {
+    "conditions": [
+        {"type": "Created", "status": "True", "reason": "MPIJobCreated"},
+        {"type": "Running", "status": "False", "reason": "MPIJobRunning"},
+        {"type": "Succeeded", "status": "True", "reason": "MPIJobSucceeded", "message": "MPIJob succeeded"},
+    ]
+}
+MPI_FAILED = {
+    "conditions": [
+        {"type": "Created", "status": "True", "reason": "MPIJobCreated"},
+        {"type": "Running", "status": "False", "reason": "MPIJobRunning"},
+        {"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded", "message": "launcher exited 137"},
+    ]
+}
+JAX_SPEC = """\
+apiVersion: trainspec.dev/v1alpha1
+kind: Runtime
+metadata:
+  name: jax-cpu
+spec:
+  engine: training-operator
+  framework: jax
+  image: registry.example.com/ml/jax:0.4
+  resourcesPerNode: {cpu: 4, memory: 16Gi}
+---
+apiVersion: trainspec.dev/v1alpha1
+kind: TrainingJob
+metadata:
+  name: jax-pretrain
+  namespace: ml
+spec:
+  runtime: jax-cpu
+  command: [python, -m, train]
+  nodes: 2
+"""
+JAX_NAME = f"jax-pretrain-{RUN_ID[:8]}"
+
+
+def _operator_labels(job: str, replica: str, index: str | None) -> dict[str, str]:
+    labels = {"training.kubeflow.org/job-name": job, "training.kubeflow.org/replica-type": replica}
+    if index is not None:
+        labels["training.kubeflow.org/replica-index"] = index
+    return labels
+
+
+def test_a_jaxjob_succeeds_and_its_worker_0_log_is_followed(kube_env: StandIn, tmp_path: Path) -> None:
+    spec = tmp_path / "jax.yaml"
+    spec.write_text(JAX_SPEC, encoding="utf-8")
+    job = compile_trainjob(spec, project=None)
+    assert job.kind == "JAXJob"
+    kube_env.status_script = [
+        {"conditions": [{"type": "Running", "status": "True", "reason": "JAXJobRunning"}]},
+        {"conditions": [{"type": "Succeeded", "status": "True", "reason": "JAXJobSucceeded", "message": "done"}]},
+    ]
+    _pod(kube_env, f"{JAX_NAME}-worker-0", _operator_labels(JAX_NAME, "worker", "0"), "jax", ["process 0 step 7"])
+    _pod(kube_env, f"{JAX_NAME}-worker-1", _operator_labels(JAX_NAME, "worker", "1"), "jax", ["process 1 step 7"])
+    result, out = _run(job.manifest)
+    assert (result.name, result.phase, result.reason) == (JAX_NAME, "Complete", "JAXJobSucceeded")
+    (apply,) = kube_env.sent("PATCH")
+    assert apply.path == f"/apis/kubeflow.org/v1/namespaces/{NAMESPACE}/jaxjobs/{JAX_NAME}"
+    assert apply.body["metadata"]["labels"]["trainspec.dev/kfp-run-id"] == RUN_ID
+    assert apply.body["spec"]["jaxReplicaSpecs"]["Worker"]["replicas"] == 2
+    assert (NAMESPACE, JAX_NAME) in kube_env.objects["jaxjobs"]  # the stand-in accepted it (CRD schema)
+    assert "worker-0 | process 0 step 7" in out and "process 1" not in out
+    assert not kube_env.sent("DELETE")
+
+
+def test_an_mpijob_succeeds_and_its_launcher_log_is_followed(kube_env: StandIn) -> None:
+    kube_env.status_script = [{"conditions": [{"type": "Running", "status": "True"}]}, MPI_SUCCEEDED]
+    _pod(kube_env, f"{MPI_NAME}-launcher", _operator_labels(MPI_NAME, "launcher", None), "launcher", ["ds loss 0.25"])
+    _pod(kube_env, f"{MPI_NAME}-worker-0", _operator_labels(MPI_NAME, "worker", "0"), "mpi-worker", ["sshd up"])
+    result, out = _run(MPI_JOB.manifest)
+    assert (result.name, result.phase, result.reason) == (MPI_NAME, "Complete", "MPIJobSucceeded")
+    (apply,) = kube_env.sent("PATCH")
+    assert apply.path == f"/apis/kubeflow.org/v2beta1/namespaces/{NAMESPACE}/mpijobs/{MPI_NAME}"
+    assert apply.query["fieldValidation"] == "Strict"
+    assert apply.body["metadata"]["ownerReferences"][0]["uid"] == "launcher-uid-1"
+    assert (NAMESPACE, MPI_NAME) in kube_env.objects["mpijobs"]
+    assert "launcher | ds loss 0.25" in out and "sshd up" not in out
+    assert not kube_env.sent("DELETE")
+
+
+def test_a_failed_mpijob_fails_the_step_with_its_reason(
+    kube_env: StandIn, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kube_env.status_script = [{"conditions": [{"type": "Running", "status": "True"}]}, MPI_FAILED]
+    manifest, status = tmp_path / "job.json", tmp_path / "status.json"
+    manifest.write_text(MPI_JOB.manifest, encoding="utf-8")
+    code = main(["--trainjob", str(manifest), "--run-id", RUN_ID, "--poll-seconds", "0.01", "--status", str(status)])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert f"MPIJob {NAMESPACE}/{MPI_NAME} failed: BackoffLimitExceeded: launcher exited 137" in err
+    written = json.loads(status.read_text(encoding="utf-8"))
+    assert (written["phase"], written["reason"]) == ("Failed", "BackoffLimitExceeded")
+    assert not kube_env.sent("DELETE")  # a failed job is kept for its logs

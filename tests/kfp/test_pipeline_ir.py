@@ -196,3 +196,68 @@ def test_a_job_step_without_launcher_image_is_ts450(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "TS450" in done.stderr and "job step 'train'" in done.stderr
     assert not out.exists()
+
+
+RAY_PIPELINE = """\
+---
+apiVersion: trainspec.dev/v1alpha1
+kind: Pipeline
+metadata:
+  name: rayflow
+  namespace: team-ml
+spec:
+  parameters:
+    nodes: {type: int, default: 2}
+  steps:
+    - name: train
+      job:
+        runtime: ray-h100
+        command: [python, /app/finetune.py]
+        nodes: $(params.nodes)
+        checkpoint: {path: /checkpoints, size: 10Gi}
+    - name: report
+      container:
+        image: registry.example.com/ml/report:0.1.0
+        command: [python, report.py]
+        args: [--checkpoint, "$(steps.train.outputs.checkpoint)"]
+"""
+
+
+@pytest.fixture(scope="module")
+def ray_ir(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
+    """A Pipeline whose job step runs on the Ray runtime of examples/ray-train, compiled to IR."""
+    folder = tmp_path_factory.mktemp("ray")
+    spec, out = folder / "pipeline.yaml", folder / "out.yaml"
+    runtime = (EXAMPLES / "ray-train" / "runtime.yaml").read_text(encoding="utf-8")
+    assert "engine: ray" in runtime
+    spec.write_text(runtime + RAY_PIPELINE, encoding="utf-8")
+    done = _kfp(str(spec), "--image", IMAGE, "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    text = out.read_text(encoding="utf-8")
+    return text, yaml.safe_load(text)
+
+
+def test_a_ray_job_step_compiles_to_ir_without_install(ray_ir: tuple[str, dict[str, Any]]) -> None:
+    text, ir = ray_ir
+    assert "pip install" not in text and "pip3 install" not in text
+    assert sorted(ir["root"]["dag"]["tasks"]) == ["report", "train"]
+    assert ir["root"]["dag"]["tasks"]["report"]["dependentTasks"] == ["train"]
+    train = ir["deploymentSpec"]["executors"]["exec-train"]["container"]
+    assert train["image"] == IMAGE
+    assert train["command"] == ["python3", "-m", "trainspec.kfp.pipeline_job_step"]
+    assert ir["root"]["inputDefinitions"]["parameters"]["nodes"]["defaultValue"] == 2
+
+
+def test_a_ray_job_step_builds_a_rayjob_whose_workers_follow_the_run(ray_ir: tuple[str, dict[str, Any]]) -> None:
+    specs = ray_ir[1]["root"]["dag"]["tasks"]["train"]["inputs"]["parameters"]["specs"]["runtimeValue"]["constant"]
+    assert "$(params.nodes)" in specs
+    default = build_trainjob(specs, job="rayflow-train", params={"nodes": "2"}, outputs={})
+    built = build_trainjob(specs, job="rayflow-train", params={"nodes": "5"}, outputs={})
+    for job in (default, built):
+        assert (job.trainjob["apiVersion"], job.trainjob["kind"]) == ("ray.io/v1", "RayJob")
+    assert [g["replicas"] for g in default.trainjob["spec"]["rayClusterSpec"]["workerGroupSpecs"]] == [2]
+    (workers,) = built.trainjob["spec"]["rayClusterSpec"]["workerGroupSpecs"]
+    assert (workers["replicas"], workers["minReplicas"], workers["maxReplicas"]) == (5, 5, 5)
+    env = workers["template"]["spec"]["containers"][0]["env"]
+    assert {"name": "TRAINSPEC_NUM_NODES", "value": "5"} in env  # derived fields follow the run's value
+    assert built.checkpoint == "pvc://rayflow-train-checkpoints/checkpoints"
