@@ -119,11 +119,18 @@ class _Fake:
     """Pods of one node index whose log streams are scripted; each read's options are recorded.
 
     ``pods`` is what each pod listing returns, in turn (the last one again when they run out).
+    ``streams`` holds each pod's reads, in turn: pods are read in threads of their own, so a read
+    is matched to its pod, never to the order the threads happen to call in.
     """
 
-    def __init__(self, pods: list[list[str]], streams: list[list[str]]) -> None:
-        self.pods, self.streams = pods, streams
+    def __init__(self, pods: list[list[str]], streams: dict[str, list[list[str]]]) -> None:
+        self.pods, self.reads = pods, streams
         self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    @property
+    def streams(self) -> bool:
+        """Whether a scripted read is left."""
+        return any(self.reads.values())
 
     def list_pods(self, namespace: str, selector: str) -> list[dict[str, Any]]:
         uids = self.pods.pop(0) if len(self.pods) > 1 else self.pods[0]
@@ -138,7 +145,8 @@ class _Fake:
 
     def stream_log(self, namespace: str, pod: str, container: str, **options: Any) -> Any:
         self.calls.append((pod, options))
-        yield from self.streams.pop(0) if self.streams else []
+        reads = self.reads.get(pod) or []
+        yield from reads.pop(0) if reads else []
 
 
 def _follow(kube: _Fake, **options: Any) -> list[str]:
@@ -154,10 +162,12 @@ def _follow(kube: _Fake, **options: Any) -> list[str]:
 def test_tail_and_since_shape_the_first_read_a_reconnect_reads_on() -> None:
     kube = _Fake(
         [["p0"]],
-        [
-            ["2026-01-01T00:00:01Z one", "2026-01-01T00:00:02Z two"],
-            ["2026-01-01T00:00:02Z two", "2026-01-01T00:00:03Z three"],
-        ],
+        {
+            "p0": [
+                ["2026-01-01T00:00:01Z one", "2026-01-01T00:00:02Z two"],
+                ["2026-01-01T00:00:02Z two", "2026-01-01T00:00:03Z three"],
+            ]
+        },
     )
     assert _follow(kube, tail=5, since=600) == ["one", "two", "three"]
     (_, first), (_, again) = kube.calls[:2]  # the stream ended while the pod ran (a restart): read again
@@ -166,8 +176,10 @@ def test_tail_and_since_shape_the_first_read_a_reconnect_reads_on() -> None:
 
 
 def test_a_pod_that_replaces_one_is_read_from_its_start() -> None:
-    kube = _Fake([["p0"], ["p0", "p1"]], [["2026-01-01T00:00:01Z old"], ["2026-01-01T00:00:09Z new"]])
-    assert _follow(kube, tail=1, since=60) == ["old", "new"]
-    (first_pod, first), (second_pod, second) = kube.calls[:2]
-    assert (first_pod, first["tail_lines"], first["since_seconds"]) == ("p0", 1, 60)
-    assert second_pod == "p1" and "tail_lines" not in second and second["since_seconds"] is None
+    kube = _Fake([["p0"], ["p0", "p1"]], {"p0": [["2026-01-01T00:00:01Z old"]], "p1": [["2026-01-01T00:00:09Z new"]]})
+    # Each pod is read in a thread of its own: the two lines may come in either order.
+    assert sorted(_follow(kube, tail=1, since=60)) == ["new", "old"]
+    first = next(options for pod, options in kube.calls if pod == "p0")
+    second = next(options for pod, options in kube.calls if pod == "p1")
+    assert (first["tail_lines"], first["since_seconds"]) == (1, 60)
+    assert "tail_lines" not in second and second["since_seconds"] is None  # the new pod from its start
