@@ -43,7 +43,9 @@ def test_the_example_pipeline_checks_and_its_train_step_is_a_located_job() -> No
     job = plan.resolved
     assert (job.namespace, job.name) == ("ml-dev", "finetune-train")
     assert isinstance(job.loaded.spec, TrainingJob) and job.loaded.file.endswith("examples/pipeline/pipeline.yaml")
-    assert job.loaded.mark(("spec", "nodes")).line == 46  # `nodes: $(params.nodes)` in the pipeline file
+    lines = (EXAMPLE / "pipeline.yaml").read_text(encoding="utf-8").splitlines()
+    # `nodes: $(params.nodes)` in the pipeline file
+    assert job.loaded.mark(("spec", "nodes")).line == 1 + lines.index("        nodes: $(params.nodes)")
     assert job.nodes.value == 2  # the parameter's default, typed
     assert job.loaded.spec.spec.args == [
         "--epochs",

@@ -192,9 +192,9 @@ def _pipeline_ir(args: argparse.Namespace, result: object) -> int:
     from trainspec.kfp.job_pipeline import KfpSpecError
     from trainspec.kfp.pipeline_ir import compile_pipeline_ir, pick_graph
 
-    single = [f for f, v in (("--job", args.job), ("--storage-class", args.storage_class)) if v]
-    single += [f for f, v in (("--delete-pvc", args.delete_pvc), ("--no-create-pvc", args.no_create_pvc)) if v]
+    single = [f for f, v in (("--job", args.job), ("--delete-pvc", args.delete_pvc)) if v]
     if single:
+        # A pipeline's claims hold what later steps read; they are kept, like every checkpoint.
         print(f"trainspec kfp: {', '.join(single)} apply to a single TrainingJob, not to a Pipeline", file=sys.stderr)
         return 2
     try:
@@ -207,6 +207,8 @@ def _pipeline_ir(args: argparse.Namespace, result: object) -> int:
             timeout_seconds=args.timeout,
             poll_seconds=args.poll_seconds,
             namespace=args.namespace or "",
+            create_pvc=not args.no_create_pvc,
+            storage_class=args.storage_class,
         )
     except KfpSpecError as exc:
         if exc.diagnostics:

@@ -9,6 +9,7 @@ only the ``kubernetes`` client, and nothing here loads ``kfp`` until a pipeline 
 * ``run_launcher``: the launcher logic itself (needs the kubernetes client);
 * ``rbac_objects``: the Role/RoleBinding (+ ClusterRole for cluster runtimes) the run needs;
 * ``compile_pipeline_ir`` / ``pick_graph``: a ``Pipeline`` as KFP IR (needs kfp);
+* ``pipeline_function``: a ``Pipeline`` as a ``@dsl.pipeline`` function, to nest in your own;
 * ``build_trainjob``: a Pipeline job step's TrainJob for a run's parameter values (no cluster).
 """
 
@@ -35,6 +36,7 @@ _EXPORTS = {
     "rbac_objects": "trainspec.kfp.rbac",
     "compile_pipeline_ir": "trainspec.kfp.pipeline_ir",
     "pick_graph": "trainspec.kfp.pipeline_ir",
+    "pipeline_function": "trainspec.kfp.pipeline_ir",
     "build_trainjob": "trainspec.kfp.pipeline_job_step",
     "BuiltJob": "trainspec.kfp.pipeline_job_step",
 }

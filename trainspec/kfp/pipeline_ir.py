@@ -5,6 +5,8 @@
   step's image, command and args, static env, cpu/memory/GPU limits, retries and caching;
 * job steps -> the launcher, in the launcher image, building the run's TrainJob from the step's
   spec documents and the run's parameter values (:mod:`trainspec.kfp.pipeline_job_step`);
+* a job step's checkpoint volume -> a claim per run (``CreatePVC`` before the step), mounted into
+  the container steps that read its ``checkpoint`` (:mod:`trainspec.kfp.pipeline_claims`);
 * ``after`` -> ``.after()``; outputs read by a later step -> artifact passing;
 * ``when`` -> ``dsl.If``: a comparison of parameters and *value outputs* (an output a ``when``
   compares is an output parameter, typed after what it is compared with: a number -> float, a
@@ -14,7 +16,7 @@
 
 What KFP cannot express is a located error before anything is written: a ``Failed`` status
 condition, a run-time reference in an environment variable, a comparison of a job's checkpoint,
-steps under two unrelated conditions.
+steps under two unrelated conditions, a per-run claim without a storage class.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from trainspec.dsl import codes
@@ -29,6 +32,7 @@ from trainspec.dsl.diagnostics import Diagnostic, Severity, format_path
 from trainspec.dsl.spec.pipeline_refs import Condition, Ref, parse_condition, refs_in
 from trainspec.dsl.spec.pipeline_spec import Pipeline, Step
 from trainspec.kfp.job_pipeline import BUILD_HINT, KfpSpecError, image_problem
+from trainspec.kfp.pipeline_claims import StepCheckpoint, step_checkpoint
 from trainspec.kfp.pipeline_components import KFP_TYPES, StepComponent, container_component, job_component
 
 
@@ -93,8 +97,10 @@ class _Plan:
         self.conditions: dict[str, Condition] = {}  # steps under a dsl.If
         self.value_outputs: dict[tuple[str, str], str] = {}
         self.components: dict[str, StepComponent] = {}
+        self.checkpoints: dict[str, StepCheckpoint] = {}
 
     def check(self) -> None:
+        self.claims()
         for name, (i, step) in self.steps.items():
             for key, text in step.container.env.items() if step.container else ():
                 if any(refs_in(text)):
@@ -109,6 +115,34 @@ class _Plan:
                 self.condition(i, step)
         if self.image is None and any(s.kind == "job" for s in self.graph.steps):
             self.problems.append(self._no_image())
+
+    def claims(self) -> None:
+        """Where each job step keeps its checkpoints; a per-run claim needs a storage class."""
+        for graph_step in self.graph.steps:
+            i, step = self.steps[graph_step.name]
+            if step.container is not None:
+                continue
+            where = step_checkpoint(
+                self.result, step.name, graph_step.job, step.job, create_pvc=self.launcher["create_pvc"]
+            )
+            if where is None:
+                continue
+            if where.per_run and not where.storage_class:
+                storage_class = self.launcher["storage_class"]
+                if not storage_class:
+                    self.problems.append(
+                        self.where.error(
+                            ("spec", "steps", i, "job", "checkpoint") if step.job is not None else ("spec", "steps", i),
+                            f"step {step.name!r}: each run gets a checkpoint claim of its own (CreatePVC), and "
+                            "CreatePVC needs an explicit storage class (without one the claim binds only to a "
+                            "pre-made volume)",
+                            "set checkpoint.storageClass in the job, or pass --storage-class",
+                            codes.PIPELINE_STEP,
+                        )
+                    )
+                    continue
+                where = replace(where, storage_class=storage_class)
+            self.checkpoints[step.name] = where
 
     def condition(self, i: int, step: Step) -> None:
         assert step.when is not None
@@ -176,7 +210,9 @@ class _Plan:
         for graph_step in self.graph.steps:
             _, step = self.steps[graph_step.name]
             if step.container is not None:
-                self.components[step.name] = container_component(self.pipeline, step, self.value_outputs)
+                self.components[step.name] = container_component(
+                    self.pipeline, step, self.value_outputs, self.checkpoints
+                )
                 continue
             assert self.image is not None
             timeout = step.timeout.seconds if step.timeout is not None else self.launcher["timeout_seconds"]
@@ -192,6 +228,7 @@ class _Plan:
                 specs=self._specs(step, graph_step.job),
                 value_outputs=self.value_outputs,
                 launcher_args=args,
+                per_run_claim=step.name in self.checkpoints and self.checkpoints[step.name].per_run,
             )
 
     def _specs(self, step: Step, job: str) -> str:
@@ -217,19 +254,37 @@ class _Plan:
         return str(yaml.safe_dump_all(docs, sort_keys=False, allow_unicode=True))
 
 
-def compile_pipeline_ir(
-    result: Any,
-    graph: Any,
+def pipeline_function(
+    specs: Any,
+    graph: Any = None,
     *,
+    project: Any = "discover",
     image: str | None = None,
     trainer_api: str = "2.3",
     timeout_seconds: int = 0,
     poll_seconds: float = 10.0,
     namespace: str = "",
-) -> str:
-    """The KFP IR YAML of ``graph`` (a checked pipeline of ``result``, a compile that reached
-    lowering). Raises :class:`KfpSpecError` with located diagnostics for what KFP cannot express
-    and for a job step without a launcher image (TS450)."""
+    create_pvc: bool = True,
+    storage_class: str | None = None,
+) -> Any:
+    """The ``@dsl.pipeline`` function of a ``Pipeline``: compile it, call it inside your own
+    ``@dsl.pipeline`` as a sub-pipeline, or run it with ``kfp.local``'s DockerRunner (its steps
+    are container components, which the SubprocessRunner refuses).
+
+    ``specs`` is a path, a list of paths or spec objects (compiled here, the project file
+    discovered as the CLI does unless ``project`` names one; None: none), or a compile that
+    reached lowering; ``graph`` is the pipeline's name, its checked graph, or None for the only
+    one. Raises :class:`KfpSpecError` with the compiler's diagnostics when the specs do not
+    compile, :class:`KfpSpecError` with located
+    diagnostics for what KFP cannot express and for a job step without a launcher image (TS450).
+    A job step checkpointing to a new volume gets a claim per run (``create_pvc``; of
+    ``storage_class`` when its spec names none); without ``create_pvc`` it uses the compiled
+    claim, which must exist."""
+    result = specs if hasattr(specs, "pipelines") else _compiled(specs, project)
+    if graph is None or isinstance(graph, str):
+        graph = pick_graph(result, graph)
+        if graph is None:
+            raise KfpSpecError("the inputs hold no Pipeline")
     chosen = image or result.project.spec.defaults.launcher_image
     if chosen:
         problem = image_problem(chosen)
@@ -240,6 +295,8 @@ def compile_pipeline_ir(
         "timeout_seconds": timeout_seconds,
         "poll_seconds": poll_seconds,
         "namespace": namespace,
+        "create_pvc": create_pvc,
+        "storage_class": storage_class,
     }
     plan = _Plan(result, graph, chosen or None, launcher)
     plan.check()
@@ -249,7 +306,25 @@ def compile_pipeline_ir(
     plan.build_components()
     from trainspec.kfp.pipeline_tasks import kfp_pipeline
 
-    pipeline_func = kfp_pipeline(plan.pipeline, graph, plan.components, plan.conditions, plan.value_outputs)
+    return kfp_pipeline(plan.pipeline, graph, plan.components, plan.conditions, plan.value_outputs, plan.checkpoints)
+
+
+def _compiled(specs: Any, project: Any) -> Any:
+    from trainspec.compiler.pipeline import DISCOVER, Options, Stop, run
+
+    items = list(specs) if isinstance(specs, (list, tuple)) else [specs]
+    result = run(items, Options(project=DISCOVER if project == "discover" else project, stop=Stop.LOWER))
+    if not result.ok:
+        errors = tuple(d for d in result.diagnostics if d.is_error)
+        lines = "\n".join(f"{d.file}:{d.line}:{d.column}: [{d.code}] {d.message}" for d in errors)
+        raise KfpSpecError(f"the specs do not compile:\n{lines}", errors)
+    return result
+
+
+def compile_pipeline_ir(result: Any, graph: Any, **options: Any) -> str:
+    """The KFP IR YAML of ``graph``: :func:`pipeline_function` (same options) through kfp's
+    compiler."""
+    pipeline_func = pipeline_function(result, graph, **options)
     from kfp import compiler
 
     fd, tmp = tempfile.mkstemp(suffix=".yaml")
@@ -262,4 +337,4 @@ def compile_pipeline_ir(
         os.unlink(tmp)
 
 
-__all__ = ["compile_pipeline_ir", "pick_graph"]
+__all__ = ["compile_pipeline_ir", "pick_graph", "pipeline_function"]

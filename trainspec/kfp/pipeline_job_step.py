@@ -11,7 +11,9 @@ launcher image (``python3 -m trainspec.kfp.pipeline_job_step``). It receives
   compile-time defaults), the Runtime documents, and the project file's document if one was used;
 * ``--param NAME VALUE``: each parameter the job reads, with the run's value (a pipeline input);
 * ``--output STEP.NAME VALUE``: each upstream output the job reads (an artifact's URI, or a
-  value output's value).
+  value output's value);
+* ``--checkpoint-claim NAME``: the claim a ``CreatePVC`` task made for this run, in place of the
+  job's compiled checkpoint claim (:mod:`trainspec.kfp.pipeline_claims`).
 
 :func:`build_trainjob` (pure: no cluster) puts the run's values in as the parameters' defaults and
 the upstream URIs in place of ``$(steps.s.outputs.x)``, then compiles the documents with
@@ -55,10 +57,12 @@ def build_trainjob(
     job: str,
     params: Mapping[str, str] | None = None,
     outputs: Mapping[str, str] | None = None,
+    checkpoint_claim: str = "",
 ) -> BuiltJob:
     """The TrainJob ``job`` of ``specs`` for a run with ``params`` (name -> value as text) and
-    ``outputs`` (``"step.output"`` -> URI or value). Raises :class:`LauncherError` when the
-    documents do not compile with these values (every diagnostic in the message)."""
+    ``outputs`` (``"step.output"`` -> URI or value); ``checkpoint_claim`` names the run's own
+    claim (the launcher mounts it in place of the compiled one). Raises :class:`LauncherError`
+    when the documents do not compile with these values (every diagnostic in the message)."""
     import yaml
 
     from trainspec.compiler.emit import manifest_dicts
@@ -95,7 +99,7 @@ def build_trainjob(
     trainjob = trainjobs[0]
     plan = next((p for p in result.plans if p.resolved.name == job), None)
     checkpoint = getattr(plan.resolved.loaded.spec.spec, "checkpoint", None) if plan else None
-    claim = _checkpoint_claim_name(trainjob)
+    claim = checkpoint_claim or _checkpoint_claim_name(trainjob)
     where = ""
     if checkpoint is not None and checkpoint.uri:
         where = str(checkpoint.uri)
@@ -170,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--run-id", required=True, help="the pipeline run id (names and labels the TrainJob)")
     parser.add_argument("--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"))
     parser.add_argument("--output", nargs=2, action="append", default=[], metavar=("STEP.NAME", "VALUE"))
+    parser.add_argument("--checkpoint-claim", default="", metavar="NAME", help="the run's checkpoint claim")
     parser.add_argument("--checkpoint", metavar="FILE", help="write where the checkpoints are here")
     parser.add_argument("--status", metavar="FILE", help="write the final status JSON here")
     parser.add_argument("--trainer-api", default="2.3")
@@ -180,7 +185,13 @@ def main(argv: list[str] | None = None) -> int:
     from trainspec.kfp.launcher import run_launcher
 
     try:
-        built = build_trainjob(args.specs, job=args.job, params=dict(args.param), outputs=dict(args.output))
+        built = build_trainjob(
+            args.specs,
+            job=args.job,
+            params=dict(args.param),
+            outputs=dict(args.output),
+            checkpoint_claim=args.checkpoint_claim,
+        )
         kind, spec = built.trainjob.get("kind"), built.trainjob["spec"]
         print(f"[trainspec] {kind} built for this run: {json.dumps(spec.get('trainer', spec), sort_keys=True)[:2000]}")
         result = run_launcher(
@@ -190,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
             timeout_seconds=args.timeout,
             poll_seconds=args.poll_seconds,
             namespace=args.namespace,
+            checkpoint_claim=args.checkpoint_claim,
             status_path=args.status,
         )
     except LauncherError as exc:

@@ -3,7 +3,9 @@
 :func:`kfp_pipeline` returns the ``@dsl.pipeline`` function of a Pipeline: its inputs are the
 parameters (the signature kfp reads is set from them, since a pipeline's parameters are known only
 from the spec), and its body creates one task per step in run order, each step under a condition
-inside its ``dsl.If`` together with everything that runs after it.
+inside its ``dsl.If`` together with everything that runs after it. A job step with a per-run
+checkpoint claim is preceded by its ``CreatePVC`` task (under the same condition); a container
+step reading a job's checkpoint mounts that claim.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 from trainspec.dsl.spec.pipeline_refs import Condition, Ref
 from trainspec.dsl.spec.pipeline_spec import ParamType, Pipeline, Step
 from trainspec.kfp.job_pipeline import KfpSpecError
+from trainspec.kfp.pipeline_claims import StepCheckpoint, mount_path
 from trainspec.kfp.pipeline_components import StepComponent
 
 _PY_TYPES = {ParamType.STRING: str, ParamType.INT: int, ParamType.FLOAT: float, ParamType.BOOL: bool}
@@ -39,11 +42,15 @@ class _Builder:
         components: Mapping[str, StepComponent],
         conditions: Mapping[str, Condition],
         channels: Mapping[str, Any],
+        checkpoints: Mapping[str, StepCheckpoint],
     ) -> None:
         import yaml
         from kfp import components as kfp_components
 
         self.pipeline, self.graph, self.conditions, self.channels = pipeline, graph, conditions, channels
+        self.checkpoints = checkpoints
+        self.mounts = {name: c.mounts for name, c in components.items()}
+        self.claims: dict[str, Any] = {}  # job step -> its claim's name (a CreatePVC output, or the claim's)
         self.steps: dict[str, Step] = {s.name: s for s in pipeline.spec.steps}
         self.order = [s.name for s in graph.steps]
         self.needs = {s.name: set(s.needs) for s in graph.steps}
@@ -98,14 +105,38 @@ class _Builder:
         left, right = self._operand(cond.left), self._operand(cond.right)
         return _OPERATORS[cond.op](left, right)
 
+    def _claim(self, name: str) -> None:
+        """The claim job step ``name`` checkpoints to: made for this run, or the one named."""
+        where = self.checkpoints.get(name)
+        if where is None or where.claim_name is None:
+            return
+        if not where.per_run:
+            self.claims[name] = where.claim_name
+            return
+        from kfp import kubernetes as k8s
+
+        pvc = k8s.CreatePVC(
+            pvc_name_suffix=f"-{where.claim_name}",
+            access_modes=list(where.access_modes),
+            size=where.size,
+            storage_class_name=where.storage_class,
+        )
+        pvc.set_caching_options(False)  # a cached claim name would point at an earlier run's claim
+        pvc.set_display_name(f"{name} checkpoint PVC")
+        self.claims[name] = pvc.outputs["name"]
+
     def _task(self, name: str) -> None:
         step = self.steps[name]
+        if step.container is None:
+            self._claim(name)
         arguments: dict[str, Any] = {}
         for input_name, feed in self.feeds[name].items():
             if feed[0] == "param":
                 arguments[input_name] = self.channels[feed[1]]
             elif feed[0] == "output":
                 arguments[input_name] = self.tasks[feed[1]].outputs[feed[2]]
+            elif feed[0] == "claim":
+                arguments[input_name] = self.claims[feed[1]]
             else:
                 arguments[input_name] = feed[1]
         if step.container is None:
@@ -121,6 +152,10 @@ class _Builder:
         task.set_caching_options(bool(step.cache))
         if step.container is not None:
             _container_settings(task, step)
+            for job in sorted(self.mounts[name]):
+                from kfp import kubernetes as k8s
+
+                k8s.mount_pvc(task, pvc_name=self.claims[job], mount_path=mount_path(job))
         self.tasks[name] = task
 
 
@@ -128,6 +163,12 @@ def _container_settings(task: Any, step: Step) -> None:
     assert step.container is not None
     for key, value in sorted(step.container.env.items()):
         task.set_env_variable(key, value)
+    if step.timeout is not None:
+        from kfp import kubernetes as k8s
+
+        # The pod's activeDeadlineSeconds: the kubelet stops it and the task fails. (A job step's
+        # timeout is the launcher's own, which deletes the job before failing the step.)
+        k8s.set_timeout(task, max(1, int(step.timeout.seconds)))
     resources = step.container.resources
     if resources is None:
         return
@@ -145,15 +186,18 @@ def kfp_pipeline(
     components: Mapping[str, StepComponent],
     conditions: Mapping[str, Condition],
     value_outputs: Mapping[tuple[str, str], str],
+    checkpoints: Mapping[str, StepCheckpoint] | None = None,
 ) -> Any:
-    """The ``@dsl.pipeline`` function of ``pipeline`` (compile it with ``kfp.compiler``)."""
+    """The ``@dsl.pipeline`` function of ``pipeline`` (compile it with ``kfp.compiler``);
+    ``checkpoints``: where each job step keeps its checkpoints."""
     from kfp import dsl
 
     signature = signature_of(pipeline)
     names = list(signature.parameters)
 
     def body(*values):  # type: ignore[no-untyped-def]  # no annotations: KFP would read "-> None" as an output
-        _Builder(pipeline, graph, components, conditions, dict(zip(names, values, strict=True))).build()
+        channels = dict(zip(names, values, strict=True))
+        _Builder(pipeline, graph, components, conditions, channels, checkpoints or {}).build()
 
     body.__signature__ = signature  # type: ignore[attr-defined]  # kfp reads the inputs from it
     described = [f"    {n}: {p.description}" for n, p in pipeline.spec.parameters.items() if p.description]
