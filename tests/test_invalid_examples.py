@@ -74,6 +74,11 @@ def test_every_spec_level_code_has_an_example() -> None:
         "TS436",
         # `trainspec kfp` only (the launcher step's image): tests/kfp/test_launcher_image.py
         "TS450",
+        # the planner's inputs filled in, a warning and a note: tests/explain/test_model_presets.py,
+        # tests/explain/test_accelerator_labels.py
+        "TS460",
+        "TS461",
+        "TS462",
         # Python spec modules in their supervised child (exits, output, leftovers, not run) and
         # unsafe file names: tests/dsl/test_python_isolation.py, tests/dsl/test_hostile_corpus.py
         "TS120",

@@ -59,6 +59,7 @@ _EXPORTS = {
             "Assignment",
             "AccessMode",
             "DType",
+            "CheckpointWriter",
             "Optimizer",
             "TopologyMode",
             "TolerationOperator",
@@ -78,6 +79,10 @@ _EXPORTS = {
     "Parallelism": "trainspec.dsl.spec.parallelism",
     "JobObservability": "trainspec.dsl.spec.observability",
     "RuntimeObservability": "trainspec.dsl.spec.observability",
+    # experiment tracking (docs/tracking.md)
+    "Tracking": "trainspec.dsl.spec.tracking",
+    "MlflowTracking": "trainspec.dsl.spec.tracking",
+    "WandbTracking": "trainspec.dsl.spec.tracking",
     # value types
     "Quantity": "trainspec.dsl.framework.types",
     "Duration": "trainspec.dsl.framework.types",
@@ -105,6 +110,7 @@ __all__ = [
     "AccessMode",
     "Assignment",
     "Checkpoint",
+    "CheckpointWriter",
     "Client",
     "ClusterError",
     "CompileResult",
@@ -120,6 +126,7 @@ __all__ = [
     "Gang",
     "JobObservability",
     "Metadata",
+    "MlflowTracking",
     "ModelSize",
     "Mpi",
     "Network",
@@ -150,11 +157,13 @@ __all__ = [
     "TolerationOperator",
     "Topology",
     "TopologyMode",
+    "Tracking",
     "TrainingJob",
     "TrainingJobSpec",
     "TrainspecError",
     "TransformerModel",
     "ValidationError",
+    "WandbTracking",
     "compile",
     "load",
     "validate",
@@ -191,6 +200,7 @@ if TYPE_CHECKING:  # pragma: no cover
         AccessMode,
         Assignment,
         Checkpoint,
+        CheckpointWriter,
         Data,
         DataFormat,
         DataSharding,
@@ -223,3 +233,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from trainspec.dsl.spec.observability import JobObservability, RuntimeObservability
     from trainspec.dsl.spec.parallelism import Parallelism, TransformerModel
     from trainspec.dsl.spec.pipeline_spec import ContainerStep, Parameter, ParamType, Pipeline, PipelineSpec, Step
+    from trainspec.dsl.spec.tracking import MlflowTracking, Tracking, WandbTracking

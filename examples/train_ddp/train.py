@@ -7,9 +7,13 @@ DDP script would over its data loader. It shows the helpers a trainspec job uses
   ranges of the source in index mode, the default; a shard file in copy mode)
 * ``latest_checkpoint()`` - resume from the newest *complete* checkpoint
 * ``save_checkpoint()``   - write a checkpoint atomically every ``--save-every`` steps
-* ``StepMetrics``         - ``data_wait()`` around fetching a batch, ``step()`` around the SGD step
+* ``StepMetrics``         - ``data_wait()`` around fetching a batch, ``step(samples=...)`` around the
+  SGD step (the samples it trained on: ``trainspec ladder run`` reads samples/s from them)
 * ``ProgressReporter``    - progress, ETA, loss and the data-wait fraction from rank 0 only: to the
   TrainJob's status with Trainer's TrainJobStatus feature, else a ``trainspec progress:`` line
+* ``Tracker``             - with ``spec.tracking`` in the job, rank 0 logs the parameters and each
+  report's loss to MLflow or W&B, in one run per run of the job that a restart resumes; without
+  it (or on any other rank) a no-op, so the script needs neither library (docs/tracking.md)
 
 Like real DDP, only rank 0 saves (replicas hold the same weights) and every rank resumes
 from that checkpoint; a step is one batch, so on resume each rank starts reading its shard at
@@ -48,6 +52,7 @@ from trainspec.stages import (
     ProgressReporter,
     ShardReader,
     StepMetrics,
+    Tracker,
     latest_checkpoint,
     open_shard,
     process_info,
@@ -167,7 +172,9 @@ def main() -> int:
     loss = float("nan")
     stream: Iterator[list[dict[str, Any]]] | None = None
     meter = StepMetrics()  # is this loop starved by its input? (data_wait_fraction)
-    progress = ProgressReporter(metrics=meter)  # rank 0 reports; on the other ranks a no-op
+    # The job's tracker (spec.tracking), rank 0 only: a restart resumes the same run.
+    tracker = Tracker(params={"lr": args.lr, "batch_size": args.batch_size, "epochs": args.epochs}).start()
+    progress = ProgressReporter(metrics=meter, tracker=tracker)  # rank 0 reports; on the other ranks a no-op
     for step in range(state["step"], total_steps):
         i = step % steps_per_epoch
         if stream is None or i == 0:  # a new epoch, or the resume point: the record offset of this step
@@ -175,7 +182,7 @@ def main() -> int:
         with meter.data_wait():
             batch = next(stream, [])
         if batch:
-            with meter.step():
+            with meter.step(samples=len(batch)):  # what this rank trained on: samples/s for the ladder
                 loss = sgd_step(state, batch, args.lr)
             seen.extend(rec["id"] for rec in batch)
         state["step"] = step + 1
@@ -186,6 +193,7 @@ def main() -> int:
         if state["step"] == crash_after:
             os.kill(os.getpid(), signal.SIGKILL)
     progress.close()  # the final flush: the last step's values
+    tracker.close()
 
     print(
         f"rank {info.rank}/{info.world_size}: {len(seen)} records from {[Path(shard.name).name]}, "

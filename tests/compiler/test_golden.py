@@ -29,6 +29,8 @@ CASES = {
     "mpijob": (["examples/mpijob.yaml"], None),
     "observability": (["examples/observability"], None),
     "llama-pretrain": (["examples/llama-pretrain"], None),
+    "tracking-mlflow": (["examples/tracking-mlflow.yaml"], None),
+    "llama3-70b-preset": (["examples/llama3-70b-preset.yaml"], None),
     # The runtimes the pipeline uses and the objects of its job step (what the launcher applies).
     "pipeline": (["examples/pipeline"], None),
     "templated-prod": (

@@ -144,8 +144,8 @@ def test_each_rung_has_its_own_checkpoint_volume(llama) -> None:
         c.metadata.name: (c.spec.resources.requests["storage"], c.spec.storage_class_name, c.spec.access_modes)
         for c in claims
     }
-    assert modes["llama-sft-ladder-8n-checkpoints"] == ("1878Gi", "lustre", ["ReadWriteMany"])
-    assert modes["llama-sft-ladder-1n-checkpoints"] == ("1878Gi", "lustre", ["ReadWriteOnce"])
+    assert modes["llama-sft-ladder-8n-checkpoints"] == ("3286Gi", "lustre", ["ReadWriteMany"])
+    assert modes["llama-sft-ladder-1n-checkpoints"] == ("3286Gi", "lustre", ["ReadWriteOnce"])
 
 
 def test_rungs_carry_the_ladder_labels_on_the_job_and_its_pods(llama) -> None:

@@ -12,23 +12,38 @@ def size(params: str, dtype: str = "bf16", optimizer: str = "adamw", keep: int =
     return checkpoint_size(ModelSize(parameters=params, dtype=dtype, optimizer=optimizer, **extra), keep)
 
 
-def test_the_seed_figure_70b_bf16_adam() -> None:
+def test_70b_bf16_adam_as_any_framework_writes_it() -> None:
+    # The writer unknown: the largest checkpoint, weights + fp32 master + moments (DeepSpeed, Megatron).
     s = size("70B", optimizer="adam", keep=3)
-    assert s.weights == 140 * 10**9
-    assert s.optimizer == 420 * 10**9
-    assert s.per_checkpoint == 560 * 10**9
-    assert s.total == 1680 * 10**9
-    # 1680 GB x 1.2 = 2016 GB = 1877.56 GiB -> 1878Gi
-    assert s.volume_gi == 1878
-    assert human_bytes(s.per_checkpoint) == "560 GB"
+    assert s.weights == 140 * 10**9  # 2 bytes x 70B
+    assert s.master == 280 * 10**9  # 4 bytes x 70B
+    assert s.moments == 560 * 10**9  # 8 bytes x 70B
+    assert s.per_checkpoint == 980 * 10**9 and s.optimizer == 840 * 10**9
+    assert s.total == 2940 * 10**9
+    # 2940 GB x 1.2 = 3528 GB = 3285.68 GiB -> 3286Gi
+    assert s.volume_gi == 3286
+    assert human_bytes(s.per_checkpoint) == "980 GB"
+
+
+@pytest.mark.parametrize(
+    ("fmt", "weights", "master", "moments"),
+    [
+        ("dcp", 280 * 10**9, 0, 560 * 10**9),  # the fp32 parameters ARE the master copy: 12 bytes/param
+        ("deepspeed", 140 * 10**9, 280 * 10**9, 560 * 10**9),  # bf16 module + fp32 optimizer partitions: 14
+        ("megatron", 140 * 10**9, 280 * 10**9, 560 * 10**9),  # bf16 weights + distributed optimizer: 14
+    ],
+)
+def test_each_writer_saves_what_it_holds(fmt, weights, master, moments) -> None:
+    s = size("70B", format=fmt)
+    assert (s.weights, s.master, s.moments) == (weights, master, moments)
 
 
 @pytest.mark.parametrize(
     ("params", "dtype", "optimizer", "weights", "optim"),
     [
-        ("405B", "bf16", "adamw", 810 * 10**9, 2430 * 10**9),
-        ("7B", "fp32", "sgd", 28 * 10**9, 28 * 10**9),
-        ("7B", "fp16", "none", 14 * 10**9, 0),
+        ("405B", "bf16", "adamw", 810 * 10**9, 4860 * 10**9),  # master 4 + moments 8 = 12 bytes
+        ("7B", "fp32", "sgd", 28 * 10**9, 28 * 10**9),  # fp32: no master copy; momentum 4 bytes
+        ("7B", "fp16", "none", 14 * 10**9, 0),  # no optimizer, no master copy
         ("1B", "int4", "none", 500_000_000, 0),
     ],
 )
@@ -37,9 +52,9 @@ def test_weights_and_optimizer_state(params, dtype, optimizer, weights, optim) -
     assert (s.weights, s.optimizer) == (weights, optim)
 
 
-def test_optimizer_bytes_per_param_overrides_the_factor() -> None:
-    s = size("70B", optimizer="adamw", optimizer_bytes_per_param=12)
-    assert s.optimizer == 840 * 10**9  # fp32 master weights + two moments
+def test_optimizer_bytes_per_param_overrides_master_and_moments() -> None:
+    s = size("70B", optimizer="adamw", optimizer_bytes_per_param=6)
+    assert (s.weights, s.optimizer) == (140 * 10**9, 420 * 10**9)
 
 
 def test_volume_rounds_up_to_whole_gi() -> None:

@@ -186,8 +186,8 @@ def test_checkpoint_size_change(tmp_path: Path) -> None:
         {"jobs": {"job": {"extra": CKPT.format(params="8B")}}},
     )
     message = (
-        "checkpoint model.parameters 70B -> 8B (560 GB -> 64 GB per checkpoint, 1.1 TB -> 128 GB kept, "
-        "volume 1252Gi -> 144Gi)"
+        "checkpoint model.parameters 70B -> 8B (980 GB -> 112 GB per checkpoint, 2.0 TB -> 224 GB kept, "
+        "volume 2191Gi -> 251Gi)"
     )
     assert summary(report) == [("job", "team-a/job", "checkpoint", message)]
 

@@ -26,7 +26,7 @@ PLANTED = [
         "job",
         "team-nlp/llama-sft",
         "checkpoint",
-        "checkpoint keep 3 -> 5 (1.7 TB -> 2.8 TB kept, volume 1878Gi -> 3130Gi)",
+        "checkpoint keep 3 -> 5 (2.9 TB -> 4.9 TB kept, volume 3286Gi -> 5477Gi)",
     ),
 ]
 
@@ -39,7 +39,7 @@ job team-nlp/llama-sft:
   image nvcr.io/nvidia/pytorch:25.01-py3 -> nvcr.io/nvidia/pytorch:25.02-py3
   queue team-nlp -> team-nlp-large
   maxRunTime removed (was 72h)
-  checkpoint keep 3 -> 5 (1.7 TB -> 2.8 TB kept, volume 1878Gi -> 3130Gi)
+  checkpoint keep 3 -> 5 (2.9 TB -> 4.9 TB kept, volume 3286Gi -> 5477Gi)
   {run}
 6 changes in 1 job and 1 runtime
 """

@@ -37,6 +37,7 @@ EXPORTED = (
     "AutoOrQuantity",
     "Bandwidth",
     "Checkpoint",
+    "CheckpointWriter",
     "Count",
     "CpuQuantity",
     "DType",

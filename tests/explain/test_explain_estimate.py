@@ -32,8 +32,11 @@ def test_70b_bf16_adam_is_16_bytes_per_parameter_in_gpu_memory() -> None:
     state = training_state(model("70B"))
     assert (state.weights, state.gradients, state.optimizer) == (140 * GB, 140 * GB, 840 * GB)
     assert state.total == 1120 * GB
-    # What is saved is another figure: one checkpoint (weights + optimizer, design notes) is 560 GB.
-    assert checkpoint_size(model("70B"), keep=3).per_checkpoint == 560 * GB
+    assert state.master == 280 * GB  # of the optimizer's 840 GB: the fp32 master copy (the rest, moments)
+    # What is saved holds the same optimizer state (one memory model): + bf16 weights = 980 GB.
+    saved = checkpoint_size(model("70B"), keep=3)
+    assert (saved.weights, saved.master, saved.moments) == (140 * GB, 280 * GB, 560 * GB)
+    assert saved.optimizer == state.optimizer and saved.per_checkpoint == 980 * GB
     fit = memory_fit(state, gpus=64, gpus_per_node=8, gpu_memory=80 * GB)
     assert fit.replicated_per_gpu == 1120 * GB and fit.fits_replicated is False
     assert fit.sharded_per_gpu == 17_500_000_000  # ZeRO-3: (2 + 2 + 12) x 70B / 64

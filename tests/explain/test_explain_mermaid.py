@@ -79,7 +79,7 @@ def test_examples_render_as_a_valid_flowchart(run_cli) -> None:
     assert "queue team-nlp<br/>priority high" in labels
     assert "data sharding<br/>s3://datasets/sft/v3/<br/>64 shards" in labels
     assert "node: 8 pods<br/>8 x H100 each" in labels
-    assert "checkpoints<br/>volume 1878Gi (2.0 TB)<br/>keep 3" in labels
+    assert "checkpoints<br/>volume 3286Gi (3.5 TB)<br/>keep 3" in labels
 
 
 def test_llama_sft_flows_queue_sharding_trainers_checkpoints(run_cli) -> None:

@@ -34,17 +34,22 @@ def test_text_shows_the_resolved_plan_with_origins(run_cli) -> None:
     assert rows["queue"] == "team-nlp  [job]"
     assert rows["priority"] == "high  [job]"
     assert rows["restarts"] == "3 (JobSet failurePolicy.maxRestarts)  [runtime]"
-    # The model state the parallelism planner uses: 16 bytes/param (the checkpoint saves less: 560 GB).
+    # The model state the parallelism planner uses: 16 bytes/param; the checkpoint saves the same optimizer
+    # state (the fp32 master copy and the moments) with the bf16 weights: 980 GB, as any framework writes it.
     assert rows["model state"] == (
-        "weights 140 GB + gradients 140 GB + optimizer 840 GB = 1.1 TB (16 bytes/param)  [computed]"
+        "weights 140 GB + gradients 140 GB + optimizer 840 GB (fp32 master 280 GB + moments 560 GB) = 1.1 TB "
+        "(16 bytes/param)  [computed]"
     )
     assert rows["plain data parallel (ZeRO-0)"] == (
         "1.1 TB per GPU: does not fit (85.9 GB per GPU), model state only  [computed]"
     )
     assert rows["ZeRO-3 / FSDP over 64 GPUs"] == "17.5 GB per GPU: fits (20% of 85.9 GB), model state only  [computed]"
     assert rows["parallel layout"].startswith("not planned: add spec.model")
-    assert rows["checkpoint size"].startswith("560 GB each (weights 140 GB + optimizer 420 GB), 1.7 TB for 3")
-    assert rows["checkpoint volume"].startswith("1878Gi (2.0 TB), ReadWriteMany")
+    assert rows["checkpoint size"].startswith(
+        "980 GB each (weights 140 GB + fp32 master 280 GB + optimizer moments 560 GB, as any framework writes it), "
+        "2.9 TB for 3"
+    )
+    assert rows["checkpoint volume"].startswith("3286Gi (3.5 TB), ReadWriteMany")
     assert rows["data shards"] == "64 (one per rank)  [computed]"
     assert rows["GPU-hours"] == "4608 (64 GPUs x 72 h of maxRunTime, at most)  [computed]"
     assert rows["cost"].startswith("unknown: no price")
@@ -155,9 +160,15 @@ def test_json_carries_every_figure_in_bytes(run_cli) -> None:
     assert memory["zero0"] == {"perGpuBytes": 1120 * 10**9, "fits": False}
     assert memory["zero3"] == {"perGpuBytes": 17_500_000_000, "fits": True}
     assert job["planner"] is None  # no spec.model: no layouts to plan
-    assert job["checkpoint"]["perCheckpointBytes"] == 560 * 10**9
-    assert job["checkpoint"]["totalBytes"] == 1680 * 10**9
-    assert job["checkpoint"]["volume"] == "1878Gi"
+    assert job["checkpoint"]["perCheckpointBytes"] == 980 * 10**9
+    assert job["checkpoint"]["savedBytes"] == {
+        "format": "unknown",
+        "weights": 140 * 10**9,
+        "master": 280 * 10**9,
+        "moments": 560 * 10**9,
+    }
+    assert job["checkpoint"]["totalBytes"] == 2940 * 10**9  # 980 GB x keep 3
+    assert job["checkpoint"]["volume"] == "3286Gi"
     assert job["data"]["shards"] == 64
     assert {k: v for k, v in job["queue"].items() if k != "at"} == {"value": "team-nlp", "origin": "job"}
     assert job["maxRunTimeSeconds"] == 72 * 3600

@@ -136,6 +136,8 @@ def test_a_partial_pin_is_honoured_and_dp_is_derived(tmp_path: Path) -> None:
                 "4",
                 "--parallelism.data_parallel_shard_degree",
                 "1",
+                "--parallelism.context_parallel_degree",
+                "1",
                 "--activation_checkpoint.mode",
                 "selective",
             ],
@@ -263,3 +265,56 @@ def test_zero_2_with_a_pipeline_is_refused_without_a_framework(tmp_path: Path) -
     result = compile_texts(tmp_path, RUNTIME, job("  parallelism: {pp: 2, zeroStage: 2}\n"))
     assert ("TS426", "error") in codes(result)
     assert "no framework runs ZeRO stage 2 with pp 2" in found(result, "TS426").message
+
+
+MODEL_405B = (
+    "{parameters: 405B, layers: 126, hiddenSize: 16384, attentionHeads: 128, kvHeads: 8, "
+    "sequenceLength: 8192, globalBatch: 2048, vocabulary: 128256, microBatch: 1}"
+)
+
+
+def test_126_layers_on_16_stages_need_the_split_named(tmp_path: Path) -> None:
+    # The split Llama 3 405B trained with is refused unless the spec says it: the framework must be told.
+    text = job("  parallelism: {tp: 8, pp: 16}\n", nodes=2048, model=MODEL_405B)
+    result = compile_texts(tmp_path, RUNTIME, text)
+    problem = found(result, "TS422")
+    assert problem.path == "spec.parallelism.pp"
+    assert problem.message == "pp 16 does not divide the model's 126 layers into equal pipeline stages"
+    assert "firstStageLayers: 7, lastStageLayers: 7" in (problem.hint or "")
+    pinned = "  parallelism: {tp: 8, pp: 16, firstStageLayers: 7, lastStageLayers: 7, framework: megatron}\n"
+    result = compile_texts(tmp_path, RUNTIME, job(pinned, nodes=2048, model=MODEL_405B))
+    assert [c for c, severity in codes(result) if severity == "error"] == [], result.diagnostics
+    env = trainer_env(result)
+    assert (env["TRAINSPEC_FIRST_STAGE_LAYERS"], env["TRAINSPEC_LAST_STAGE_LAYERS"]) == ("7", "7")
+    args = shlex.split(env["TRAINSPEC_PARALLEL_ARGS"])
+    assert args[args.index("--decoder-first-pipeline-num-layers") + 1] == "7"
+    assert args[args.index("--decoder-last-pipeline-num-layers") + 1] == "7"
+    # a split that leaves the middle stages uneven is located at the split
+    bad = "  parallelism: {tp: 8, pp: 16, firstStageLayers: 6, lastStageLayers: 7}\n"
+    problem = found(compile_texts(tmp_path, RUNTIME, job(bad, nodes=2048, model=MODEL_405B)), "TS422")
+    assert problem.path == "spec.parallelism.firstStageLayers"
+    assert "the other 113 layers do not divide over the 14 middle stages" in problem.message
+
+
+def test_context_parallelism_must_divide_the_sequence_and_reaches_the_flags(tmp_path: Path) -> None:
+    problem = found(compile_texts(tmp_path, RUNTIME, job("  parallelism: {tp: 8, cp: 3}\n", nodes=6)), "TS429")
+    assert problem.path == "spec.parallelism.cp" and "8192 tokens" in problem.message
+    pinned = "  parallelism: {tp: 8, cp: 2, pp: 1, framework: megatron, sequenceParallel: false}\n"
+    result = compile_texts(tmp_path, RUNTIME, job(pinned))
+    env = trainer_env(result)
+    assert (env["TRAINSPEC_CP_SIZE"], env["TRAINSPEC_DP_SIZE"], env["TRAINSPEC_SEQUENCE_PARALLEL"]) == (
+        "2",
+        "4",
+        "false",
+    )
+    args = shlex.split(env["TRAINSPEC_PARALLEL_ARGS"])
+    assert args[args.index("--context-parallel-size") + 1] == "2" and "--sequence-parallel" not in args
+
+
+def test_the_spec_refuses_half_a_split_and_virtual_stages_without_a_pipeline(tmp_path: Path) -> None:
+    for pin, words in (
+        ("{tp: 8, pp: 16, firstStageLayers: 7}", "firstStageLayers and lastStageLayers go together"),
+        ("{tp: 8, virtualStages: 2}", "virtualStages needs pp > 1"),
+    ):
+        result = compile_texts(tmp_path, RUNTIME, job(f"  parallelism: {pin}\n"))
+        assert any(words in d.message for d in result.diagnostics if d.is_error), result.diagnostics

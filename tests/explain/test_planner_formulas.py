@@ -86,50 +86,84 @@ def test_70b_model_state_with_tp_8_and_dp_8(zero: int, expected: int) -> None:
     assert sum(model_state(arch(70 * GB), 8, 1, 8, zero)) == expected
 
 
-def test_70b_activations_per_layer_with_and_without_recomputation() -> None:
+GPT3 = Shape(layers=96, hidden=12288, heads=96, kv_heads=96, sequence=2048, micro_batch=1, vocabulary=51200)
+
+
+def test_the_papers_gpt_layer_is_34_sbh_and_10_replicated_without_sequence_parallelism() -> None:
+    sbh = 2048 * 1 * 12288  # 25,165,824
+    # Korthikanti et al. 2022, Table 2: selective, TP 8 with SP: 34 sbh / t; without SP: sbh (10 + 24 / t).
+    assert layer_activations(GPT3, 8, "selective") == 34 * sbh // 8 == 106_954_752
+    assert layer_activations(GPT3, 8, "selective", sp=False) == 13 * sbh == 327_155_712
+    # No recomputation adds the scores 5 a s / h = 5 x 96 x 2048 / 12288 = 80, split over t.
+    assert layer_activations(GPT3, 8, "none") == (34 + 80) * sbh // 8
+    # Full: the layer's input only: 2 sbh, over t with SP.
+    assert layer_activations(GPT3, 8, "full", sp=False) == 2 * sbh
+    assert layer_activations(GPT3, 8, "full") == 2 * sbh // 8
+
+
+def test_70b_activations_per_layer_with_grouped_query_attention() -> None:
     sbh = 8192 * 1 * 8192  # 67,108,864
-    # No recomputation, TP 8 with sequence parallelism: sbh (34 + 5 a s / h) / t, 5 x 64 x 8192 / 8192 = 320.
-    assert layer_activations(L70, 8, "none") == sbh * 354 // 8 == 2_969_567_232
-    # Selective: the 5as/h term is recomputed: 34 sbh / t.
-    assert layer_activations(L70, 8, "selective") == 34 * sbh // 8 == 285_212_672
-    # Full: the layer's input only, 2 sbh.
-    assert layer_activations(L70, 8, "full") == 2 * sbh == 134_217_728
-    # Without any parallelism (t = 1) the paper's sbh (34 + 5as/h): 23.8 GB per layer at s = 8192.
-    assert layer_activations(L70, 1, "none") == sbh * 354 == 23_756_537_856
+    # L70 has 8 KV heads for 64: K and V are 2 sbh x 8/64 each, so the attention keeps 7 + 0.5 (+1 dropout)
+    # and the layer 34 - 3.5 = 30.5 sbh; the scores 5 x 64 x 8192 / 8192 = 320.
+    assert layer_activations(L70, 8, "none") == sbh * 3505 // 80 == 2_940_207_104  # (30.5 + 320) / 8
+    assert layer_activations(L70, 8, "selective") == sbh * 305 // 80 == 255_852_544  # 30.5 / 8
+    assert layer_activations(L70, 8, "selective", sp=False) == sbh * 12_5625 // 10_000  # 10 + 20.5 / 8
+    assert layer_activations(L70, 8, "full") == 2 * sbh // 8 == 16_777_216
+    assert layer_activations(L70, 1, "none") == sbh * 3505 // 10 == 23_521_656_832
+
+
+def test_a_gated_mlp_keeps_its_gate_up_and_activation_and_no_dropout() -> None:
+    # Llama 3 70B's MLP: SwiGLU, intermediate 28672 = 3.5 h: 2 + 6 x 3.5 = 23 sbh; no dropout masks, so the
+    # replicated part is 8 and the scores 2 a s / h (the softmax output only).
+    llama = Shape(
+        layers=80, hidden=8192, heads=64, kv_heads=8, sequence=8192, micro_batch=1, ffn_hidden=28672, gated_mlp=True
+    )
+    sbh = 8192 * 8192
+    # selective: attention 2 + 0.5 + 2 = 4.5 split + the MLP's 21 split = 25.5; 8 replicated -> (25.5 + 8) / 8
+    assert layer_activations(llama, 8, "selective") == sbh * 335 // 80
+    assert layer_activations(llama, 8, "none") == sbh * (335 + 2 * 64 * 10) // 80  # + 2 x 64 x 8192 / 8192 = 128
+
+
+def test_context_parallelism_divides_the_sequence() -> None:
+    assert layer_activations(L70, 8, "selective", cp=2) == layer_activations(L70, 8, "selective") // 2
 
 
 def test_70b_peak_activations_tp8_selective() -> None:
-    # 80 layers x 285,212,672 + the output layer 4 s b h / t (1 + v / s) = 33,554,432 x 16.65625 = 558,891,008.
-    assert activations(L70, Layout(8, 1, 8, 1, "selective")) == 80 * 285_212_672 + 558_891_008
+    # 80 layers x 255,852,544 + the output layer 4 s b h / t (1 + v / s) = 33,554,432 x 16.65625 = 558,891,008.
+    assert activations(L70, Layout(8, 1, 8, 1, "selective")) == 80 * 255_852_544 + 558_891_008
     # The first of 2 stages holds 40 layers x 2 micro-batches in flight (1F1B) = as much as 80 layers.
-    assert activations(L70, Layout(8, 2, 4, 1, "selective")) == 80 * 285_212_672
-    # Full recomputation: 80 x 2 sbh kept, plus one layer's full activations while it is recomputed.
-    assert activations(L70, Layout(8, 1, 8, 1, "full")) == 80 * 134_217_728 + 2_969_567_232 + 558_891_008
+    assert activations(L70, Layout(8, 2, 4, 1, "selective")) == 80 * 255_852_544
+    # Full recomputation: 80 x 2 sbh / t kept, plus one layer's full activations while it is recomputed.
+    assert activations(L70, Layout(8, 1, 8, 1, "full")) == 80 * 16_777_216 + 2_940_207_104 + 558_891_008
+    # Interleaved with 2 virtual stages: the first stage's x (1 + (p - 1) / (p v)) = 1 + 1/4.
+    assert activations(L70, Layout(8, 2, 4, 1, "selective", virtual=2)) == 80 * 255_852_544 * 5 // 4
 
 
 def test_70b_recommended_layout_total() -> None:
     mem = estimate(arch(70 * GB, L70), Layout(8, 1, 8, 1, "selective"))
     assert (mem.weights, mem.gradients, mem.optimizer) == (17_500_000_000, 17_500_000_000, 13_125_000_000)
-    assert mem.total == 48_125_000_000 + 23_375_904_768 == 71_500_904_768  # 71.5 GB of 85.9 GB
+    assert mem.total == 48_125_000_000 + 21_027_094_528 == 69_152_094_528  # 69.2 GB of 85.9 GB
     assert mem.fits(80 * GIB) is True  # <= 90% of 80 GiB = 77.3 GB
-    # Without recomputation it is 48.1 GB + 238 GB: far beyond the GPU.
+    # Without recomputation it is 48.1 GB + 236 GB: far beyond the GPU.
     assert estimate(arch(70 * GB, L70), Layout(8, 1, 8, 1, "none")).fits(80 * GIB) is False
 
 
 def test_405b_pinned_tp8_pp14_dp4_zero1_full_recompute() -> None:
     mem = estimate(arch(405 * GB, L405), Layout(8, 14, 4, 1, "full"))
-    # psi = 405B / 112 = 3,616,071,428.57...; weights and gradients 2 psi, rounded up; optimizer 12 psi / 4.
-    assert (mem.weights, mem.gradients, mem.optimizer) == (7_232_142_858, 7_232_142_858, 10_848_214_286)
-    # sbh = 8192 x 16384 = 134,217,728. First stage: 9 layers x 14 micro-batches in flight x 2 sbh
-    # = 33,822,867,456, plus one layer recomputed: sbh (34 + 5 x 128 x 8192 / 16384) / 8 = 5,939,134,464.
-    assert mem.activations == 33_822_867_456 + 5_939_134_464
-    assert mem.fits(80 * GIB) is True  # 65.1 GB
+    # The first stage: 9 layers + the input embedding. The embedding is v h = 128256 x 16384 = 2,101,346,304;
+    # a layer (405B - 2 embeddings) / 126 = 3,180,931,011.05; the stage 30,729,725,403.4 over TP 8 = 3,841,215,675.4
+    # per GPU: weights and gradients 2 bytes each, the optimizer 12 bytes / DP 4 (ZeRO-1), rounded up.
+    assert (mem.weights, mem.gradients, mem.optimizer) == (7_682_431_351, 7_682_431_351, 11_523_647_027)
+    # sbh = 8192 x 16384 = 134,217,728. First stage: 9 layers x 14 micro-batches in flight x 2 sbh / 8
+    # = 4,227,858,432, plus one layer recomputed: sbh (30.25 + 320) / 8 = 5,876,219,904.
+    assert mem.activations == 4_227_858_432 + 5_876_219_904
+    assert mem.fits(80 * GIB) is True  # 37.0 GB
 
 
 def test_405b_selective_does_not_fit_at_tp8_pp14() -> None:
-    # 126 layer-equivalents x 34 sbh / 8 = 71.9 GB of activations on the first stage alone.
+    # 126 layer-equivalents x 30.25 sbh / 8 = 63.9 GB of activations on the first stage, + 26.9 GB of state.
     mem = estimate(arch(405 * GB, L405), Layout(8, 14, 4, 1, "selective"))
-    assert mem.activations == 126 * 34 * 134_217_728 // 8 == 71_873_593_344
+    assert mem.activations == 126 * 30_25 * 134_217_728 // 800 == 63_946_358_784
     assert mem.fits(80 * GIB) is False
 
 
@@ -159,9 +193,28 @@ def test_405b_on_56_nodes_recommends_pp_across_nodes() -> None:
     plan = plan_layouts(PlannerInputs(arch(405 * GB, L405), h100(56)))
     assert plan.chosen is not None
     lay = plan.chosen.layout
-    assert lay.tp == 8 and lay.pp > 1 and lay.recompute == "full"
+    assert lay.tp == 8 and lay.pp > 1
     pp = next(t for t in plan.chosen.traffic if t.axis == "PP")
     assert pp.across_nodes and pp.link == "InfiniBand"
+
+
+def test_126_layers_on_16_stages_split_as_llama_3_did() -> None:
+    # 126 + 2 = 128 = 16 x 8: the first and last stages one layer short (the embedding and the output
+    # layer weigh as a layer each), 8 on the 14 others.
+    plan = plan_layouts(PlannerInputs(arch(405 * GB, L405), h100(16)))
+    stages = {(s.layout.pp, s.layout.first, s.layout.last) for s in plan.layouts}
+    assert (16, 7, 7) in stages and (2, 0, 0) in stages  # 126 / 2 = 63: even
+    assert (4, 31, 31) in stages and (8, 15, 15) in stages  # 128 / 4 - 1 = 31 on the ends, 32 in the middle
+    from trainspec.compiler.parallelism.layouts import balanced_split, layer_split_problem
+
+    assert balanced_split(126, 16) == (7, 7)
+    assert balanced_split(70, 12) == (5, 5)  # BLOOM: 70 layers + 2 embeddings = 72 = 12 x 6
+    assert balanced_split(80, 8) == (0, 0)  # even
+    assert balanced_split(126, 5) is None  # 128 is not a multiple of 5
+    assert layer_split_problem(126, 16, 0, 0) == "PP 16 does not divide the 126 layers"
+    assert layer_split_problem(126, 16, 7, 7) is None
+    assert layer_split_problem(126, 16, 6, 7) is not None  # 113 layers do not divide over 14 stages
+    assert layer_split_problem(126, 16, 7, 7, virtual=2) is not None  # 7 layers do not split into 2 chunks
 
 
 def test_the_largest_world_is_bounded_work() -> None:

@@ -172,7 +172,7 @@ def test_cli_compiles_llama_sft(tmp_path: Path) -> None:
     assert json.loads(manifest)["spec"]["trainer"]["numNodes"] == 8
     assert _const(tasks["launch-trainjob"], "timeout_seconds") == 3600
     assert _const(tasks["createpvc"], "storage_class_name") == "lustre"
-    assert _const(tasks["createpvc"], "size") == "1878Gi"
+    assert _const(tasks["createpvc"], "size") == "3286Gi"
     assert "deletepvc" in tasks
 
 

@@ -350,7 +350,7 @@ def test_compile_trainjob_from_python_objects_and_paths() -> None:
     assert compile_trainjob(both, job="ddp-cpu").name == "ddp-cpu"
 
     llama = compile_trainjob(EXAMPLES / "llama-sft")
-    assert llama.storage_class == "lustre" and llama.claim_size == "1878Gi"
+    assert llama.storage_class == "lustre" and llama.claim_size == "3286Gi"
     assert llama.claim_access_modes == ["ReadWriteMany"]
     with pytest.raises(KfpSpecError, match="does not compile"):
         compile_trainjob(EXAMPLES / "invalid" / "TS103-syntax-error.yaml")

@@ -1,10 +1,202 @@
-"""``trainspec explain --ladder``: each job's scaling ladder (argument handling only; the rungs are
-planned by the pipeline, :mod:`trainspec.compiler.ladder_rungs`, and tabulated by :mod:`trainspec.explain.ladder_report`)."""
+"""``trainspec ladder run``: climb a job's scaling ladder and measure it; and ``explain --ladder``.
+
+    trainspec ladder run --local SPEC... [--job NAME] [--rungs TAG,...] [--data-source PATH]
+                         [--warmup N|P%] [--min-efficiency F] [--max-data-wait F]
+                         [--workdir DIR] [--env-file FILE] [--format text|json]
+
+Argument handling only: the rungs are planned by the pipeline (:mod:`trainspec.compiler.ladder_rungs`),
+run by :mod:`trainspec.run.ladder_run`, measured from the ranks' step logs
+(:mod:`trainspec.stages.step_rates`) and tabulated by :mod:`trainspec.explain.ladder_scaling`;
+``explain --ladder``'s table of planned rungs is :mod:`trainspec.explain.ladder_report`'s.
+
+Exit status of ``ladder run``: 0 when every rung that ran succeeded (skipped ones included); the
+first failing rung's status otherwise (130/143 when interrupted); 1 when the specs do not compile
+or a rung cannot run here (diagnostics); 2 for usage errors.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from trainspec.explain.ladder_scaling import MeasuredRung
+    from trainspec.run.ladder_run import RungRun
+
+#: ``ladder``'s subcommands and what each does.
+ACTIONS = {"run": "run a job's ladder rung after rung (--local: on this machine) and print the measured scaling table"}
+
+
+def _fraction(low: float, high: float) -> Callable[[str], float]:
+    """A parser of ``0.8`` or ``80%`` into a number in ``(low, high]``."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+        except ValueError:
+            value = float("nan")
+        if not low < value <= high:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number in ({low:g}, {high:g}] (e.g. 0.8 or 80%)")
+        return value
+
+    return parse
+
+
+def _warmup(text: str) -> object:
+    from trainspec.stages.step_rates import Warmup
+
+    try:
+        return Warmup.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{exc} (e.g. 10 or 10%)") from None
+
+
+def _tags(text: str) -> tuple[str, ...]:
+    tags = tuple(t.strip() for t in text.split(",") if t.strip())
+    if not tags:
+        raise argparse.ArgumentTypeError(f"{text!r} names no rung (e.g. 1n,2n)")
+    return tags
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from trainspec.cli.common import add_input_options
+
+    actions = parser.add_subparsers(dest="action", metavar="ACTION")
+    actions.required = True
+    run_parser = actions.add_parser("run", help=ACTIONS["run"], description=ACTIONS["run"])
+    add_input_options(run_parser, format_help="the scaling table's format (progress lines go to stderr)")
+    run_parser.add_argument(
+        "--local",
+        action="store_true",
+        help="run the rungs on this machine as run --local does; rungs that do not fit it are skipped",
+    )
+    run_parser.add_argument("--job", metavar="NAME", help="the job whose ladder to climb when the specs hold several")
+    run_parser.add_argument(
+        "--rungs", type=_tags, metavar="TAG,...", help="only these rungs (e.g. 1n,2n; default: every rung)"
+    )
+    run_parser.add_argument(
+        "--warmup",
+        type=_warmup,
+        default="10%",
+        metavar="N|P%",
+        help="steps left out at the start of each rank before the rate is read: N steps or P%% of them "
+        "(default 10%%; never fewer than 1)",
+    )
+    run_parser.add_argument(
+        "--min-efficiency",
+        type=_fraction(0.0, 2.0),
+        default=None,
+        metavar="F",
+        help="the efficiency per GPU (speed-up / GPU ratio) a rung must keep to be recommended (default 0.8)",
+    )
+    run_parser.add_argument(
+        "--max-data-wait",
+        type=_fraction(0.0, 1.0),
+        default=None,
+        metavar="F",
+        help="the share of the loop waiting for data above which the data pipeline is named the bottleneck "
+        "(default 0.2)",
+    )
+    run_parser.add_argument(
+        "--workdir",
+        metavar="DIR",
+        help="where the rungs run, one directory each (default .trainspec/ladder/<namespace>/<job>)",
+    )
+    run_parser.add_argument(
+        "--env-file", metavar="FILE", help="NAME=value lines for the job's secretEnv (as run --local)"
+    )
+    run_parser.add_argument(
+        "--data-source",
+        metavar="PATH",
+        help="read the dataset from here instead of the job's data.source (as run --local)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """``trainspec ladder ACTION``."""
+    return ladder_run(args)
+
+
+def ladder_run(args: argparse.Namespace) -> int:
+    """Compile the ladder, run the chosen job's rungs in order, print the scaling table."""
+    from trainspec.cli import report
+    from trainspec.cli.common import compile_args
+    from trainspec.cli.main import EXIT_INVALID, EXIT_USAGE
+    from trainspec.compiler.pipeline import Stop
+
+    if not args.local:
+        print(
+            "trainspec ladder run: only --local is supported so far: the rungs run on this machine one after the "
+            "other (on a cluster: trainspec compile --ladder, then apply the rungs one at a time)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    result = compile_args(args, Stop.LOWER, ladder=True)
+    if not result.ok:
+        report.write(result.diagnostics, sys.stderr, args.format, files=result.files)
+        return EXIT_INVALID
+    from trainspec.explain.ladder_scaling import MAX_DATA_WAIT, MIN_EFFICIENCY, Settings, analyse, render
+    from trainspec.run.ladder_run import LadderOptions, LadderRunner, pick_ladder
+
+    ladder, problems = pick_ladder(result, args.job)
+    if ladder is None:
+        report.write(problems, sys.stderr, args.format, files=result.files)
+        return EXIT_INVALID
+    known = ladder.tags
+    unknown = [t for t in args.rungs or () if t not in known]
+    if unknown:
+        print(
+            f"trainspec ladder run: no rung {', '.join(unknown)} in the ladder of {ladder.namespace}/{ladder.job} "
+            f"(rungs: {', '.join(known)})",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    warnings = [d for d in result.diagnostics if not d.is_error]
+    if warnings:
+        report.write(warnings, sys.stderr, args.format, files=result.files, quiet=True)
+
+    def write(found: list) -> None:
+        report.write(found, sys.stderr, args.format, files=result.files, quiet=True)
+
+    options = LadderOptions(
+        job=args.job,
+        rungs=args.rungs,
+        workdir=args.workdir,
+        env_file=args.env_file,
+        data_source=args.data_source,
+        warmup=args.warmup,
+    )
+    runner = LadderRunner(result, options, say=sys.stderr, report=write)
+    rungs = runner.run(ladder)
+    if runner.code == EXIT_INVALID and not rungs:
+        return EXIT_INVALID
+    settings = Settings(
+        min_efficiency=MIN_EFFICIENCY if args.min_efficiency is None else args.min_efficiency,
+        max_data_wait=MAX_DATA_WAIT if args.max_data_wait is None else args.max_data_wait,
+        warmup=args.warmup,
+    )
+    scaling = analyse(ladder.namespace, ladder.job, [_measured(r) for r in rungs], settings)
+    sys.stdout.write(render([scaling], args.format))
+    return runner.code
+
+
+def _measured(rung: RungRun) -> MeasuredRung:
+    from trainspec.explain.ladder_scaling import MeasuredRung
+
+    return MeasuredRung(
+        tag=rung.tag,
+        name=rung.name,
+        nodes=rung.nodes,
+        procs_per_node=rung.procs_per_node,
+        world_size=rung.world_size,
+        gpus=rung.gpus,
+        status=rung.status,
+        measurement=rung.measurement,
+        note=rung.note,
+        seconds=rung.seconds,
+    )
 
 
 def explain_ladder(args: argparse.Namespace) -> int:

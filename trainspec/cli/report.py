@@ -41,8 +41,11 @@ def format_text(diagnostic: Diagnostic) -> str:
 
 def summary(diagnostics: Sequence[Diagnostic], files: int | None = None) -> str:
     errors = sum(1 for d in diagnostics if d.severity is Severity.ERROR)
-    warnings = len(diagnostics) - errors
+    notes = sum(1 for d in diagnostics if d.severity is Severity.NOTE)
+    warnings = len(diagnostics) - errors - notes
     parts = [f"{errors} error{'s' * (errors != 1)}", f"{warnings} warning{'s' * (warnings != 1)}"]
+    if notes:  # only when there are any: the summary every command printed so far stays as it was
+        parts.append(f"{notes} note{'s' * (notes != 1)}")
     scope = f" in {files} file{'s' * (files != 1)}" if files is not None else ""
     return ", ".join(parts) + scope
 
@@ -79,7 +82,7 @@ def write(
             "diagnostics": [as_json(d) for d in diagnostics],
             "summary": {
                 "errors": sum(1 for d in diagnostics if d.is_error),
-                "warnings": sum(1 for d in diagnostics if not d.is_error),
+                "warnings": sum(1 for d in diagnostics if d.severity is Severity.WARNING),
                 "files": files,
             },
         }

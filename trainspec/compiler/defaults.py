@@ -31,6 +31,9 @@ def apply_to_job(loaded: LoadedSpec, defaults: Defaults) -> tuple[LoadedSpec, fr
     if ckpt is not None and ckpt.size is not None and ckpt.storage_class is None and defaults.storage_class:
         updates["checkpoint"] = ckpt.model_copy(update={"storage_class": defaults.storage_class})
         filled.add("checkpoint.storageClass")
+    if spec.tracking is None and defaults.tracking is not None:
+        updates["tracking"] = defaults.tracking
+        filled.add("tracking")
     if not filled:
         return loaded, frozenset()
     new = job.model_copy(update={"metadata": metadata, "spec": spec.model_copy(update=updates)})

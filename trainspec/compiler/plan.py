@@ -10,6 +10,7 @@ import enum
 from typing import TYPE_CHECKING
 
 from trainspec.compiler.engines import DEFAULT_ENGINE, Engine
+from trainspec.compiler.memory_model import CheckpointFormat, format_for
 from trainspec.compiler.observability.settings import Settings, settings_of
 from trainspec.compiler.resolve import ResolvedJob
 from trainspec.compiler.sizing import CheckpointSize, checkpoint_size
@@ -170,7 +171,7 @@ def _checkpoint(resolved: ResolvedJob) -> CheckpointPlan | None:
     sized = None
     if spec.size == "auto":
         assert spec.model is not None, "Checkpoint._check: size: auto needs a model"
-        sized = checkpoint_size(spec.model, spec.keep)
+        sized = checkpoint_size(spec.model, spec.keep, checkpoint_format(resolved))
         size = Quantity.parse(f"{sized.volume_gi}Gi")
     else:
         assert spec.size is not None, "Checkpoint._check: one of size, claimName and uri"
@@ -187,6 +188,17 @@ def _checkpoint(resolved: ResolvedJob) -> CheckpointPlan | None:
         storage_class=spec.storage_class,
         protect=spec.protect,
     )
+
+
+def checkpoint_format(resolved: ResolvedJob) -> CheckpointFormat:
+    """Who writes this job's checkpoints: ``checkpoint.model.format``, else what
+    ``parallelism.framework`` or the runtime's framework says, else unknown (sized for the largest)."""
+    spec = resolved.job.spec
+    model = spec.checkpoint.model if spec.checkpoint is not None else None
+    declared = model.format.value if model is not None and model.format is not None else None
+    parallel = spec.parallelism.framework if spec.parallelism is not None else None
+    runtime = resolved.runtime.spec.spec.framework
+    return format_for(declared, parallel.value if parallel is not None else None, runtime.value)
 
 
 def checkpoint_claim_name(job_name: str) -> str:

@@ -34,6 +34,8 @@ class Origin(str, enum.Enum):
     PROJECT = "project defaults"
     DEFAULT = "built-in default"
     COMPUTED = "computed"
+    #: Read from what the spec says about something else (the accelerator from a GPU node label).
+    INFERRED = "inferred from the runtime's nodeSelector"
 
 
 class Location(TupleRecord):

@@ -1,22 +1,23 @@
 """Sizing arithmetic: checkpoint bytes and volume sizes. Pure functions, exact integers.
 
-The rule (documented for users in the README):
+One checkpoint is what the memory model (:mod:`trainspec.compiler.memory_model`) says its writer
+saves: the weights as saved, a separate fp32 master copy where the format keeps one, and the
+optimizer's moments (``optimizerBytesPerParam`` replaces master + moments). The volume holds
+``keep`` of them + 20% headroom, rounded up to whole Gi.
 
-* weights  = parameters x bytes per parameter of ``dtype``;
-* optimizer state = weights x 3 for adam/adamw, x 1 for sgd, 0 for none, or
-  parameters x ``optimizerBytesPerParam`` when given;
-* one checkpoint = weights + optimizer state;
-* the volume = one checkpoint x ``keep`` + 20% headroom, rounded up to whole Gi.
-
-Seed figure: 70B parameters in bf16 with Adam = 140 GB weights + 420 GB optimizer = 560 GB.
+Figures for 70B parameters in bf16 with AdamW: a DeepSpeed or Megatron checkpoint (and one whose
+writer is not known) is 140 GB weights + 280 GB fp32 master + 560 GB moments = 980 GB; a PyTorch
+DCP checkpoint of FSDP is 280 GB fp32 weights + 560 GB moments = 840 GB. Both hold exactly the
+optimizer state the planner and ``explain`` count (840 GB): a resumable checkpoint must.
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
 
+from trainspec.compiler.memory_model import CheckpointFormat, per_param, saved
 from trainspec.dsl.record import Record
-from trainspec.dsl.spec.models import DType, ModelSize, Optimizer
+from trainspec.dsl.spec.models import DType, ModelSize
 
 GI = 1024**3
 #: Bytes per parameter of each weight type.
@@ -29,8 +30,6 @@ DTYPE_BYTES: dict[DType, Fraction] = {
     DType.INT8: Fraction(1),
     DType.INT4: Fraction(1, 2),
 }
-#: Optimizer state as a multiple of the weights' bytes.
-OPTIMIZER_FACTOR: dict[Optimizer, int] = {Optimizer.ADAM: 3, Optimizer.ADAMW: 3, Optimizer.SGD: 1, Optimizer.NONE: 0}
 HEADROOM = Fraction(6, 5)
 
 
@@ -38,12 +37,23 @@ class CheckpointSize(Record):
     """The parts of one checkpoint, in bytes, and the volume that holds ``keep`` of them."""
 
     weights: int
-    optimizer: int
+    #: A separate fp32 master copy of the weights (0 where the saved weights are that copy).
+    master: int
+    #: The optimizer's moments (or, with optimizerBytesPerParam, all the optimizer state).
+    moments: int
     keep: int
+    format: CheckpointFormat = CheckpointFormat.UNKNOWN
+    #: The saved weights' bytes per parameter (4 for DCP under mixed precision: fp32).
+    weight_bytes: Fraction = Fraction(2)
+
+    @property
+    def optimizer(self) -> int:
+        """The optimizer state saved: master copy + moments."""
+        return self.master + self.moments
 
     @property
     def per_checkpoint(self) -> int:
-        return self.weights + self.optimizer
+        return self.weights + self.master + self.moments
 
     @property
     def total(self) -> int:
@@ -56,18 +66,21 @@ class CheckpointSize(Record):
         return max(1, -(-needed.numerator // (needed.denominator * GI)))
 
 
-def weight_bytes(model: ModelSize) -> int:
-    return _ceil(model.parameters.count * DTYPE_BYTES[model.dtype])
-
-
-def optimizer_bytes(model: ModelSize) -> int:
-    if model.optimizer_bytes_per_param is not None:
-        return _ceil(model.parameters.count * Fraction(str(model.optimizer_bytes_per_param)))
-    return weight_bytes(model) * OPTIMIZER_FACTOR[model.optimizer]
-
-
-def checkpoint_size(model: ModelSize, keep: int) -> CheckpointSize:
-    return CheckpointSize(weights=weight_bytes(model), optimizer=optimizer_bytes(model), keep=keep)
+def checkpoint_size(model: ModelSize, keep: int, fmt: CheckpointFormat | str | None = None) -> CheckpointSize:
+    """One checkpoint of ``model`` as ``fmt`` writes it (default: ``model.format``, else the
+    largest any framework writes), and the volume for ``keep`` of them."""
+    chosen = CheckpointFormat(fmt or model.format or CheckpointFormat.UNKNOWN)
+    k = Fraction(str(model.optimizer_bytes_per_param)) if model.optimizer_bytes_per_param is not None else None
+    each = saved(per_param(DTYPE_BYTES[model.dtype], model.optimizer.value, k), chosen)
+    count = model.parameters.count
+    return CheckpointSize(
+        weights=_ceil(count * each.weights),
+        master=_ceil(count * each.master),
+        moments=_ceil(count * each.moments),
+        keep=keep,
+        format=chosen,
+        weight_bytes=each.weights,
+    )
 
 
 def _ceil(value: Fraction | int) -> int:

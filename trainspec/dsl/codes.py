@@ -178,8 +178,8 @@ POD_REFUSED: Final = Code(
 )
 MODEL_PARAMS: Final = Code("TS420", "spec.model has no parameter count, or one that disagrees with checkpoint.model")
 TP_HEADS: Final = Code("TS421", "pinned tensor-parallel degree does not divide the attention (or KV) heads")
-PP_LAYERS: Final = Code("TS422", "pinned pipeline-parallel degree does not divide the layers")
-LAYOUT_WORLD_SIZE: Final = Code("TS423", "pinned tp x pp x dp does not match the world size")
+PP_LAYERS: Final = Code("TS422", "pinned pipeline stages cannot hold the layers (evenly, or as the uneven split says)")
+LAYOUT_WORLD_SIZE: Final = Code("TS423", "pinned tp x cp x pp x dp does not match the world size")
 TP_CROSSES_NODES: Final = Code(
     "TS424",
     "pinned tensor parallelism crosses nodes (tp larger than, or not dividing, the GPUs per node)",
@@ -188,6 +188,7 @@ LAYOUT_MEMORY: Final = Code("TS425", "pinned parallel layout does not fit in GPU
 ZERO_STAGE: Final = Code("TS426", "pinned ZeRO stage the named framework cannot run")
 NO_LAYOUT_FITS: Final = Code("TS427", "no parallel layout of the job's GPUs fits in GPU memory")
 NO_GPU_MEMORY: Final = Code("TS428", "the parallelism planner cannot check memory: the runtime gives no GPU memory")
+CP_SEQUENCE: Final = Code("TS429", "pinned context-parallel degree does not divide the sequence length")
 LADDER_SHARED_CLAIM: Final = Code(
     "TS430",
     "scaling ladder: the job checkpoints to an existing claim, which every rung would share",
@@ -227,6 +228,21 @@ NO_LAUNCHER_IMAGE: Final = Code(
     "TS450",
     "a Kubeflow Pipelines launcher step needs an image with trainspec, and none is named (--image or the project's"
     " spec.defaults.launcherImage)",
+)
+
+# -- the planner's inputs, filled in (spec.model's count from its shape, the GPU from node labels) ----
+MODEL_COUNT_SHAPE: Final = Code(
+    "TS460",
+    "the parameter count written differs by more than 5% from the one spec.model's shape gives",
+)
+ACCELERATOR_INFERRED: Final = Code(
+    "TS461",
+    "the runtime's accelerator (GPU memory, NVLink) is inferred from a GPU node label of its nodeSelector",
+)
+MODEL_APPROXIMATED: Final = Code(
+    "TS462",
+    "spec.model has experts or latent attention, which the planner approximates (every expert stored, no expert"
+    " parallelism; attention as multi-head)",
 )
 
 # -- checking emitted manifests --------------------------------------------------------------------

@@ -19,10 +19,15 @@ __all__ = ["CODES", "Diagnostic", "Related", "Severity", "escape_text", "format_
 
 
 class Severity(str, enum.Enum):
-    """How bad a problem is. Errors make a command exit 1; warnings do not."""
+    """How bad a problem is. Errors make a command exit 1; warnings and notes do not.
+
+    A note is no problem at all: it says what trainspec filled in for the spec (an accelerator
+    inferred from a node label), where the spec's author would otherwise not see it.
+    """
 
     ERROR = "error"
     WARNING = "warning"
+    NOTE = "note"
 
 
 class Related(Record):

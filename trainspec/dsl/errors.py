@@ -41,6 +41,7 @@ ERROR_KINDS = {
     "ts_duration": "not a duration",
     "ts_name": "not a valid name",
     "ts_uri": "a URI this field does not take",
+    "ts_credential": "a credential written into a value (a URI's user part)",
     "ts_checkpoint_forms": "checkpoint forms",
     "ts_checkpoint_auto": "size: auto without a model",
     "ts_params": "not a parameter count",

@@ -163,19 +163,60 @@ TRAINER_STATUS_CA_ENV = "KUBEFLOW_TRAINER_SERVER_CA_CERT"
 TRAINER_STATUS_TOKEN_ENV = "KUBEFLOW_TRAINER_SERVER_TOKEN"  # noqa: S105 (the name of a variable, not a token)
 #: The port ``trainspec.stages.serve_metrics()`` listens on when the script passes none.
 METRICS_PORT_ENV = "TRAINSPEC_METRICS_PORT"
+#: A directory: each rank's step timers append one JSON line per step to ``rank-<rank>.jsonl`` there
+#: (``trainspec ladder run`` sets it for every rung; docs/metrics.md, "Step log").
+STEP_LOG_DIR_ENV = "TRAINSPEC_STEP_LOG_DIR"
 #: The parallel layout the planner chose or the spec pinned (docs/parallelism.md).
 TP_SIZE_ENV = "TRAINSPEC_TP_SIZE"
 PP_SIZE_ENV = "TRAINSPEC_PP_SIZE"
 DP_SIZE_ENV = "TRAINSPEC_DP_SIZE"
 ZERO_STAGE_ENV = "TRAINSPEC_ZERO_STAGE"
 RECOMPUTE_ENV = "TRAINSPEC_RECOMPUTE"
+CP_SIZE_ENV = "TRAINSPEC_CP_SIZE"
+#: Only when the layout has them: the uneven first/last stages' layers, the virtual stages per
+#: pipeline rank, and "false" when sequence parallelism is off.
+FIRST_STAGE_LAYERS_ENV = "TRAINSPEC_FIRST_STAGE_LAYERS"
+LAST_STAGE_LAYERS_ENV = "TRAINSPEC_LAST_STAGE_LAYERS"
+VIRTUAL_STAGES_ENV = "TRAINSPEC_VIRTUAL_STAGES"
+SEQUENCE_PARALLEL_ENV = "TRAINSPEC_SEQUENCE_PARALLEL"
 #: The layout as flags of the framework spec.parallelism.framework names, one shell-quoted line.
 PARALLEL_ARGS_ENV = "TRAINSPEC_PARALLEL_ARGS"
-LAYOUT_ENV = (TP_SIZE_ENV, PP_SIZE_ENV, DP_SIZE_ENV, ZERO_STAGE_ENV, RECOMPUTE_ENV, PARALLEL_ARGS_ENV)
+LAYOUT_ENV = (
+    TP_SIZE_ENV,
+    PP_SIZE_ENV,
+    DP_SIZE_ENV,
+    ZERO_STAGE_ENV,
+    RECOMPUTE_ENV,
+    CP_SIZE_ENV,
+    FIRST_STAGE_LAYERS_ENV,
+    LAST_STAGE_LAYERS_ENV,
+    VIRTUAL_STAGES_ENV,
+    SEQUENCE_PARALLEL_ENV,
+    PARALLEL_ARGS_ENV,
+)
 #: The run a pod belongs to (``<job>-<run id>``'s id): the checkpoint lease names it (docs/gitops.md).
 RUN_ID_ENV = "TRAINSPEC_RUN_ID"
+#: ``spec.tracking``: which experiment tracker the job logs to (``mlflow`` or ``wandb``) and the
+#: job's name, which groups its runs; ``trainspec.stages.Tracker`` names the tracker's run
+#: ``<TRAINSPEC_JOB_NAME>-<TRAINSPEC_RUN_ID>`` (docs/tracking.md).
+TRACKING_ENV = "TRAINSPEC_TRACKING"
+JOB_NAME_ENV = "TRAINSPEC_JOB_NAME"
+#: What the tracking libraries read themselves, set from ``spec.tracking``.
+MLFLOW_TRACKING_URI_ENV = "MLFLOW_TRACKING_URI"
+MLFLOW_EXPERIMENT_NAME_ENV = "MLFLOW_EXPERIMENT_NAME"
+WANDB_PROJECT_ENV = "WANDB_PROJECT"
+WANDB_ENTITY_ENV = "WANDB_ENTITY"
 #: The names of the contract a spec may not set by hand (TS303).
-TRAINSPEC_ENV = (CHECKPOINT_DIR_ENV, CHECKPOINT_KEEP_ENV, DATA_DIR_ENV, NUM_SHARDS_ENV, RUN_ID_ENV, *LAYOUT_ENV)
+TRAINSPEC_ENV = (
+    CHECKPOINT_DIR_ENV,
+    CHECKPOINT_KEEP_ENV,
+    DATA_DIR_ENV,
+    NUM_SHARDS_ENV,
+    RUN_ID_ENV,
+    TRACKING_ENV,
+    JOB_NAME_ENV,
+    *LAYOUT_ENV,
+)
 
 # -- other bounds of the spec --------------------------------------------------------------------
 

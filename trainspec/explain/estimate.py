@@ -13,7 +13,8 @@ Every figure is exact integer (or fractional) arithmetic on bytes; people see de
 
 Activations are the planner's, and need the job's ``spec.model`` (layers, hidden size, ...).
 This is what GPUs hold while training; the checkpoint size (``compiler/sizing.py``) is what is
-saved, a different figure.
+saved: the same optimizer state (master copy and moments, one memory model:
+``compiler/memory_model.py``), with the weights as the checkpoint's writer saves them.
 
 Worked figures (tests/explain pin them):
 
@@ -48,6 +49,8 @@ class TrainingState:
     weights: int
     gradients: int
     optimizer: int
+    #: Of the optimizer state, the fp32 master copy of the weights (the rest: the moments).
+    master: int = 0
 
     @property
     def total(self) -> int:
@@ -64,8 +67,14 @@ def arch_of(model: ModelSize) -> Arch:
 
 def training_state(model: ModelSize) -> TrainingState:
     """Weights, gradients and optimizer state of ``model`` while it trains (ZeRO-0, one GPU's worth)."""
-    weights, gradients, optimizer = model_state(arch_of(model), 1, 1, 1, 0)
-    return TrainingState(weights=weights, gradients=gradients, optimizer=optimizer)
+    return state_of(arch_of(model))
+
+
+def state_of(arch: Arch) -> TrainingState:
+    """The whole model state of ``arch`` (one GPU's worth, no sharding), the master copy named."""
+    weights, gradients, optimizer = model_state(arch, 1, 1, 1, 0)
+    master = _ceil_div(arch.parameters * arch.master.numerator, arch.master.denominator)
+    return TrainingState(weights=weights, gradients=gradients, optimizer=optimizer, master=master)
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,8 @@ from typing import TypeVar
 
 from trainspec.compiler.parallelism import fromplan
 from trainspec.compiler.parallelism.inputs import Arch
-from trainspec.compiler.parallelism.memory import model_state
 from trainspec.compiler.parallelism.recommend import Plan
-from trainspec.compiler.plan import CheckpointKind, JobPlan
+from trainspec.compiler.plan import CheckpointKind, JobPlan, checkpoint_format
 from trainspec.compiler.resolve import Origin, Sourced
 from trainspec.compiler.sizing import CheckpointSize, checkpoint_size
 from trainspec.dsl.framework.types import Quantity
@@ -25,12 +24,13 @@ from trainspec.dsl.spec.models import ModelSize
 from trainspec.dsl.spec.project import Project
 from trainspec.explain.estimate import (
     MemoryFit,
-    TrainingState,
     as_price,
     cost,
     gpu_hours,
     memory_fit,
+    state_of,
 )
+from trainspec.k8s.gpu_products import runtime_accelerator
 
 T = TypeVar("T")
 #: Origin of a value trainspec derived from others (world size, GPUs in total, sizes).
@@ -171,7 +171,11 @@ def explain_plan(plan: JobPlan, project: Project | None = None, *, price: float 
     runtime = resolved.runtime.spec.spec
     mark = resolved.loaded.mark(())
     gpus_total = resolved.nodes.value * resolved.gpus_per_node.value
-    accelerator = runtime.accelerator
+    found = runtime_accelerator(runtime)  # written, else inferred from a GPU node label (TS461)
+    accelerator = found.accelerator if found is not None else None
+    # Where the GPU was said: the accelerator block, or the node label it was inferred from.
+    origin = Origin.INFERRED if found is not None and found.label is not None else Origin.RUNTIME
+    said = ("spec", "scheduling", "nodeSelector", found.label) if found is not None and found.label else None
     gpu_memory_bytes = int(accelerator.memory.value) if accelerator is not None else None
     seconds = job.spec.max_run_time.seconds if job.spec.max_run_time is not None else None
     model = job.spec.checkpoint.model if job.spec.checkpoint is not None else None
@@ -179,7 +183,7 @@ def explain_plan(plan: JobPlan, project: Project | None = None, *, price: float 
     arch = fromplan.arch(plan)
     memory = planner = None
     if arch is not None and gpus_total > 0:
-        state = TrainingState(*model_state(arch, 1, 1, 1, 0))
+        state = state_of(arch)
         memory = memory_fit(state, gpus_total, resolved.gpus_per_node.value, gpu_memory_bytes)
         # The plan pass ran the planner (JobPlan.parallel); a model without its shape gets no table.
         planner = plan.parallel if arch.shape is not None else None
@@ -202,10 +206,10 @@ def explain_plan(plan: JobPlan, project: Project | None = None, *, price: float 
         world_size=resolved.world_size,
         gpus_per_node=_item(resolved.gpus_per_node, runtime_loaded),
         gpus_total=gpus_total,
-        accelerator=Sourced(accelerator.name, Origin.RUNTIME, ("spec", "accelerator", "name"), runtime_loaded)
+        accelerator=Sourced(accelerator.name, origin, said or ("spec", "accelerator", "name"), runtime_loaded)
         if accelerator
         else None,
-        gpu_memory=Sourced(str(accelerator.memory), Origin.RUNTIME, ("spec", "accelerator", "memory"), runtime_loaded)
+        gpu_memory=Sourced(str(accelerator.memory), origin, said or ("spec", "accelerator", "memory"), runtime_loaded)
         if accelerator
         else None,
         gpu_memory_bytes=gpu_memory_bytes,
@@ -292,7 +296,9 @@ def _checkpoint(plan: JobPlan, model: ModelSize | None) -> CheckpointView | None
         else Sourced(ckpt.keep, Origin.DEFAULT)
     )
     # An explicit size or another checkpoint form still gets per-checkpoint figures from the model.
-    sized = ckpt.sized or (checkpoint_size(model, ckpt.keep) if model is not None else None)
+    sized = ckpt.sized or (
+        checkpoint_size(model, ckpt.keep, checkpoint_format(resolved)) if model is not None else None
+    )
     storage_class = None
     if ckpt.storage_class:
         origin = resolved.origin_of("checkpoint.storageClass")

@@ -51,19 +51,20 @@ def planner_rows(ex: Explanation) -> list[Row]:
     return out
 
 
-HEADERS = ("", "TP", "PP", "DP", "ZeRO", "recompute", "model state", "activations", "per GPU", "fits")
+HEADERS = ("", "TP", "CP", "PP", "DP", "ZeRO", "recompute", "model state", "activations", "per GPU", "fits")
 
 
 def layout_table(plan: Plan) -> list[tuple[str, ...]]:
-    """One row per TP x PP split: its best fitting layout by the planner's preference, else its smallest."""
-    best: dict[tuple[int, int], Scored] = {}
+    """One row per TP x CP x PP split: its best fitting layout by the planner's preference, else its smallest.
+    An uneven pipeline shows its first and last stages' layers (``16 (7/../7)``)."""
+    best: dict[tuple[int, int, int], Scored] = {}
     for scored in plan.layouts:
-        key = (scored.layout.tp, scored.layout.pp)
+        key = (scored.layout.tp, scored.layout.cp, scored.layout.pp)
         held = best.get(key)
         if held is None or _better(scored, held):
             best[key] = scored
     rows: list[tuple[str, ...]] = []
-    for key in sorted(best, key=lambda k: (k[0] * k[1], -k[0])):
+    for key in sorted(best, key=lambda k: (k[0] * k[1] * k[2], -k[0], k[1])):
         scored = best[key]
         lay, mem = scored.layout, scored.memory
         mark = "*" if plan.chosen is not None and scored.layout == plan.chosen.layout else ""
@@ -71,7 +72,8 @@ def layout_table(plan: Plan) -> list[tuple[str, ...]]:
             (
                 mark,
                 str(lay.tp),
-                str(lay.pp),
+                str(lay.cp),
+                f"{lay.pp} ({lay.first}/../{lay.last})" if lay.uneven else str(lay.pp),
                 str(lay.dp),
                 str(lay.zero),
                 lay.recompute,

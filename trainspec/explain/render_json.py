@@ -71,6 +71,7 @@ def as_dict(ex: Explanation) -> dict[str, Any]:
             "weightsBytes": fit.state.weights,
             "gradientsBytes": fit.state.gradients,
             "optimizerBytes": fit.state.optimizer,
+            "masterBytes": fit.state.master,
             "modelStateBytes": fit.state.total,
             "shardedOverGpus": fit.gpus,
             "gpuMemoryBytes": fit.gpu_memory,
@@ -88,6 +89,14 @@ def as_dict(ex: Explanation) -> dict[str, Any]:
             "keep": _item(ckpt.keep),
             "claimName": ckpt.claim,
             "perCheckpointBytes": ckpt.sized.per_checkpoint if ckpt.sized else None,
+            "savedBytes": None
+            if ckpt.sized is None
+            else {
+                "format": ckpt.sized.format.value,
+                "weights": ckpt.sized.weights,
+                "master": ckpt.sized.master,
+                "moments": ckpt.sized.moments,
+            },
             "totalBytes": ckpt.sized.total if ckpt.sized else None,
             "auto": ckpt.auto,
             "volume": ckpt.volume,

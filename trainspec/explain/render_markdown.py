@@ -19,7 +19,7 @@ def render_one(ex: Explanation) -> str:
     if ex.planner is not None and ex.planner.layouts:
         lines += [
             "",
-            "Parallel layouts (the best of each TP x PP split; * the chosen one):",
+            "Parallel layouts (the best of each TP x CP x PP split; * the chosen one):",
             "",
             "| " + " | ".join(HEADERS) + " |",
             "|" + "---|" * len(HEADERS),

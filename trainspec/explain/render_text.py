@@ -24,7 +24,7 @@ def _table(rows: list[tuple[str, ...]]) -> list[str]:
     """The planner's table, columns aligned (the best layout of each TP x PP split, ``*`` the choice)."""
     table = [HEADERS, *rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(HEADERS))]
-    out = ["  parallel layouts (best of each TP x PP; * chosen):"]
+    out = ["  parallel layouts (best of each TP x CP x PP; * chosen):"]
     out.extend(
         "    " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in table
     )

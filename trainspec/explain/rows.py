@@ -9,8 +9,8 @@ from fractions import Fraction
 
 from trainspec.compiler.engines import DEFAULT_ENGINE
 from trainspec.compiler.lower.dialects import dialect_for
-from trainspec.compiler.sizing import human_bytes
-from trainspec.explain.estimate import format_number
+from trainspec.compiler.sizing import CheckpointSize, human_bytes
+from trainspec.explain.estimate import TrainingState, format_number
 from trainspec.explain.explanation import COMPUTED, Explanation, Item, Row
 from trainspec.explain.planner_rows import planner_rows
 
@@ -152,7 +152,7 @@ def _memory_rows(ex: Explanation) -> list[Row]:
         Row(
             "model state",
             f"weights {human_bytes(state.weights)} + gradients {human_bytes(state.gradients)} "
-            f"+ optimizer {human_bytes(state.optimizer)} = {human_bytes(state.total)} "
+            f"+ optimizer {human_bytes(state.optimizer)}{_optimizer_parts(state)} = {human_bytes(state.total)} "
             f"({format_number(arch.bytes_per_param)} bytes/param)",
             COMPUTED,
         ),
@@ -198,10 +198,8 @@ def _checkpoint_rows(ex: Explanation) -> list[Row]:
         out.append(
             Row(
                 "checkpoint size",
-                f"{human_bytes(ckpt.sized.per_checkpoint)} each (weights "
-                f"{human_bytes(ckpt.sized.weights)} + optimizer "
-                f"{human_bytes(ckpt.sized.optimizer)}), {human_bytes(ckpt.sized.total)} "
-                f"for {ckpt.keep.value}",
+                f"{human_bytes(ckpt.sized.per_checkpoint)} each ({checkpoint_parts(ckpt.sized)}), "
+                f"{human_bytes(ckpt.sized.total)} for {ckpt.keep.value}",
                 COMPUTED,
             )
         )
@@ -245,3 +243,23 @@ def _cost_rows(ex: Explanation) -> list[Row]:
             )
         )
     return out
+
+
+def checkpoint_parts(sized: CheckpointSize) -> str:
+    """``weights 140 GB + fp32 master 280 GB + moments 560 GB, as DeepSpeed writes it``."""
+    from trainspec.compiler.memory_model import FORMAT_NAMES
+
+    weights = "fp32 weights" if sized.weight_bytes == 4 and not sized.master else "weights"
+    parts = [f"{weights} {human_bytes(sized.weights)}"]
+    if sized.master:
+        parts.append(f"fp32 master {human_bytes(sized.master)}")
+    if sized.moments:
+        parts.append(f"optimizer moments {human_bytes(sized.moments)}")
+    return f"{' + '.join(parts)}, as {FORMAT_NAMES[sized.format]} writes it"
+
+
+def _optimizer_parts(state: TrainingState) -> str:
+    """`` (fp32 master 280 GB + moments 560 GB)`` when the optimizer keeps a master copy."""
+    if not state.master:
+        return ""
+    return f" (fp32 master {human_bytes(state.master)} + moments {human_bytes(state.optimizer - state.master)})"

@@ -198,6 +198,11 @@ __all__ = [
     "REPLICA_TYPE_LABEL",
     "RUNTIME_LABEL",
     "TEAM_LABEL",
+    # GPU node labels the parallelism planner reads its accelerator from (issue 25)
+    "GKE_ACCELERATOR_LABEL",
+    "GPU_PRODUCT_LABEL",
+    "KARPENTER_GPU_MEMORY_LABEL",
+    "KARPENTER_GPU_NAME_LABEL",
 ]
 
 # -- trainspec's own keys and managers ----------------------------------------------------------
@@ -439,3 +444,13 @@ REPLICA_TYPE_LABEL = "training.kubeflow.org/replica-type"
 REPLICA_INDEX_LABEL = "training.kubeflow.org/replica-index"
 #: KubeRay's pod label: head or worker.
 RAY_NODE_TYPE_LABEL = "ray.io/node-type"
+
+# -- GPU node labels (issue 25: the accelerator inferred from a runtime's nodeSelector) ----------
+
+#: NVIDIA GPU feature discovery (GPU Operator): the product name, e.g. NVIDIA-H100-80GB-HBM3.
+GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
+#: GKE's GPU node pools: the accelerator type, e.g. nvidia-h100-80gb.
+GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
+#: Karpenter on AWS: the GPU's name (h100, a100, l40s) and one GPU's memory in MiB.
+KARPENTER_GPU_NAME_LABEL = "karpenter.k8s.aws/instance-gpu-name"
+KARPENTER_GPU_MEMORY_LABEL = "karpenter.k8s.aws/instance-gpu-memory"

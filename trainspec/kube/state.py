@@ -94,6 +94,9 @@ class JobView:
     run: str = ""
     runtime: str = ""
     queue_name: str = ""
+    #: The experiment tracker's run the pods reported (``spec.tracking``): its URL, or its id and
+    #: store where the tracker has no pages; "" when none was reported (docs/tracking.md).
+    tracking: str = ""
 
     @property
     def done(self) -> bool:
@@ -133,6 +136,8 @@ class JobView:
         out.extend(group_line(g) for g in self.groups)
         if self.progress is not None or self.remaining_seconds is not None or self.metrics or self.last_updated:
             out.append("  progress: " + self._progress())
+        if self.tracking:
+            out.append("  tracking: " + self.tracking)
         timing = []
         if self.age_seconds is not None:
             timing.append(f"age {human_duration(self.age_seconds)}")
@@ -164,7 +169,12 @@ class JobView:
             parts.append(f"{self.progress}%")
         if self.remaining_seconds is not None:
             parts.append(f"about {human_duration(self.remaining_seconds)} left")
-        parts.extend(f"{k}={v}" for k, v in self.metrics.items())
+        shown = self.metrics
+        if self.tracking:  # the tracker run's ids are on the tracking line, as its URL
+            from trainspec.stages.tracking_link import LINK_METRICS
+
+            shown = {k: v for k, v in shown.items() if k not in LINK_METRICS}
+        parts.extend(f"{k}={v}" for k, v in shown.items())
         text = ", ".join(parts) or "none reported yet"
         if self.last_updated_seconds is not None:
             text += f"; updated {human_duration(self.last_updated_seconds)} ago"
@@ -208,6 +218,15 @@ def transition(before: JobView | None, after: JobView) -> list[str]:
     ):
         out.append("  progress: " + after._progress())
     return out
+
+
+def _tracking(spec: dict[str, Any], metrics: dict[str, str]) -> str:
+    """The tracker run the pods reported in their progress metrics, from the trainer's plain env."""
+    from trainspec.stages.tracking_link import run_link
+
+    entries = (spec.get("trainer") or {}).get("env") or []
+    env = {str(e.get("name")): str(e["value"]) for e in entries if isinstance(e, dict) and "value" in e}
+    return run_link(env, metrics) or ""
 
 
 def _identify(v: JobView, trainjob: dict[str, Any]) -> None:
@@ -308,6 +327,7 @@ def view(
         v.progress = trainer.get("progressPercentage")
         v.remaining_seconds = trainer.get("estimatedRemainingSeconds")
         v.metrics = {str(m.get("name")): str(m.get("value")) for m in trainer.get("metrics") or []}
+        v.tracking = _tracking(spec, v.metrics)
     now = now or datetime.now(timezone.utc)
     updated = parse_time(trainer.get("lastUpdatedTime")) if trainer else None
     if updated is not None:

@@ -61,6 +61,9 @@ _EXPORTS = {
     "is_rank_zero": "rank_zero",
     "rank_zero_only": "rank_zero",
     "rank_zero_print": "rank_zero",
+    # Experiment tracking from rank 0 (spec.tracking); mlflow / wandb load when a run starts.
+    "Tracker": "tracking_run",
+    "TrackingError": "tracking_run",
 }
 
 __all__ = sorted(_EXPORTS)  # noqa: PLE0605 (built from the lazy table; type checkers read the X as X imports)
@@ -136,3 +139,7 @@ if TYPE_CHECKING:  # pragma: no cover
         ShardReader as ShardReader,
     )
     from trainspec.stages.records import ShardRecords as ShardRecords
+    from trainspec.stages.tracking_run import (
+        Tracker as Tracker,
+        TrackingError as TrackingError,
+    )

@@ -24,6 +24,11 @@ a loop variable named ``step`` would shadow it in almost every training script.
 
 Thread safety: counters are updated under a lock, and whether a wait is inside a step is
 tracked per thread, so a loader thread timing its own waits does not confuse the loop's.
+
+``step(samples=n, tokens=n)`` also counts what the step trained on (this process's share: its
+micro-batches, not the global batch), so a throughput can be read in samples or tokens per
+second. With ``TRAINSPEC_STEP_LOG_DIR`` set, each completed step also appends a line to this
+rank's step log (:mod:`trainspec.stages.step_log`), which ``trainspec ladder run`` reads.
 """
 
 from __future__ import annotations
@@ -34,6 +39,10 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from trainspec.stages.step_log import StepLogWriter
 
 __all__ = ["MetricsSnapshot", "StepMetrics", "data_wait", "default_metrics", "train_step"]
 
@@ -60,6 +69,10 @@ class MetricsSnapshot:
     #: Steps per second over the last :data:`RATE_WINDOW` steps, by the wall clock between step
     #: ends (so evaluation and checkpoint pauses count); 0.0 (unknown) until two steps ended.
     steps_per_second: float
+    #: Samples the steps trained on, as counted by ``step(samples=...)`` (None: never counted).
+    samples_total: int | None = None
+    #: Tokens, as counted by ``step(tokens=...)`` (None: never counted).
+    tokens_total: int | None = None
 
     def remaining_seconds(self, total_steps: int, done_steps: int | None = None) -> float | None:
         """Seconds left for ``total_steps`` at the recent rate (None while the rate is unknown)."""
@@ -83,6 +96,10 @@ class StepMetrics:
         self._wait_total = 0.0
         self._wait_outside = 0.0
         self._ends: deque[float] = deque(maxlen=window)
+        self._samples: int | None = None
+        self._tokens: int | None = None
+        self._log: StepLogWriter | None = None
+        self._log_opened = False  # the step log is looked for at the first step's end (the env is read then)
 
     def _depth(self) -> int:
         return getattr(self._local, "depth", 0)
@@ -102,8 +119,11 @@ class StepMetrics:
                     self._wait_outside += spent
 
     @contextlib.contextmanager
-    def step(self) -> Iterator[None]:
-        """Time one training step; a step whose body raises adds its time but is not counted."""
+    def step(self, samples: int | None = None, tokens: int | None = None) -> Iterator[None]:
+        """Time one training step; a step whose body raises adds its time but is not counted.
+
+        ``samples`` / ``tokens``: what this process trained on in the step (counted when it completes).
+        """
         self._local.depth = self._depth() + 1
         start = self._clock()
         ok = False
@@ -118,6 +138,23 @@ class StepMetrics:
                 if ok:
                     self._steps += 1
                     self._ends.append(end)
+                    if samples is not None:
+                        self._samples = (self._samples or 0) + samples
+                    if tokens is not None:
+                        self._tokens = (self._tokens or 0) + tokens
+                    if self._log is not None or not self._log_opened:  # no call per step when no log
+                        self._log_step(end)
+
+    def _log_step(self, end: float) -> None:
+        """The step's line in the step log, when there is one (called under the lock: lines stay in order)."""
+        if not self._log_opened:
+            from trainspec.stages.step_log import open_step_log
+
+            self._log_opened = True
+            self._log = open_step_log(id(self))
+        if self._log is not None:
+            loop = self._step_total + self._wait_outside
+            self._log.write(self._steps, end, self._step_total, self._wait_total, loop, self._samples, self._tokens)
 
     def snapshot(self) -> MetricsSnapshot:
         """The figures now (consistent with each other: read under the lock)."""
@@ -125,10 +162,11 @@ class StepMetrics:
             steps, step_total = self._steps, self._step_total
             wait_total, loop = self._wait_total, self._step_total + self._wait_outside
             ends = list(self._ends)
+            samples, tokens = self._samples, self._tokens
         # Unknown (0.0) until two steps ended: one step's own time says nothing of the pauses between.
         rate = (len(ends) - 1) / (ends[-1] - ends[0]) if len(ends) >= 2 and ends[-1] > ends[0] else 0.0
         fraction = min(1.0, wait_total / loop) if loop > 0 else 0.0
-        return MetricsSnapshot(steps, step_total, wait_total, loop, fraction, rate)
+        return MetricsSnapshot(steps, step_total, wait_total, loop, fraction, rate, samples, tokens)
 
 
 _default: StepMetrics | None = None

@@ -43,6 +43,7 @@ from trainspec.stages.metrics import StepMetrics, default_metrics
 from trainspec.stages.rank_zero import is_rank_zero
 
 if TYPE_CHECKING:  # the Trainer client loads on first use: most imports of trainspec.stages never report
+    from trainspec.stages.tracking_run import Tracker
     from trainspec.stages.trainer_status import Update
 
 __all__ = ["ProgressReporter", "StdoutSink", "report_progress"]
@@ -168,7 +169,11 @@ class _Sender:
 
 
 class ProgressReporter:
-    """Rate-limited progress reports from global rank 0 (see the module docstring)."""
+    """Rate-limited progress reports from global rank 0 (see the module docstring).
+
+    ``tracker``: a :class:`~trainspec.stages.Tracker`; each report's metrics are logged to it at
+    their step, and its run's ids ride along in every status update (docs/tracking.md).
+    """
 
     def __init__(
         self,
@@ -181,6 +186,7 @@ class ProgressReporter:
         env: Mapping[str, str] | None = None,
         log: TextIO | None = None,
         flush_timeout: float = 10.0,
+        tracker: Tracker | None = None,
     ) -> None:
         from trainspec.stages.trainer_status import TrainerStatusSink, trainer_endpoint
 
@@ -207,6 +213,8 @@ class ProgressReporter:
         self._sender: _Sender | None = None
         self._last_ok = True  # the last synchronous send was delivered (a sender thread keeps its own)
         self.reports = 0  # updates handed to the sink
+        #: Gets every report's metrics at its step (not rate-limited), and adds its run's ids to each update.
+        self.tracker = tracker
 
     @property
     def metrics(self) -> StepMetrics:
@@ -229,6 +237,8 @@ class ProgressReporter:
         """
         if not self.active:
             return
+        if self.tracker is not None and metrics and step is not None:
+            self.tracker.log_metrics(step, metrics)
         # Only the arguments are kept here (the per-step cost); the update is built when it is sent.
         values = (step, total_steps, progress, remaining_seconds, dict(metrics) if metrics else None, self._wallclock())
         now = self._clock()
@@ -298,7 +308,10 @@ class ProgressReporter:
             progress = 100 * step // total
         if remaining is None and step is not None and total:
             remaining = snap.remaining_seconds(total, step)
-        named: dict[str, str] = {}
+        # The tracker run's ids first: each report replaces the status's metrics, and these must stay
+        # (not on stdout, where the tracker has named its run once).
+        linked = self.tracker is not None and not isinstance(self.sink, StdoutSink)
+        named: dict[str, str] = self.tracker.status_metrics() if self.tracker is not None and linked else {}
         for name, value in (extra or {}).items():
             text = _text(value)
             if not (isinstance(name, str) and 0 < len(name) <= METRIC_TEXT_MAX and 0 < len(text) <= METRIC_TEXT_MAX):

@@ -44,6 +44,7 @@ __all__ = [
     "layout",
     "plain",
     "run",
+    "tracking",
 ]
 
 
@@ -74,3 +75,20 @@ def run(plan: JobPlan) -> dict[str, str]:
     from trainspec.compiler.runs import PLACEHOLDER
 
     return {RUN_ID: PLACEHOLDER}
+
+
+def tracking(plan: JobPlan) -> dict[str, str]:
+    """``spec.tracking``'s variables (the tracker's own and ``TRAINSPEC_TRACKING`` / ``TRAINSPEC_JOB_NAME``).
+
+    A name the job's env or secretEnv sets is left to the job: with tracking in the job itself
+    that is TS303 already, so this only decides for a tracking block the project's defaults filled
+    in, where the job's explicit value wins.
+    """
+    spec = plan.resolved.job.spec
+    if spec.tracking is None:
+        return {}
+    return {
+        name: value
+        for name, value in spec.tracking.env(plan.resolved.name).items()
+        if name not in spec.env and name not in spec.secret_env
+    }

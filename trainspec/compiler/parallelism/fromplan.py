@@ -3,10 +3,14 @@
 Where each input comes from:
 
 * parameters: ``spec.model.parameters``, else ``spec.checkpoint.model.parameters`` (both given and
-  different is TS420); dtype and optimizer: ``checkpoint.model`` (default bf16, AdamW);
+  different is TS420), else counted from ``spec.model``'s shape (:mod:`.param_count`; a written
+  count more than 5% from the shape's is TS460); for a mixture of experts the total (every
+  expert is stored); dtype and optimizer: ``checkpoint.model`` (default bf16, AdamW);
+* the shape: ``spec.model``, a preset's values already filled in by the spec model;
 * world and GPUs per node: the job's nodes (an elastic job's maximum) x the runtime's GPUs per
   node, one rank per GPU;
-* one GPU's memory and NVLink bandwidth: the runtime's ``accelerator``;
+* one GPU's memory and NVLink bandwidth: the runtime's ``accelerator``, else the GPU its node
+  selector names (:func:`trainspec.k8s.gpu_products.runtime_accelerator`; TS461 says so);
 * the network per node: ``network.ports`` (default: the count of an ``rdma/*`` device resource,
   else 1) x ``network.portBandwidth``.
 """
@@ -15,7 +19,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from trainspec.compiler.parallelism import recommend
+from trainspec.compiler.parallelism import param_count, recommend
 from trainspec.compiler.parallelism.inputs import (
     Arch,
     Cluster,
@@ -28,16 +32,27 @@ from trainspec.compiler.parallelism.recommend import Plan
 from trainspec.compiler.plan import JobPlan
 from trainspec.compiler.sizing import DTYPE_BYTES
 from trainspec.dsl.spec.models import DType, Network
-from trainspec.dsl.spec.parallelism import parse_bandwidth
+from trainspec.dsl.spec.parallelism import TransformerModel, parse_bandwidth
+from trainspec.k8s.gpu_products import runtime_accelerator
 
 
-def parameters(plan: JobPlan) -> int | None:
-    """The parameter count the planner uses (the job's model block first)."""
+def written_parameters(plan: JobPlan) -> int | None:
+    """The parameter count the spec writes: ``spec.model.parameters``, else ``checkpoint.model``'s."""
     spec = plan.resolved.job.spec
     if spec.model is not None and spec.model.parameters is not None:
         return spec.model.parameters.count
     ckpt = spec.checkpoint.model if spec.checkpoint is not None else None
     return ckpt.parameters.count if ckpt is not None else None
+
+
+def parameters(plan: JobPlan) -> int | None:
+    """The parameter count the planner uses: the one written (it wins), else the shape's total."""
+    written = written_parameters(plan)
+    if written is not None:
+        return written
+    model = plan.resolved.job.spec.model
+    counted = param_count.count(model) if model is not None else None
+    return counted.total if counted is not None else None
 
 
 def wanted(plan: JobPlan) -> bool:
@@ -63,17 +78,32 @@ def arch(plan: JobPlan) -> Arch | None:
     shape = None
     model = spec.model
     if model is not None:
-        shape = Shape(
-            layers=model.layers,
-            hidden=model.hidden_size,
-            heads=model.attention_heads,
-            kv_heads=model.kv_heads or model.attention_heads,
-            sequence=model.sequence_length,
-            micro_batch=model.micro_batch,
-            global_batch=model.global_batch,
-            vocabulary=model.vocabulary,
-        )
+        shape = _shape(model)
     return arch_for(count, DTYPE_BYTES[dtype], optimizer, k=k, dtype=dtype.value, shape=shape)
+
+
+def _shape(model: TransformerModel) -> Shape:
+    # The spec model has its preset's values in its fields and requires layers, hiddenSize and
+    # attentionHeads after that, so the "or" defaults below never apply to a validated model.
+    heads = model.attention_heads or 1
+    return Shape(
+        layers=model.layers or 1,
+        hidden=model.hidden_size or heads,
+        heads=heads,
+        kv_heads=model.kv_heads or heads,
+        sequence=model.sequence_length,
+        micro_batch=model.micro_batch,
+        global_batch=model.global_batch,
+        vocabulary=model.vocabulary,
+        ffn_hidden=model.ffn_hidden_size,
+        gated_mlp=model.gated,
+        head_dim=model.head_dim,
+        experts=model.experts,
+        experts_per_token=(model.experts_per_token or 1) if model.experts is not None else None,
+        shared_experts=model.shared_experts or 0,
+        moe_ffn_hidden=(model.moe_ffn_hidden_size or model.ffn_hidden_size) if model.experts is not None else None,
+        dense_layers=model.dense_layers or 0,
+    )
 
 
 def network_name(network: Network | None) -> str:
@@ -92,7 +122,8 @@ def cluster(plan: JobPlan) -> Cluster:
     resolved = plan.resolved
     runtime = resolved.runtime.spec.spec
     per_node = resolved.gpus_per_node.value
-    accelerator = runtime.accelerator
+    found = runtime_accelerator(runtime)  # written, else inferred from a GPU node label
+    accelerator = found.accelerator if found is not None else None
     memory = int(accelerator.memory.value) if accelerator is not None else None
     nvlink = None
     if accelerator is not None and accelerator.nvlink_bandwidth is not None:
@@ -127,6 +158,11 @@ def pin(plan: JobPlan) -> Pin:
         recompute=par.recompute.value if par.recompute is not None else None,
         fsdp=par.fsdp,
         framework=par.framework.value if par.framework is not None else None,
+        cp=par.cp,
+        first=par.first_stage_layers,
+        last=par.last_stage_layers,
+        virtual=par.virtual_stages,
+        sp=par.sequence_parallel,
     )
 
 

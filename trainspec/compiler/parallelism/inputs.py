@@ -1,9 +1,8 @@
 """What the planner reads, as plain records: the model's arithmetic facts and the cluster's.
 
-Bytes per parameter (mixed-precision training, ZeRO paper §3 / §5): weights ``w`` and gradients
-``g`` in the training dtype (bf16/fp16: 2 bytes each), and ``K`` bytes of optimizer state: an fp32
-master copy (4, when the weights are narrower than fp32) plus the optimizer's moments (Adam/AdamW
-8: momentum and variance in fp32; SGD 4; none 0). bf16 + AdamW is 2 + 2 + 12 = 16 bytes/param.
+Bytes per parameter come from the one memory model (:mod:`trainspec.compiler.memory_model`):
+weights ``w`` and gradients ``g`` in the training dtype, and ``K`` bytes of optimizer state (an
+fp32 master copy plus the moments): bf16 + AdamW is 2 + 2 + 12 = 16 bytes/param.
 ``checkpoint.model.optimizerBytesPerParam`` replaces ``K`` when given.
 """
 
@@ -12,10 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-#: Bytes of an fp32 master copy of the weights (mixed precision keeps one next to the optimizer).
-MASTER_BYTES = 4
-#: Optimizer moments per parameter, in bytes (fp32 each).
-MOMENT_BYTES = {"adam": 8, "adamw": 8, "sgd": 4, "none": 0}
+from trainspec.compiler.memory_model import PerParam, per_param
+
 #: Bytes of one activation value (bf16/fp16); the formulas of Korthikanti et al. assume 2.
 ACTIVATION_BYTES = 2
 
@@ -32,6 +29,20 @@ class Shape:
     micro_batch: int
     global_batch: int | None = None
     vocabulary: int | None = None
+    #: The MLP's intermediate size (``model.ffnHiddenSize``; None: 4 x hidden, GPT's) and whether
+    #: it is gated (SwiGLU/GeGLU: ``model.gatedMlp``; three matrices, no dropout).
+    ffn_hidden: int | None = None
+    gated_mlp: bool = False
+    #: One attention head's width where it is not hidden / heads (``model.headDim``; Gemma 2).
+    head_dim: int | None = None
+    #: A mixture of experts (``model.experts`` ...; None: dense): routed experts per MoE layer, those
+    #: each token goes through, the always-on shared ones, one expert's intermediate size, and the
+    #: leading dense layers. Memory counts every expert (the parameter count is the total).
+    experts: int | None = None
+    experts_per_token: int | None = None
+    shared_experts: int = 0
+    moe_ffn_hidden: int | None = None
+    dense_layers: int = 0
 
 
 @dataclass(frozen=True)
@@ -45,11 +56,18 @@ class Arch:
     dtype: str = "bf16"
     optimizer: str = "adamw"
     shape: Shape | None = None
+    #: Of ``k``, the fp32 master copy (the rest is the optimizer's moments).
+    master: Fraction = Fraction(0)
 
     @property
     def bytes_per_param(self) -> Fraction:
         """``w + g + K``: 16 for bf16 with Adam."""
         return self.weight_bytes + self.grad_bytes + self.k
+
+    @property
+    def state(self) -> PerParam:
+        """The bytes per parameter as the memory model's record."""
+        return PerParam(self.weight_bytes, self.grad_bytes, self.master, self.k - self.master)
 
 
 def arch_for(
@@ -61,12 +79,11 @@ def arch_for(
     dtype: str = "bf16",
     shape: Shape | None = None,
 ) -> Arch:
-    """An :class:`Arch` with ``K`` from the rule above (or the given ``k``)."""
-    if k is None:
-        moments = MOMENT_BYTES.get(optimizer, 8)
-        master = MASTER_BYTES if weight_bytes < MASTER_BYTES and moments else 0
-        k = Fraction(master + moments)
-    return Arch(parameters, Fraction(weight_bytes), Fraction(weight_bytes), Fraction(k), dtype, optimizer, shape)
+    """An :class:`Arch` with its bytes per parameter from the memory model (``k`` replaces ``K``)."""
+    state = per_param(Fraction(weight_bytes), optimizer, k)
+    return Arch(
+        parameters, state.weights, state.gradients, state.optimizer, dtype, optimizer, shape, master=state.master
+    )
 
 
 @dataclass(frozen=True)
@@ -100,10 +117,33 @@ class Pin:
     recompute: str | None = None
     fsdp: bool = False
     framework: str | None = None
+    cp: int | None = None
+    #: Layers of the first and last pipeline stages (None: an even split).
+    first: int | None = None
+    last: int | None = None
+    virtual: int | None = None
+    #: Sequence parallelism with TP (None: on, as Megatron, NeMo and torchtitan run TP).
+    sp: bool | None = None
 
     @property
     def empty(self) -> bool:
-        return all(v is None for v in (self.tp, self.pp, self.dp, self.zero, self.recompute))
+        return (
+            all(
+                v is None
+                for v in (
+                    self.tp,
+                    self.pp,
+                    self.dp,
+                    self.zero,
+                    self.recompute,
+                    self.cp,
+                    self.first,
+                    self.last,
+                    self.virtual,
+                )
+            )
+            and self.sp is None
+        )
 
 
 @dataclass(frozen=True)

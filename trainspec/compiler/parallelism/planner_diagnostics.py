@@ -1,4 +1,4 @@
-"""The planner's diagnostics on a job (TS420-TS428): a pinned layout that cannot work, or none that fits.
+"""The planner's diagnostics on a job (TS420-TS429): a pinned layout that cannot work, or none that fits.
 
 Run in the ``rules`` pass, so ``validate``, ``compile``, ``check`` and ``explain`` all say it.
 A structurally impossible pin (TS421-TS423, TS426) is an error; one whose model state alone
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainspec.compiler.parallelism import fromplan
+from trainspec.compiler.parallelism import fromplan, model_checks
 from trainspec.compiler.parallelism.inputs import Cluster, Shape
-from trainspec.compiler.parallelism.layouts import stages_for
+from trainspec.compiler.parallelism.layouts import balanced_split, layer_split_problem, stages_for
 from trainspec.compiler.parallelism.memory import HEADROOM
 from trainspec.compiler.parallelism.recommend import Plan
 from trainspec.compiler.plan import JobPlan
@@ -60,28 +60,8 @@ def _check(plan: JobPlan) -> Iterator[Diagnostic]:
 
 
 def _parameters(plan: JobPlan) -> Iterator[Diagnostic]:
-    """TS420: spec.model without any parameter count, or two different counts."""
-    spec = plan.resolved.job.spec
-    loaded = plan.resolved.loaded
-    ckpt = spec.checkpoint.model if spec.checkpoint is not None else None
-    model = spec.model
-    if model is None:
-        return  # a pin without a model: only its degrees can be checked
-    if model.parameters is None and ckpt is None:
-        yield loaded.diagnostic(
-            codes.MODEL_PARAMS,
-            ("spec", "model"),
-            "spec.model gives no parameter count, and there is no checkpoint.model to take it from",
-            hint="add parameters: 70B (or whatever the model has) to spec.model",
-        )
-    elif model.parameters is not None and ckpt is not None and model.parameters.count != ckpt.parameters.count:
-        yield loaded.diagnostic(
-            codes.MODEL_PARAMS,
-            ("spec", "model", "parameters"),
-            f"the model has {model.parameters} parameters here but {ckpt.parameters} in checkpoint.model",
-            hint="write the count once (spec.model takes it from checkpoint.model when left out)",
-            related=(related_at(loaded, ("spec", "checkpoint", "model", "parameters"), "the checkpoint's count"),),
-        )
+    """TS420 (no count, or two), TS460 (a count the shape disagrees with), TS461 (an inferred GPU)."""
+    yield from model_checks.check(plan)
 
 
 def _structural(plan: JobPlan, cluster: Cluster, shape: Shape | None) -> Iterator[Diagnostic]:
@@ -108,13 +88,16 @@ def _structural(plan: JobPlan, cluster: Cluster, shape: Shape | None) -> Iterato
                     related=(related_at(loaded, ("spec", "model"), "the model"),),
                 )
                 break
-    if par.pp is not None and shape is not None and shape.layers % par.pp:
+    if par.pp is not None and shape is not None:
+        yield from _layers(plan, par.pp, shape)
+    if par.cp is not None and shape is not None and shape.sequence % par.cp:
         yield loaded.diagnostic(
-            codes.PP_LAYERS,
-            (*PAR, "pp"),
-            f"pp {par.pp} does not divide the model's {shape.layers} layers into equal pipeline stages",
-            hint=f"use a pp that divides {shape.layers}",
-            related=(related_at(loaded, ("spec", "model", "layers"), "the layers"),),
+            codes.CP_SEQUENCE,
+            (*PAR, "cp"),
+            f"cp {par.cp} does not divide the sequence of {shape.sequence} tokens: each context-parallel rank "
+            "holds an equal share of every sequence",
+            hint=f"use a cp that divides {shape.sequence}",
+            related=(related_at(loaded, ("spec", "model", "sequenceLength"), "the sequence length"),),
         )
     yield from _world(plan, cluster)
     if par.tp is not None and (par.tp > cluster.gpus_per_node or cluster.gpus_per_node % par.tp):
@@ -148,20 +131,50 @@ def _structural(plan: JobPlan, cluster: Cluster, shape: Shape | None) -> Iterato
         )
 
 
+def _layers(plan: JobPlan, pp: int, shape: Shape) -> Iterator[Diagnostic]:
+    """TS422: the pinned pipeline stages cannot hold the layers (evenly, or as the uneven split says)."""
+    loaded = plan.resolved.loaded
+    par = plan.resolved.job.spec.parallelism
+    assert par is not None
+    first, last = par.first_stage_layers or 0, par.last_stage_layers or 0
+    problem = layer_split_problem(shape.layers, pp, first, last, par.virtual_stages or 1)
+    if problem is None:
+        return
+    uneven = first or last
+    split = balanced_split(shape.layers, pp)
+    if split is not None and split != (0, 0) and not uneven:
+        hint = (
+            f"give the first and last stages one layer less (firstStageLayers: {split[0]}, lastStageLayers: "
+            f"{split[1]}; the split Llama 3 405B trained with), and tell your framework the same"
+        )
+    else:
+        hint = f"use a pp that divides {shape.layers}, or set firstStageLayers and lastStageLayers"
+    yield loaded.diagnostic(
+        codes.PP_LAYERS,
+        (*PAR, "firstStageLayers") if uneven else (*PAR, "pp"),
+        f"pp {pp}: {problem}"
+        if uneven or problem.startswith(tuple("0123456789"))
+        else f"pp {pp} does not divide the model's {shape.layers} layers into equal pipeline stages",
+        hint=hint,
+        related=(related_at(loaded, ("spec", "model", "layers"), "the layers"),),
+    )
+
+
 def _world(plan: JobPlan, cluster: Cluster) -> Iterator[Diagnostic]:
     """TS423: the pinned degrees do not multiply to (or divide) the world size."""
     resolved = plan.resolved
     par = resolved.job.spec.parallelism
     if par is None:
         return
-    degrees = {name: value for name, value in (("tp", par.tp), ("pp", par.pp), ("dp", par.dp)) if value is not None}
+    pinned = (("tp", par.tp), ("cp", par.cp), ("pp", par.pp), ("dp", par.dp))
+    degrees = {name: value for name, value in pinned if value is not None}
     if not degrees:
         return
     product = 1
     for value in degrees.values():
         product *= value
     world = cluster.world
-    complete = len(degrees) == 3
+    complete = all(name in degrees for name in ("tp", "pp", "dp"))
     if (complete and product != world) or (not complete and world % product):
         shown = " x ".join(f"{name} {value}" for name, value in degrees.items())
         verb = "is not" if complete else "does not divide"
@@ -170,7 +183,8 @@ def _world(plan: JobPlan, cluster: Cluster) -> Iterator[Diagnostic]:
             (*PAR, next(iter(degrees))),
             f"{shown} = {product} {verb} the world size {world} ({resolved.nodes.value} nodes x "
             f"{cluster.gpus_per_node} GPUs)",
-            hint="make tp x pp x dp equal the GPUs of the job, or leave dp out (it is the world size / (tp x pp))",
+            hint="make tp x cp x pp x dp equal the GPUs of the job, or leave dp out (it is the world size / "
+            "(tp x cp x pp))",
             related=(related_at(resolved.loaded, resolved.nodes.path or ("spec", "nodes"), "the node count"),)
             if resolved.nodes.path
             else (),

@@ -7,7 +7,7 @@ Korthikanti et al. 2022):
 1. no full recomputation (it runs every forward pass twice: about a third more compute);
 2. no ZeRO-3/FSDP (its weight all-gathers add half again the data-parallel traffic, on the
    critical path of every layer);
-3. the smallest model-parallel size ``tp x pp`` (every TP/PP split adds traffic and PP a bubble;
+3. the smallest model-parallel size ``tp x cp x pp`` (every TP/PP split adds traffic and PP a bubble;
    data parallelism scales the rest);
 4. less recomputation (none before selective);
 5. ZeRO-1 (Megatron's distributed optimizer: less memory for the same traffic as plain data
@@ -118,16 +118,23 @@ def headline(inputs: PlannerInputs, scored: Scored) -> str:
     lay = scored.layout
     parts = []
     links = {t.axis: t for t in scored.traffic}
-    for axis, size in (("TP", lay.tp), ("PP", lay.pp), ("DP", lay.dp)):
+    for axis, size in (("TP", lay.tp), ("CP", lay.cp), ("PP", lay.pp), ("DP", lay.dp)):
         if size == 1:
             continue
         where = links.get(axis)
         if where is None:
-            parts.append(f"{axis} {size}")
+            part = f"{axis} {size}"
         elif where.across_nodes:
-            parts.append(f"{axis} {size} across nodes over {where.link}")
+            part = f"{axis} {size} across nodes over {where.link}"
         else:
-            parts.append(f"{axis} {size} {'within the node' if axis == 'TP' else 'inside a node'} over {where.link}")
+            part = f"{axis} {size} {'within the node' if axis == 'TP' else 'inside a node'} over {where.link}"
+        if axis == "PP" and lay.uneven:
+            part += f" (the first and last stages {lay.first} and {lay.last} layers)"
+        if axis == "PP" and lay.virtual > 1:
+            part += f" ({lay.virtual} virtual stages each, interleaved)"
+        if axis == "TP" and not lay.sp:
+            part += " without sequence parallelism"
+        parts.append(part)
     text = ", ".join(parts) if parts else "one GPU, no parallelism"
     if lay.zero:
         sharded = {
@@ -178,7 +185,8 @@ def _reasons(inputs: PlannerInputs, layouts: list[Scored], chosen: Scored | None
         if s.layout.model_parallel < lay.model_parallel and s.layout.recompute != "full" and s.layout.zero != 3
     ]
     why = (
-        f"the smallest model-parallel size (TP x PP = {lay.model_parallel}) that fits without "
+        f"the smallest model-parallel size ({'TP x CP x PP' if lay.cp > 1 else 'TP x PP'} = {lay.model_parallel}) "
+        "that fits without "
         f"{'ZeRO-3' if lay.recompute == 'full' else 'full recomputation or ZeRO-3'}"
     )
     if lay.recompute == "full" or lay.zero == 3:

@@ -220,7 +220,7 @@ ObjectName = Annotated[
 EnvName = Annotated[
     str,
     _NameRule(
-        "ts_env_name", _ENV_NAME.fullmatch, "environment variable name", ENV_NAME_PATTERN, ENV_NAME_MAX, "WANDB_PROJECT"
+        "ts_env_name", _ENV_NAME.fullmatch, "environment variable name", ENV_NAME_PATTERN, ENV_NAME_MAX, "HF_HOME"
     ),
 ]
 

@@ -56,6 +56,7 @@ CODE_BY_ERROR = {
     "ts_duration": codes.INVALID_DURATION,
     "ts_name": codes.INVALID_NAME,
     "ts_uri": codes.INVALID_URI,
+    "ts_credential": codes.CREDENTIAL,
     "ts_checkpoint_forms": codes.CHECKPOINT_FORMS,
     "ts_params": codes.INVALID_PARAM_COUNT,
     "ts_label": codes.INVALID_LABEL,

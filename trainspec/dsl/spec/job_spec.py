@@ -44,6 +44,7 @@ from trainspec.dsl.spec.parts import (
     AccessMode,
     Annotations,
     Assignment,
+    CheckpointWriter,
     DataFormat,
     DType,
     Optimizer,
@@ -57,6 +58,7 @@ from trainspec.dsl.spec.parts import (
     TopologyMode,
     _Model,
 )
+from trainspec.dsl.spec.tracking import Tracking
 
 #: The name of an object that trainspec also writes as a label value: a Kueue LocalQueue
 #: (``kueue.x-k8s.io/queue-name``) or WorkloadPriorityClass (``kueue.x-k8s.io/priority-class``).
@@ -162,9 +164,22 @@ class ModelSize(_Model):
 
     parameters: ParamCount = field(description="Parameter count, e.g. 70B.")
     dtype: DType = field(default=DType.BF16, description="Type of the saved weights.")
-    optimizer: Optimizer = field(default=Optimizer.ADAMW, description="adam/adamw keep 3x the weights, sgd 1x, none 0.")
+    optimizer: Optimizer = field(
+        default=Optimizer.ADAMW,
+        description="adam/adamw keep two fp32 moments (8 bytes/param), sgd one (4), none 0; with weights narrower "
+        "than fp32 also an fp32 master copy (4).",
+    )
     optimizer_bytes_per_param: float | None = field(
-        default=None, ge=0, le=64, description="Overrides the optimizer state per parameter, in bytes."
+        default=None,
+        ge=0,
+        le=64,
+        description="Overrides the optimizer state per parameter (master copy + moments), in bytes.",
+    )
+    format: CheckpointWriter | None = field(
+        default=None,
+        description="Who writes the checkpoints: dcp (PyTorch FSDP/DDP, torchtitan: fp32 weights + moments), "
+        "deepspeed or megatron (weights + fp32 master + moments). Default: what parallelism.framework or the "
+        "runtime's framework says, else the largest of them.",
     )
 
 
@@ -320,6 +335,12 @@ class TrainingJobSpec(_Model):
     pod_annotations: Annotations = field(default_factory=dict, description="Annotations on every trainer pod.")
     observability: JobObservability | None = field(
         default=None, description="Team label, PodMonitor and Grafana dashboard of this job (over the runtime's)."
+    )
+    tracking: Tracking | None = field(
+        default=None,
+        description="The experiment tracker rank 0 logs to: {mlflow: {uri, experiment}} or {wandb: {project, "
+        "entity}}, compiled to the variables the library reads on every rank; credentials only through secretEnv "
+        "(docs/tracking.md).",
     )
     ray: RaySettings | None = field(
         default=None, description="Ray cluster shape on the ray engine, merged over the runtime's key by key."

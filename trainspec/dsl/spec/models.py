@@ -56,6 +56,7 @@ from trainspec.dsl.spec.parts import (
     MAX_RESTARTS,
     AccessMode,
     Assignment,
+    CheckpointWriter,
     DataFormat,
     DType,
     Engine,
@@ -89,6 +90,7 @@ from trainspec.dsl.spec.runtime_spec import (
 
 if TYPE_CHECKING:
     from trainspec.dsl.framework.types import DurationInput, QuantityInput
+    from trainspec.dsl.spec.tracking import Tracking  # the job's part, imported from its own module
 
     _FrameworkName = Literal["torch", "deepspeed", "mpi", "jax"]
     _GangName = Literal["kueue", "coscheduling", "volcano", "none"]
@@ -120,6 +122,7 @@ __all__ = [
     "AutoOrQuantity",
     "Bandwidth",
     "Checkpoint",
+    "CheckpointWriter",
     "Count",
     "CpuQuantity",
     "DType",
@@ -371,6 +374,7 @@ class TrainingJob(_Flat):
             pod_labels: Mapping[str, str] = ...,
             pod_annotations: Mapping[str, str] = ...,
             observability: JobObservability | None = None,
+            tracking: Tracking | None = None,
             ray: RaySettings | None = None,
             api_version: Literal["trainspec.dev/v1alpha1"] = ...,
             kind: Literal["TrainingJob"] = ...,

@@ -1,9 +1,9 @@
 """The spec blocks the parallelism planner reads: a job's ``model`` and ``parallelism``, and bandwidths.
 
-``model`` (job level) describes the transformer being trained: enough for the activation formulas
-of Korthikanti et al. 2022 and the validity rules of tensor and pipeline parallelism. Its
-``parameters`` may instead come from ``checkpoint.model`` (the same count written once); the dtype
-and optimizer always come from ``checkpoint.model`` when it is there (bf16 with AdamW otherwise).
+``model`` (job level) describes the transformer being trained; it is defined in
+:mod:`trainspec.dsl.spec.transformer_model` (presets, experts, the parameter count's inputs) and
+imported from here. The dtype and optimizer always come from ``checkpoint.model`` when it is
+there (bf16 with AdamW otherwise).
 
 ``parallelism`` pins all or part of a layout (TP, PP, DP, ZeRO stage or FSDP, recomputation,
 the distributed optimizer); the planner checks a pin and fills in what it leaves open.
@@ -21,17 +21,9 @@ from fractions import Fraction
 from typing import Annotated, Any
 
 from trainspec.dsl.framework.modeling import Model, field
-from trainspec.dsl.framework.types import Count, ParamCount, StrictBool, _PlainStr, fail
+from trainspec.dsl.framework.types import Count, StrictBool, _PlainStr, fail
+from trainspec.dsl.spec.transformer_model import MAX_LAYERS, LatentAttention, TransformerModel
 
-#: Bounds of the architecture numbers: far above any model trained today, far below int overflow
-#: in the activation products (s x b x h x a stays below 2^63).
-MAX_LAYERS = 10_000
-MAX_HIDDEN = 1_000_000
-MAX_HEADS = 10_000
-MAX_SEQUENCE = 10_000_000
-MAX_MICRO_BATCH = 100_000
-MAX_GLOBAL_BATCH = 100_000_000
-MAX_VOCABULARY = 100_000_000
 #: A parallel degree (TP, PP, DP) is at most the largest world size (nodes x processes per node).
 MAX_DEGREE = 10_000 * 256
 MAX_PORTS = 64
@@ -96,50 +88,6 @@ class ParallelFramework(str, enum.Enum):
     DEEPSPEED = "deepspeed"
 
 
-class TransformerModel(Model):
-    """The transformer a job trains, for the parallelism planner (``explain``) and its checks."""
-
-    parameters: ParamCount | None = field(
-        default=None,
-        description="Parameter count, e.g. 70B (default: checkpoint.model.parameters; both given must agree).",
-    )
-    layers: Count = field(ge=1, le=MAX_LAYERS, description="Transformer layers (Llama 3 70B: 80).")
-    hidden_size: Count = field(ge=1, le=MAX_HIDDEN, description="Hidden size h (Llama 3 70B: 8192).")
-    attention_heads: Count = field(ge=1, le=MAX_HEADS, description="Attention (query) heads a (Llama 3 70B: 64).")
-    kv_heads: Count | None = field(
-        default=None,
-        ge=1,
-        le=MAX_HEADS,
-        description="Key/value heads for grouped-query attention (Llama 3: 8); tensor parallel must divide them "
-        "too. Default: attentionHeads.",
-    )
-    sequence_length: Count = field(ge=1, le=MAX_SEQUENCE, description="Tokens per sequence s, e.g. 8192.")
-    micro_batch: Count = field(default=1, ge=1, le=MAX_MICRO_BATCH, description="Sequences per micro-batch b per GPU.")
-    global_batch: Count | None = field(
-        default=None,
-        ge=1,
-        le=MAX_GLOBAL_BATCH,
-        description="Sequences per optimizer step (all replicas): gives the micro-batches per step, hence the "
-        "pipeline bubble and per-step traffic. Default: unknown (traffic per micro-batch).",
-    )
-    vocabulary: Count | None = field(
-        default=None,
-        ge=1,
-        le=MAX_VOCABULARY,
-        description="Vocabulary size v (Llama 3: 128256): the output layer's logits add 4sbv/t bytes on the last "
-        "pipeline stage.",
-    )
-
-    def _check(self) -> None:
-        kv = self.kv_heads
-        if kv is not None and self.attention_heads % kv:
-            raise fail("ts_value", f"kvHeads ({kv}) must divide attentionHeads ({self.attention_heads})")
-        if self.hidden_size % self.attention_heads:
-            raise fail(
-                "ts_value", f"attentionHeads ({self.attention_heads}) must divide hiddenSize ({self.hidden_size})"
-            )
-
-
 class Parallelism(Model):
     """A pinned parallel layout, in full or in part; the planner checks it and fills in the rest."""
 
@@ -165,6 +113,39 @@ class Parallelism(Model):
         description="Megatron's distributed optimizer: the optimizer state sharded over DP, i.e. ZeRO stage 1.",
     )
     recompute: Recompute | None = field(default=None, description="Activation recomputation: none, selective or full.")
+    cp: Count | None = field(
+        default=None,
+        ge=1,
+        le=MAX_DEGREE,
+        description="Context-parallel degree: each sequence split over this many ranks (ring attention), for long "
+        "sequences; must divide model.sequenceLength. Default 1.",
+    )
+    sequence_parallel: StrictBool | None = field(
+        default=None,
+        description="Sequence parallelism with TP (the norms' and dropouts' activations split over the TP ranks "
+        "too). Default: on, as Megatron, NeMo and torchtitan run TP; false when your framework does not.",
+    )
+    first_stage_layers: Count | None = field(
+        default=None,
+        ge=1,
+        le=MAX_LAYERS,
+        description="Layers of the first pipeline stage when it holds fewer than the others (it also holds the "
+        "embedding; Megatron's --decoder-first-pipeline-num-layers). Needs lastStageLayers and pp.",
+    )
+    last_stage_layers: Count | None = field(
+        default=None,
+        ge=1,
+        le=MAX_LAYERS,
+        description="Layers of the last pipeline stage when it holds fewer than the others (it also holds the "
+        "output layer; --decoder-last-pipeline-num-layers). Needs firstStageLayers and pp.",
+    )
+    virtual_stages: Count | None = field(
+        default=None,
+        ge=1,
+        le=MAX_LAYERS,
+        description="Model chunks per pipeline rank (the interleaved 1F1B schedule): a smaller bubble for more "
+        "activation memory and traffic. Needs pp > 1. Default 1.",
+    )
     framework: ParallelFramework | None = field(
         default=None,
         description="torchtitan, megatron, nemo or deepspeed: also emit that framework's flags for the layout in "
@@ -189,10 +170,17 @@ class Parallelism(Model):
             raise fail("ts_value", f"distributedOptimizer is ZeRO stage 1, but zeroStage is {self.zero_stage}")
         if self.fsdp and self.distributed_optimizer:
             raise fail("ts_value", "fsdp (ZeRO-3) and distributedOptimizer (ZeRO-1) are different stages: choose one")
+        if (self.first_stage_layers is None) != (self.last_stage_layers is None):
+            raise fail("ts_value", "firstStageLayers and lastStageLayers go together (an uneven split names both)")
+        if self.first_stage_layers is not None and self.pp is None:
+            raise fail("ts_value", "firstStageLayers and lastStageLayers need pp: the stages they shorten")
+        if self.virtual_stages is not None and self.virtual_stages > 1 and self.pp in (None, 1):
+            raise fail("ts_value", "virtualStages needs pp > 1: it interleaves pipeline stages")
 
 
 __all__ = [
     "Bandwidth",
+    "LatentAttention",
     "ParallelFramework",
     "Parallelism",
     "Recompute",

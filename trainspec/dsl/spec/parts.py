@@ -135,6 +135,14 @@ class AccessMode(str, enum.Enum):
     READ_WRITE_ONCE_POD = "ReadWriteOncePod"
 
 
+class CheckpointWriter(str, enum.Enum):
+    """Who writes a job's checkpoints, hence what one holds (docs/explain-and-diff.md)."""
+
+    DCP = "dcp"  # PyTorch distributed checkpoint (FSDP, DDP, torchtitan); JAX/Orbax alike
+    DEEPSPEED = "deepspeed"
+    MEGATRON = "megatron"  # Megatron-LM and NeMo
+
+
 class DType(str, enum.Enum):
     FP32 = "fp32"
     TF32 = "tf32"

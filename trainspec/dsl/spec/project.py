@@ -14,6 +14,7 @@ from trainspec.dsl.framework.modeling import field
 from trainspec.dsl.framework.types import Count, Image, LabelKey, NamespaceName, ObjectName
 from trainspec.dsl.kube_facts import INT32_MAX
 from trainspec.dsl.spec.models import API_VERSION, Engine, Gang, Metadata, _Model
+from trainspec.dsl.spec.tracking import Tracking
 
 PROJECT_FILE = "trainspec.yaml"
 
@@ -70,6 +71,11 @@ class Defaults(_Model):
         default=None,
         description="Image of the Kubeflow Pipelines launcher step that `trainspec kfp` compiles (build the "
         "`launcher` target of trainspec's Dockerfile and push it to your registry); --image overrides it.",
+    )
+    tracking: Tracking | None = field(
+        default=None,
+        description="Experiment tracker of jobs that set none, e.g. {mlflow: {uri: http://mlflow.mlflow:5000}} (each "
+        "job's runs then go to an experiment named after the job); a job's own tracking replaces it whole.",
     )
 
 

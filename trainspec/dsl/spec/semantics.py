@@ -31,6 +31,7 @@ from trainspec.dsl.codes import Code
 # that half of TS303 is a plan rule (trainspec.compiler.rules).
 from trainspec.dsl.kube_facts import TRAINSPEC_ENV
 from trainspec.dsl.spec.models import Model, Runtime, TrainingJob
+from trainspec.dsl.spec.tracking import tracking_findings
 
 __all__ = [
     "TRAINSPEC_ENV",
@@ -312,4 +313,5 @@ _CHECKS: tuple[Callable[[TrainingJob], Iterator[Finding]], ...] = (
     _reserved,
     _credentials,
     _other_values,
+    tracking_findings,  # a user part in the tracking URI (TS304), env that spec.tracking sets (TS303)
 )

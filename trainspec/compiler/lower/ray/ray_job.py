@@ -177,6 +177,7 @@ def _env(plan: JobPlan, *, worker: bool) -> list[EnvVar] | None:
     values.update(contract_env(plan))
     values.update(envs.layout(plan))
     values.update(envs.run(plan))
+    values.update(envs.tracking(plan))
     if worker:  # Ray Train's workers run the training code; the head only schedules it
         values.update(metrics_env(runtime))
     found = envs.plain(values) + envs.from_secrets(resolved.job.spec.secret_env)

@@ -82,6 +82,7 @@ def _trainer(plan: JobPlan) -> Trainer:
         env.update(sharding.trainer_env(plan.data))
     env.update(envs.layout(plan))
     env.update(envs.run(plan))
+    env.update(envs.tracking(plan))
     env_vars = envs.plain(env) + envs.from_secrets(job.spec.secret_env)
     per_process = resolved.framework in (Framework.TORCH, Framework.DEEPSPEED, Framework.MPI)
     return Trainer(

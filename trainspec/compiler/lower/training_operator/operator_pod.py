@@ -97,6 +97,7 @@ def container_env(plan: JobPlan) -> list:
         values.update(checkpoint.env(plan.checkpoint))
     values.update(envs.layout(plan))
     values.update(envs.run(plan))
+    values.update(envs.tracking(plan))
     return sorted(envs.plain(values) + envs.from_secrets(job.spec.secret_env), key=lambda e: e.name)
 
 
