@@ -132,8 +132,11 @@ def test_a_failing_rung_stops_the_ladder(tmp_path: Path, monkeypatch: pytest.Mon
 
 def test_usage_errors(tmp_path: Path) -> None:
     _prepare(tmp_path)
-    plain = trainspec("ladder", "run", "examples/train_ddp/job.yaml", "--no-project", cwd=tmp_path)
-    assert plain.returncode == 2 and "only --local" in plain.stderr
+    # Without --local the rungs climb on a cluster (tests/kube/test_ladder_cluster.py): --local's options are refused.
+    plain = trainspec(
+        "ladder", "run", "examples/train_ddp/job.yaml", "--no-project", "--data-source", DATA, cwd=tmp_path
+    )
+    assert plain.returncode == 2 and "--data-source is only with --local" in plain.stderr
     unknown = _ladder(tmp_path, "--rungs", "1n,8n")
     assert unknown.returncode == 2
     assert "no rung 8n in the ladder of ml-dev/train-ddp (rungs: 1n, 2n)" in unknown.stderr

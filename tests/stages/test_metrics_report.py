@@ -129,6 +129,10 @@ def test_progress_and_eta_come_from_the_step_and_the_meter() -> None:
         "done": "false",
         "steps_per_second": "0.5",
         "data_wait_fraction": "0.25",
+        # The recent figures a measurement reads back (the last 29 step-to-step intervals, all alike).
+        "recent_data_wait_fraction": "0.25",
+        "recent_steps": "29",
+        "recent_spread": "0",
     }
     clock.now += 60
     reporter.report(progress=40.7, remaining_seconds=float("nan"))  # given values win; NaN is unknown

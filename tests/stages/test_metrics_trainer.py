@@ -119,6 +119,10 @@ def test_posts_carry_the_path_token_content_type_and_a_valid_body(
         "loss": "0.01",
         "steps_per_second": "2",
         "data_wait_fraction": "0.2",
+        # What trainspec ladder report reads back: the meter's last 49 step-to-step intervals.
+        "recent_data_wait_fraction": "0.2",
+        "recent_steps": "49",
+        "recent_spread": "0",
     }
     assert capsys.readouterr().err == ""  # every post accepted: nothing said
     assert reporter.sink.sent == len(posts) and reporter.sink.failed == 0  # type: ignore[union-attr]

@@ -1,17 +1,26 @@
-"""``trainspec ladder run``: climb a job's scaling ladder and measure it; and ``explain --ladder``.
+"""``trainspec ladder run`` / ``ladder report``: climb a job's scaling ladder and measure it; and ``explain --ladder``.
 
     trainspec ladder run --local SPEC... [--job NAME] [--rungs TAG,...] [--data-source PATH]
                          [--warmup N|P%] [--min-efficiency F] [--max-data-wait F]
                          [--workdir DIR] [--env-file FILE] [--format text|json]
+    trainspec ladder run SPEC... [--job NAME] [--rungs TAG,...] [-n NS] [--context NAME]
+                         [--kubeconfig FILE] [--with-runtimes] [--poll SECONDS]
+                         [--min-efficiency F] [--max-data-wait F] [--format text|json]
+    trainspec ladder report SPEC... [--job NAME] [--rungs TAG,...] [-n NS] [--context NAME]
+                         [--kubeconfig FILE] [--min-efficiency F] [--max-data-wait F] [--format text|json]
 
 Argument handling only: the rungs are planned by the pipeline (:mod:`trainspec.compiler.ladder_rungs`),
-run by :mod:`trainspec.run.ladder_run`, measured from the ranks' step logs
-(:mod:`trainspec.stages.step_rates`) and tabulated by :mod:`trainspec.explain.ladder_scaling`;
-``explain --ladder``'s table of planned rungs is :mod:`trainspec.explain.ladder_report`'s.
+run on this machine by :mod:`trainspec.run.ladder_run` and measured from the ranks' step logs
+(:mod:`trainspec.stages.step_rates`), or climbed on a cluster (:mod:`trainspec.cli.ladder_cluster`:
+``ladder run`` without ``--local``, also spelled ``submit --ladder``) and read back from rank 0's
+progress reports (``ladder report``); the table is :mod:`trainspec.explain.ladder_scaling`'s either
+way. ``explain --ladder``'s table of planned rungs is :mod:`trainspec.explain.ladder_report`'s.
 
-Exit status of ``ladder run``: 0 when every rung that ran succeeded (skipped ones included); the
+Exit status of ``ladder run --local``: 0 when every rung that ran succeeded (skipped ones included); the
 first failing rung's status otherwise (130/143 when interrupted); 1 when the specs do not compile
-or a rung cannot run here (diagnostics); 2 for usage errors.
+or a rung cannot run here (diagnostics); 2 for usage errors. On a cluster: 0 when every rung
+completed, 1 when one failed (or the cluster refused something), 130 when interrupted (the rung
+under way keeps running; the same command resumes), 2 for usage errors.
 """
 
 from __future__ import annotations
@@ -26,7 +35,20 @@ if TYPE_CHECKING:
     from trainspec.run.ladder_run import RungRun
 
 #: ``ladder``'s subcommands and what each does.
-ACTIONS = {"run": "run a job's ladder rung after rung (--local: on this machine) and print the measured scaling table"}
+ACTIONS = {
+    "run": "climb a job's ladder rung after rung, on the cluster (--local: on this machine), and print the "
+    "measured scaling table",
+    "report": "read back what each rung of a job's ladder measured on the cluster and print the scaling table",
+}
+#: Options of ``ladder run`` for one side only: dest -> the flag as typed.
+LOCAL_ONLY = {"workdir": "--workdir", "env_file": "--env-file", "data_source": "--data-source", "warmup": "--warmup"}
+CLUSTER_ONLY = {
+    "namespace": "-n/--namespace",
+    "context": "--context",
+    "kubeconfig": "--kubeconfig",
+    "with_runtimes": "--with-runtimes",
+    "poll": "--poll",
+}
 
 
 def _fraction(low: float, high: float) -> Callable[[str], float]:
@@ -60,8 +82,31 @@ def _tags(text: str) -> tuple[str, ...]:
     return tags
 
 
+def _add_ladder_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--job", metavar="NAME", help="the job whose ladder it is, when the specs hold several")
+    parser.add_argument(
+        "--rungs", type=_tags, metavar="TAG,...", help="only these rungs (e.g. 1n,2n; default: every rung)"
+    )
+    parser.add_argument(
+        "--min-efficiency",
+        type=_fraction(0.0, 2.0),
+        default=None,
+        metavar="F",
+        help="the efficiency per GPU (speed-up / GPU ratio) a rung must keep to be recommended (default 0.8)",
+    )
+    parser.add_argument(
+        "--max-data-wait",
+        type=_fraction(0.0, 1.0),
+        default=None,
+        metavar="F",
+        help="the share of the loop waiting for data above which the data pipeline is named the bottleneck "
+        "(default 0.2)",
+    )
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from trainspec.cli.common import add_input_options
+    from trainspec.kube.session import add_cluster_options
 
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
     actions.required = True
@@ -72,50 +117,75 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run the rungs on this machine as run --local does; rungs that do not fit it are skipped",
     )
-    run_parser.add_argument("--job", metavar="NAME", help="the job whose ladder to climb when the specs hold several")
-    run_parser.add_argument(
-        "--rungs", type=_tags, metavar="TAG,...", help="only these rungs (e.g. 1n,2n; default: every rung)"
-    )
+    _add_ladder_options(run_parser)
     run_parser.add_argument(
         "--warmup",
         type=_warmup,
-        default="10%",
+        default=None,
         metavar="N|P%",
-        help="steps left out at the start of each rank before the rate is read: N steps or P%% of them "
-        "(default 10%%; never fewer than 1)",
-    )
-    run_parser.add_argument(
-        "--min-efficiency",
-        type=_fraction(0.0, 2.0),
-        default=None,
-        metavar="F",
-        help="the efficiency per GPU (speed-up / GPU ratio) a rung must keep to be recommended (default 0.8)",
-    )
-    run_parser.add_argument(
-        "--max-data-wait",
-        type=_fraction(0.0, 1.0),
-        default=None,
-        metavar="F",
-        help="the share of the loop waiting for data above which the data pipeline is named the bottleneck "
-        "(default 0.2)",
+        help="with --local: steps left out at the start of each rank before the rate is read: N steps or P%% of "
+        "them (default 10%%; never fewer than 1)",
     )
     run_parser.add_argument(
         "--workdir",
         metavar="DIR",
-        help="where the rungs run, one directory each (default .trainspec/ladder/<namespace>/<job>)",
+        help="with --local: where the rungs run, one directory each (default .trainspec/ladder/<namespace>/<job>)",
     )
     run_parser.add_argument(
-        "--env-file", metavar="FILE", help="NAME=value lines for the job's secretEnv (as run --local)"
+        "--env-file", metavar="FILE", help="with --local: NAME=value lines for the job's secretEnv (as run --local)"
     )
     run_parser.add_argument(
         "--data-source",
         metavar="PATH",
-        help="read the dataset from here instead of the job's data.source (as run --local)",
+        help="with --local: read the dataset from here instead of the job's data.source (as run --local)",
     )
+    add_cluster_options(run_parser)
+    run_parser.add_argument(
+        "--with-runtimes",
+        action="store_true",
+        help="on a cluster: also apply the runtimes the rungs use (as submit --with-runtimes)",
+    )
+    run_parser.add_argument(
+        "--poll",
+        type=_poll,
+        default=None,
+        metavar="SECONDS",
+        help="on a cluster: read the running rung at least this often (default 10)",
+    )
+    report_parser = actions.add_parser("report", help=ACTIONS["report"], description=ACTIONS["report"])
+    add_input_options(report_parser, format_help="the scaling table's format")
+    _add_ladder_options(report_parser)
+    add_cluster_options(report_parser)
+
+
+def _poll(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 3600:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds from 0 to 3600")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
     """``trainspec ladder ACTION``."""
+    if args.action == "report":
+        from trainspec.cli.ladder_cluster import report
+
+        return report(args)
+    chosen = {**LOCAL_ONLY, **CLUSTER_ONLY}
+    wrong = [
+        chosen[d] for d in (CLUSTER_ONLY if args.local else LOCAL_ONLY) if getattr(args, d, None) not in (None, False)
+    ]
+    if wrong:
+        side = "only on a cluster (without --local)" if args.local else "only with --local"
+        print(f"trainspec ladder run: {', '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} {side}", file=sys.stderr)
+        return 2
+    if not args.local:
+        from trainspec.cli.ladder_cluster import climb
+
+        return climb(args)
     return ladder_run(args)
 
 
@@ -126,32 +196,23 @@ def ladder_run(args: argparse.Namespace) -> int:
     from trainspec.cli.main import EXIT_INVALID, EXIT_USAGE
     from trainspec.compiler.pipeline import Stop
 
-    if not args.local:
-        print(
-            "trainspec ladder run: only --local is supported so far: the rungs run on this machine one after the "
-            "other (on a cluster: trainspec compile --ladder, then apply the rungs one at a time)",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
     result = compile_args(args, Stop.LOWER, ladder=True)
     if not result.ok:
         report.write(result.diagnostics, sys.stderr, args.format, files=result.files)
         return EXIT_INVALID
-    from trainspec.explain.ladder_scaling import MAX_DATA_WAIT, MIN_EFFICIENCY, Settings, analyse, render
+    from trainspec.cli.ladder_cluster import thresholds
+    from trainspec.explain.ladder_scaling import analyse, render
     from trainspec.run.ladder_run import LadderOptions, LadderRunner, pick_ladder
+    from trainspec.stages.step_rates import Warmup
 
+    warmup = args.warmup or Warmup()
     ladder, problems = pick_ladder(result, args.job)
     if ladder is None:
         report.write(problems, sys.stderr, args.format, files=result.files)
         return EXIT_INVALID
-    known = ladder.tags
-    unknown = [t for t in args.rungs or () if t not in known]
-    if unknown:
-        print(
-            f"trainspec ladder run: no rung {', '.join(unknown)} in the ladder of {ladder.namespace}/{ladder.job} "
-            f"(rungs: {', '.join(known)})",
-            file=sys.stderr,
-        )
+    problem = ladder.unknown(args.rungs)
+    if problem:
+        print(f"trainspec ladder run: {problem}", file=sys.stderr)
         return EXIT_USAGE
     warnings = [d for d in result.diagnostics if not d.is_error]
     if warnings:
@@ -166,18 +227,13 @@ def ladder_run(args: argparse.Namespace) -> int:
         workdir=args.workdir,
         env_file=args.env_file,
         data_source=args.data_source,
-        warmup=args.warmup,
+        warmup=warmup,
     )
     runner = LadderRunner(result, options, say=sys.stderr, report=write)
     rungs = runner.run(ladder)
     if runner.code == EXIT_INVALID and not rungs:
         return EXIT_INVALID
-    settings = Settings(
-        min_efficiency=MIN_EFFICIENCY if args.min_efficiency is None else args.min_efficiency,
-        max_data_wait=MAX_DATA_WAIT if args.max_data_wait is None else args.max_data_wait,
-        warmup=args.warmup,
-    )
-    scaling = analyse(ladder.namespace, ladder.job, [_measured(r) for r in rungs], settings)
+    scaling = analyse(ladder.namespace, ladder.job, [_measured(r) for r in rungs], thresholds(args, warmup=warmup))
     sys.stdout.write(render([scaling], args.format))
     return runner.code
 

@@ -28,7 +28,10 @@ COMMANDS = {
     "kfp": ("trainspec.cli.kfp", "compile a spec into a Kubeflow Pipelines pipeline (or print its RBAC)"),
     "completion": ("trainspec.cli.completion", "print a shell completion script (bash, zsh or fish)"),
     "run": ("trainspec.cli.run", "run a job on this machine the way the cluster would (run --local)"),
-    "ladder": ("trainspec.cli.ladder", "run a job's scaling ladder rung after rung and print the measured scaling"),
+    "ladder": (
+        "trainspec.cli.ladder",
+        "climb a job's scaling ladder rung after rung (on the cluster or --local) and print the measured scaling",
+    ),
     "submit": ("trainspec.cli.submit", "compile and server-side apply jobs to the current kubeconfig context"),
     "status": ("trainspec.cli.status", "show a TrainJob's phase, Kueue admission, pods and progress"),
     "list": ("trainspec.cli.listing", "list the TrainJobs of a namespace with their phase"),

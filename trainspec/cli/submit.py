@@ -37,6 +37,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="take over fields another field manager owns (server-side apply force)",
     )
+    parser.add_argument(
+        "--ladder",
+        action="store_true",
+        help="climb the job's scaling ladder: submit each rung once the previous one has ended, then print the "
+        "measured scaling table (the same as trainspec ladder run SPEC)",
+    )
     add_cluster_options(parser)
 
 
@@ -50,6 +56,10 @@ def _unplaced(result: Any, job: str | None) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.ladder:
+        from trainspec.cli.ladder_cluster import climb
+
+        return climb(args, "submit --ladder")
     from trainspec.cli import report
     from trainspec.cli.common import compile_args
     from trainspec.compiler.pipeline import Stop

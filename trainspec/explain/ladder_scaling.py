@@ -62,6 +62,9 @@ class Settings:
     min_efficiency: float = MIN_EFFICIENCY
     max_data_wait: float = MAX_DATA_WAIT
     warmup: Warmup = field(default_factory=Warmup)
+    #: Which steps the figures are over when not the step logs after ``warmup`` (a cluster's ladder:
+    #: rank 0's last progress report); None: the step logs.
+    window: str | None = None
 
 
 @dataclass(frozen=True)
@@ -316,8 +319,9 @@ def _text(scaling: Scaling) -> str:
     if scaling.bottleneck is not None:
         lines.append(f"  bottleneck: {scaling.bottleneck.message}")
     lines.extend(f"  note: {note}" for note in scaling.notes)
+    measured = f"figures: {settings.window}" if settings.window else f"warm-up left out: {settings.warmup}"
     lines.append(
-        f"  warm-up left out: {settings.warmup}; efficiency = speed-up / {scaling.scale_unit} ratio, "
+        f"  {measured}; efficiency = speed-up / {scaling.scale_unit} ratio, "
         f"threshold {_percent(settings.min_efficiency)}; data wait bound {_percent(settings.max_data_wait)}"
     )
     return "\n".join(lines) + "\n"
@@ -370,7 +374,8 @@ def as_dict(scaling: Scaling) -> dict[str, object]:
         "job": scaling.job,
         "unit": scaling.unit,
         "scaleUnit": scaling.scale_unit,
-        "warmup": {"steps": settings.warmup.steps, "fraction": settings.warmup.fraction},
+        "warmup": None if settings.window else {"steps": settings.warmup.steps, "fraction": settings.warmup.fraction},
+        "window": settings.window,
         "minEfficiency": settings.min_efficiency,
         "maxDataWait": settings.max_data_wait,
         "rungs": rungs,

@@ -114,7 +114,15 @@ class Ladder:
     @property
     def tags(self) -> list[str]:
         """The rungs' tags (``1gpu``, ``1n``, ``2n`` ...), smallest first."""
-        return [_tag(plan) for plan in self.plans]
+        return [rung_tag(plan) for plan in self.plans]
+
+    def unknown(self, tags: Sequence[str] | None) -> str:
+        """What is wrong with ``--rungs TAG,...`` for this ladder ("" when every tag is one of its rungs)."""
+        known = self.tags
+        missing = [t for t in tags or () if t not in known]
+        if not missing:
+            return ""
+        return f"no rung {', '.join(missing)} in the ladder of {self.namespace}/{self.job} (rungs: {', '.join(known)})"
 
 
 def pick_ladder(result: CompileResult, job: str | None) -> tuple[Ladder | None, list[Diagnostic]]:
@@ -172,7 +180,7 @@ def fit_problem(plan: JobPlan, gpus: int, cores: int) -> str | None:
     return None
 
 
-def _samples_per_step(plan: JobPlan) -> tuple[int | None, int | None]:
+def spec_batch(plan: JobPlan) -> tuple[int | None, int | None]:
     """The spec's global batch (sequences per step) and sequence length, when it has a model."""
     model = plan.resolved.job.spec.model
     if model is None:
@@ -205,7 +213,7 @@ class LadderRunner:
 
     def run(self, ladder: Ladder) -> list[RungRun]:
         """Every chosen rung of ``ladder``, in order; :attr:`code` is the exit status afterwards."""
-        plans = [p for p in ladder.plans if self.options.rungs is None or _tag(p) in self.options.rungs]
+        plans = [p for p in ladder.plans if self.options.rungs is None or rung_tag(p) in self.options.rungs]
         root = self.root(ladder)
         count = f"{len(plans)} rung{'s' * (len(plans) != 1)}"
         self._line(
@@ -215,7 +223,7 @@ class LadderRunner:
         done: list[RungRun] = []
         stopped: str | None = None
         for plan in plans:
-            tag = _tag(plan)
+            tag = rung_tag(plan)
             if stopped is not None:
                 done.append(RungRun(plan, tag, "not run", stopped))
                 continue
@@ -278,7 +286,7 @@ class LadderRunner:
             for line in _tail(log_path):
                 self._line(f"    {line}")
             return RungRun(plan, tag, "failed", f"exited {code} (see {log_path})", seconds=seconds)
-        samples_per_step, tokens_per_sample = _samples_per_step(plan)
+        samples_per_step, tokens_per_sample = spec_batch(plan)
         found, why = measure(
             steps,
             prepared.nodes * prepared.procs_per_node,
@@ -293,7 +301,8 @@ class LadderRunner:
         return RungRun(plan, tag, "measured", None, found, seconds)
 
 
-def _tag(plan: JobPlan) -> str:
+def rung_tag(plan: JobPlan) -> str:
+    """The rung's tag (``1gpu``, ``1n``, ``2n`` ...)."""
     found = ladder_of(plan)
     assert found is not None
     return found[1]
@@ -334,4 +343,14 @@ def _tail(path: Path, lines: int = TAIL_LINES) -> list[str]:
     return text.splitlines()[-lines:]
 
 
-__all__ = ["DEFAULT_ROOT", "Ladder", "LadderOptions", "LadderRunner", "RungRun", "fit_problem", "pick_ladder"]
+__all__ = [
+    "DEFAULT_ROOT",
+    "Ladder",
+    "LadderOptions",
+    "LadderRunner",
+    "RungRun",
+    "fit_problem",
+    "pick_ladder",
+    "rung_tag",
+    "spec_batch",
+]

@@ -28,7 +28,10 @@ tracked per thread, so a loader thread timing its own waits does not confuse the
 ``step(samples=n, tokens=n)`` also counts what the step trained on (this process's share: its
 micro-batches, not the global batch), so a throughput can be read in samples or tokens per
 second. With ``TRAINSPEC_STEP_LOG_DIR`` set, each completed step also appends a line to this
-rank's step log (:mod:`trainspec.stages.step_log`), which ``trainspec ladder run`` reads.
+rank's step log (:mod:`trainspec.stages.step_log`), which ``trainspec ladder run --local`` reads.
+The snapshot's recent figures (the last :data:`RATE_WINDOW` step ends: steps/s, samples/s,
+tokens/s, the data-wait share, the steadiness of the rate) are what rank 0's progress reports
+carry, and what ``trainspec ladder report`` reads back from a cluster.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from trainspec.stages.step_log import StepLogWriter
@@ -48,8 +51,19 @@ __all__ = ["MetricsSnapshot", "StepMetrics", "data_wait", "default_metrics", "tr
 
 Clock = Callable[[], float]
 
-#: Step-end times kept for the recent rate (steps/s and the ETA follow the last this many steps).
+#: Step ends kept for the recent figures (steps/s, the ETA, samples/s, the recent data wait follow
+#: the last this many step ends).
 RATE_WINDOW = 50
+
+
+class _End(NamedTuple):
+    """The meter's totals at the end of one step (what the recent figures are read from)."""
+
+    t: float
+    samples: int | None
+    tokens: int | None
+    wait: float
+    loop: float
 
 
 @dataclass(frozen=True)
@@ -73,6 +87,17 @@ class MetricsSnapshot:
     samples_total: int | None = None
     #: Tokens, as counted by ``step(tokens=...)`` (None: never counted).
     tokens_total: int | None = None
+    #: Over the same recent steps as ``steps_per_second``: the samples and tokens this process
+    #: counted per second (None: not counted, or the rate is unknown) ...
+    samples_per_second: float | None = None
+    tokens_per_second: float | None = None
+    #: ... the share of the loop spent waiting for data in those steps (0.0 until two steps ended) ...
+    recent_data_wait_fraction: float = 0.0
+    #: ... how many steps they are (0 until two steps ended) ...
+    recent_steps: int = 0
+    #: ... and how far the step rates of their first and second half are apart, relative to the
+    #: larger (0: the same; 1.0 when a half is too short to have a rate; None until two steps ended).
+    recent_spread: float | None = None
 
     def remaining_seconds(self, total_steps: int, done_steps: int | None = None) -> float | None:
         """Seconds left for ``total_steps`` at the recent rate (None while the rate is unknown)."""
@@ -95,7 +120,7 @@ class StepMetrics:
         self._step_total = 0.0
         self._wait_total = 0.0
         self._wait_outside = 0.0
-        self._ends: deque[float] = deque(maxlen=window)
+        self._ends: deque[_End] = deque(maxlen=window)
         self._samples: int | None = None
         self._tokens: int | None = None
         self._log: StepLogWriter | None = None
@@ -137,11 +162,12 @@ class StepMetrics:
                 self._step_total += max(0.0, end - start)
                 if ok:
                     self._steps += 1
-                    self._ends.append(end)
                     if samples is not None:
                         self._samples = (self._samples or 0) + samples
                     if tokens is not None:
                         self._tokens = (self._tokens or 0) + tokens
+                    loop = self._step_total + self._wait_outside
+                    self._ends.append(_End(end, self._samples, self._tokens, self._wait_total, loop))
                     if self._log is not None or not self._log_opened:  # no call per step when no log
                         self._log_step(end)
 
@@ -163,10 +189,41 @@ class StepMetrics:
             wait_total, loop = self._wait_total, self._step_total + self._wait_outside
             ends = list(self._ends)
             samples, tokens = self._samples, self._tokens
-        # Unknown (0.0) until two steps ended: one step's own time says nothing of the pauses between.
-        rate = (len(ends) - 1) / (ends[-1] - ends[0]) if len(ends) >= 2 and ends[-1] > ends[0] else 0.0
         fraction = min(1.0, wait_total / loop) if loop > 0 else 0.0
-        return MetricsSnapshot(steps, step_total, wait_total, loop, fraction, rate, samples, tokens)
+        # Unknown until two steps ended: one step's own time says nothing of the pauses between.
+        if len(ends) < 2 or ends[-1].t <= ends[0].t:
+            return MetricsSnapshot(steps, step_total, wait_total, loop, fraction, 0.0, samples, tokens)
+        first, last = ends[0], ends[-1]
+        seconds = last.t - first.t
+        looped = last.loop - first.loop
+        return MetricsSnapshot(
+            steps,
+            step_total,
+            wait_total,
+            loop,
+            fraction,
+            (len(ends) - 1) / seconds,
+            samples,
+            tokens,
+            samples_per_second=_per_second(first.samples, last.samples, seconds),
+            tokens_per_second=_per_second(first.tokens, last.tokens, seconds),
+            recent_data_wait_fraction=min(1.0, max(0.0, (last.wait - first.wait) / looped)) if looped > 0 else 0.0,
+            recent_steps=len(ends) - 1,
+            recent_spread=_spread(ends),
+        )
+
+
+def _per_second(first: int | None, last: int | None, seconds: float) -> float | None:
+    return None if last is None else (last - (first or 0)) / seconds
+
+
+def _spread(ends: list[_End]) -> float:
+    """How far the rates of the first and second half of ``ends`` are apart (as the step logs' reader
+    works it out, :func:`trainspec.stages.step_rates.rank_rate`)."""
+    middle = (len(ends) - 1) // 2
+    halves = [(middle, ends[middle].t - ends[0].t), (len(ends) - 1 - middle, ends[-1].t - ends[middle].t)]
+    first, second = (steps / seconds if seconds > 0 else 0.0 for steps, seconds in halves)
+    return abs(first - second) / max(first, second) if min(first, second) > 0 else 1.0
 
 
 _default: StepMetrics | None = None

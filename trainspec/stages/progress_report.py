@@ -26,7 +26,9 @@ Each report carries ``progressPercentage`` (``100 * step // total_steps`` unless
 ``estimatedRemainingSeconds`` (remaining steps at the recent step rate of the
 :class:`~trainspec.stages.StepMetrics`, unless given) and the metrics: the caller's, then the
 meter's ``data_wait_fraction`` once it has timed a step and ``steps_per_second`` once its rate is
-known (two steps ended).
+known (two steps ended), and with it the recent figures a measurement reads back
+(:mod:`trainspec.stages.reported_rates`: rank 0's samples/s and tokens/s, the recent data-wait
+share, how many steps they are over and how steady; left out of the human stdout line).
 """
 
 from __future__ import annotations
@@ -301,6 +303,7 @@ class ProgressReporter:
         extra: Mapping[str, object] | None,
         taken: float,
     ) -> Update:
+        from trainspec.stages import reported_rates as R
         from trainspec.stages.trainer_status import METRIC_TEXT_MAX, METRICS_MAX, Update
 
         snap = self.metrics.snapshot()
@@ -319,9 +322,14 @@ class ProgressReporter:
                 continue
             named[name] = text
         if snap.steps_per_second > 0:
-            named.setdefault("steps_per_second", _text(round(snap.steps_per_second, 3)))
+            named.setdefault(R.STEPS_PER_SECOND, _text(R.rate_value(snap.steps_per_second)))
         if snap.steps:
-            named.setdefault("data_wait_fraction", _text(round(snap.data_wait_fraction, 4)))
+            named.setdefault(R.DATA_WAIT_FRACTION, _text(round(snap.data_wait_fraction, 4)))
+        # The figures a measurement reads back (trainspec ladder report): machine-read, so not on the
+        # human stdout line; the JSON line and the Trainer status carry them.
+        if not (isinstance(self.sink, StdoutSink) and self.sink.format == "text"):
+            for name, value in R.measurement_metrics(snap).items():
+                named.setdefault(name, value)
         if len(named) > METRICS_MAX:
             self._warn("metrics", f"at most {METRICS_MAX} metrics are kept")
         return Update(_whole(progress), _whole(remaining), tuple(named.items())[:METRICS_MAX], taken, step, total)
