@@ -294,6 +294,12 @@ def test_126_layers_on_16_stages_need_the_split_named(tmp_path: Path) -> None:
     problem = found(compile_texts(tmp_path, RUNTIME, job(bad, nodes=2048, model=MODEL_405B)), "TS422")
     assert problem.path == "spec.parallelism.firstStageLayers"
     assert "the other 113 layers do not divide over the 14 middle stages" in problem.message
+    # virtual stages that split no stage evenly are located at virtualStages, with their own hint
+    bad = "  parallelism: {tp: 8, pp: 16, firstStageLayers: 7, lastStageLayers: 7, virtualStages: 3}\n"
+    problem = found(compile_texts(tmp_path, RUNTIME, job(bad, nodes=2048, model=MODEL_405B)), "TS422")
+    assert problem.path == "spec.parallelism.virtualStages"
+    assert "3 virtual stages do not divide the stages' layers (7, 8)" in problem.message
+    assert "virtualStages" in (problem.hint or "") and "pp that divides" not in (problem.hint or "")
 
 
 def test_context_parallelism_must_divide_the_sequence_and_reaches_the_flags(tmp_path: Path) -> None:

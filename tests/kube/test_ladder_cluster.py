@@ -145,13 +145,27 @@ def _wait_for(found: Callable[[], bool], what: str) -> None:
     raise AssertionError(f"never happened: {what}")
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_an_interrupted_climb_resumes_without_submitting_a_completed_rung_again(api: StandIn, tmp_path: Path) -> None:
     api.add_cluster_runtime("trainspec-torch")
     controller = Controller({**SCRIPTED, "2n": Rung(end="Running")})  # 2n runs until the test says
     api.on_watch = controller
     spec = write_job(tmp_path, SPEC)
     command = [sys.executable, "-m", "trainspec", "ladder", "run", spec, "--no-project", "--poll", "0"]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+    proc = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
+        # Ctrl-C's SIGINT as a terminal delivers it: a run started in the background by a
+        # non-interactive shell (as CI starts the kube matrix) inherits SIGINT ignored, and Python
+        # then raises no KeyboardInterrupt at all.
+        preexec_fn=_default_sigint,
+    )
     try:
         # The climb waits on rung 2n: its TrainJob was applied and watched since.
         _wait_for(lambda: len(_applied(api)) == 2, "rung 2n submitted")

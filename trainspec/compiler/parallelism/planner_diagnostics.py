@@ -142,7 +142,9 @@ def _layers(plan: JobPlan, pp: int, shape: Shape) -> Iterator[Diagnostic]:
         return
     uneven = first or last
     split = balanced_split(shape.layers, pp)
-    if split is not None and split != (0, 0) and not uneven:
+    if "virtual stages" in problem:
+        hint = "set virtualStages to a number that divides every stage's layers, or leave it out"
+    elif split is not None and split != (0, 0) and not uneven:
         hint = (
             f"give the first and last stages one layer less (firstStageLayers: {split[0]}, lastStageLayers: "
             f"{split[1]}; the split Llama 3 405B trained with), and tell your framework the same"
@@ -151,7 +153,11 @@ def _layers(plan: JobPlan, pp: int, shape: Shape) -> Iterator[Diagnostic]:
         hint = f"use a pp that divides {shape.layers}, or set firstStageLayers and lastStageLayers"
     yield loaded.diagnostic(
         codes.PP_LAYERS,
-        (*PAR, "firstStageLayers") if uneven else (*PAR, "pp"),
+        (*PAR, "virtualStages")
+        if "virtual stages" in problem
+        else (*PAR, "firstStageLayers")
+        if uneven
+        else (*PAR, "pp"),
         f"pp {pp}: {problem}"
         if uneven or problem.startswith(tuple("0123456789"))
         else f"pp {pp} does not divide the model's {shape.layers} layers into equal pipeline stages",
