@@ -331,3 +331,16 @@ def test_a_ray_jobs_ladder_is_refused_and_does_not_stand_in_the_way_of_another_j
     code, out, err = cli("ladder", "run", str(tmp_path), "--job", "ddp-ckpt", "--no-project", "--poll", "0")
     assert code == 0, err
     assert [tag for tag, _ in _applied(api)] == ["1n", "2n", "4n"]
+
+
+def test_a_controllers_words_reach_the_terminal_escaped(api: StandIn, tmp_path: Path) -> None:
+    """A condition's message is any controller's text: an escape sequence or a bidi control in it is
+    shown as ``\\uXXXX`` on the climb's lines and in the table, never obeyed by the terminal."""
+    api.add_cluster_runtime("trainspec-torch")
+    hostile = "OOM\x1b[2J\x1b[31m gone\u202e"
+    api.on_watch = Controller({**SCRIPTED, "2n": Rung(end="Failed", reason="Killed", message=hostile)})
+    code, out, err = _climb(tmp_path)
+    assert code == 1
+    for text in (out, err):
+        assert "\x1b" not in text and "\u202e" not in text
+    assert "OOM\\u001b[2J\\u001b[31m gone\\u202e" in err

@@ -47,7 +47,11 @@ def thresholds(args: argparse.Namespace, **extra: Any) -> Settings:
 
 
 def _say(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+    # Phases, reasons and messages come from the API server (any controller's words): a control or
+    # bidi character is shown escaped, never obeyed by the terminal (as every cluster command does).
+    from trainspec.dsl.diagnostics import escape_text
+
+    print(escape_text(line, backslashes=False), file=sys.stderr, flush=True)
 
 
 def _prepare(args: argparse.Namespace, command: str) -> _Ladder | int:

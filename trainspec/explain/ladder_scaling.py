@@ -262,7 +262,13 @@ def render(scalings: Sequence[Scaling], fmt: str = "text") -> str:
         import json
 
         return json.dumps({"ladders": [as_dict(s) for s in scalings]}, indent=2) + "\n"
-    return "\n".join(_text(s) for s in scalings) if scalings else "no jobs\n"
+    if not scalings:
+        return "no jobs\n"
+    from trainspec.dsl.diagnostics import escape_text
+
+    # A rung's note may quote a controller's or a process's words: shown escaped on a terminal.
+    text = "\n".join(_text(s) for s in scalings)
+    return "".join(escape_text(line, backslashes=False) + "\n" for line in text.splitlines())
 
 
 def _number(value: float) -> str:
