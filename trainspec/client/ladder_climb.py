@@ -20,15 +20,13 @@ change to the spec the rungs are new runs and are measured again.
 
 from __future__ import annotations
 
-import contextlib
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from trainspec.client.ladder_readback import COMPLETE, DEADLINE, FAILED, ClusterRung, read_trainjob, rung_end, why
-from trainspec.kube import reading, resources as R
-from trainspec.kube.retry import is_transient
+from trainspec.kube import reading
 from trainspec.kube.session import CommandError, api_diagnostic
 from trainspec.kube.state import JobView
 from trainspec.kube.submit import SubmitIncomplete, check_runtime, submit
@@ -181,31 +179,12 @@ class Climb:
         return found
 
     def _next(self, rung: ClusterRung, job: dict[str, Any]) -> dict[str, Any] | None:
-        """The TrainJob once it changed (a watch of at most ``poll`` seconds), None when it did not."""
+        """The TrainJob once it changed (a watch of at most ``poll`` seconds), None when it did not
+        (or was deleted: the read that follows says so)."""
         version = str((job.get("metadata") or {}).get("resourceVersion") or "0")
         try:
-            with contextlib.closing(
-                self.kube.watch(
-                    R.TRAINJOB,
-                    rung.namespace,
-                    resource_version=version,
-                    field_selector=f"metadata.name={rung.trainjob}",
-                    timeout_seconds=max(1, int(self.options.poll)),
-                )
-            ) as events:
-                return _changed(events)
-        except Exception as exc:  # a broken watch: read again (with backoff) and watch again
-            if not is_transient(exc):
-                what = f"watch TrainJob {rung.namespace}/{rung.trainjob}"
-                raise CommandError(api_diagnostic(exc, self.kube, what=what)) from None
-        return None
-
-
-def _changed(events: Iterator[dict[str, Any]]) -> dict[str, Any] | None:
-    for event in events:
-        kind = event.get("type")
-        if kind in ("ADDED", "MODIFIED") and isinstance(event.get("object"), dict):
-            return dict(event["object"])
-        if kind in ("DELETED", "ERROR"):  # read it again: gone (the caller says so) or a version too old
-            return None
-    return None
+            _, changed = reading.watch_trainjob(self.kube, rung.namespace, rung.trainjob, version, self.options.poll)
+        except Exception as exc:
+            what = f"watch TrainJob {rung.namespace}/{rung.trainjob}"
+            raise CommandError(api_diagnostic(exc, self.kube, what=what)) from None
+        return changed

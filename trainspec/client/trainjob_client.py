@@ -8,7 +8,6 @@ failure raises :class:`~trainspec.client.ClusterError` with the diagnostics the 
 from __future__ import annotations
 
 import builtins
-import contextlib
 import functools
 import os
 import time
@@ -22,7 +21,6 @@ from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic
 from trainspec.kube import reading, resources as R
 from trainspec.kube.reading import name_of
-from trainspec.kube.retry import is_transient
 from trainspec.kube.session import CommandError, api_diagnostic, where
 
 if TYPE_CHECKING:
@@ -320,44 +318,23 @@ class Client:
         kube, ns, run = self._kube, self.namespace, name_of(job)
         version = str((job.get("metadata") or {}).get("resourceVersion") or "0")
         try:
-            with contextlib.closing(
-                kube.watch(
-                    R.TRAINJOB,
-                    ns,
-                    resource_version=version,
-                    field_selector=f"metadata.name={run}",
-                    timeout_seconds=max(1, int(seconds)),
-                )
-            ) as events:
-                return self._change(events, ns, run)
-        except ClusterError:
-            raise
-        except Exception as exc:  # a broken watch: read again (with backoff) and watch again
-            if not is_transient(exc):
-                raise ClusterError([api_diagnostic(exc, kube, what=f"watch TrainJob {ns}/{run}")]) from None
-        return None
-
-    def _change(self, events: Iterator[dict[str, Any]], ns: str, run: str) -> dict[str, Any] | None:
-        for event in events:
-            kind = event.get("type")
-            if kind == "DELETED":
-                raise ClusterError(
-                    [
-                        Diagnostic(
-                            codes.NO_SUCH_CLUSTER_JOB,
-                            f"TrainJob {ns}/{run} was deleted while waiting for it",
-                            file=where(self._kube, ns, run),
-                            line=1,
-                            column=1,
-                            hint="trainspec list -n NS shows the TrainJobs there",
-                        )
-                    ]
-                )
-            if kind in ("ADDED", "MODIFIED") and isinstance(event.get("object"), dict):
-                return dict(event["object"])
-            if kind == "ERROR":  # 410 Gone: the version is too old; read the object again
-                return None
-        return None
+            seen, changed = reading.watch_trainjob(kube, ns, run, version, seconds)
+        except Exception as exc:
+            raise ClusterError([api_diagnostic(exc, kube, what=f"watch TrainJob {ns}/{run}")]) from None
+        if seen == reading.DELETED:
+            raise ClusterError(
+                [
+                    Diagnostic(
+                        codes.NO_SUCH_CLUSTER_JOB,
+                        f"TrainJob {ns}/{run} was deleted while waiting for it",
+                        file=where(kube, ns, run),
+                        line=1,
+                        column=1,
+                        hint="trainspec list -n NS shows the TrainJobs there",
+                    )
+                ]
+            )
+        return changed
 
 
 def _guarded_iter(lines: Iterator[T]) -> Iterator[T]:

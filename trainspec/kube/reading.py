@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from trainspec.dsl import codes
@@ -9,7 +10,7 @@ from trainspec.dsl.diagnostics import Diagnostic
 from trainspec.k8s import wellknown as W
 from trainspec.kube import resources as R
 from trainspec.kube.errors import get_or_none
-from trainspec.kube.retry import RetryPolicy, call
+from trainspec.kube.retry import RetryPolicy, call, is_transient
 from trainspec.kube.session import CommandError, api_diagnostic, where
 from trainspec.kube.state import JobView, view
 
@@ -145,3 +146,38 @@ def job_view(kube: Any, namespace: str, name: str, job: dict[str, Any] | None = 
     """The :class:`JobView` of one TrainJob, read fresh."""
     job = job or trainjob(kube, namespace, name)
     return view(job, workloads=workloads(kube, namespace, job), pods=pods(kube, namespace, name_of(job) or name))
+
+
+#: What one short watch of a TrainJob saw (:func:`watch_trainjob`).
+CHANGED, DELETED = "changed", "deleted"
+
+
+def watch_trainjob(
+    kube: Any, namespace: str, name: str, resource_version: str, seconds: float
+) -> tuple[str, dict[str, Any] | None]:
+    """Watch TrainJob ``name`` from ``resource_version`` for at most ``seconds``: ``(CHANGED, the
+    object)``, ``(DELETED, None)``, or ``("", None)`` when nothing changed, the version was too old
+    (a 410 ERROR event) or the watch broke in a way worth retrying: the caller reads it again.
+    Raises the API error that is not transient (:func:`trainspec.kube.retry.is_transient`)."""
+    try:
+        with contextlib.closing(
+            kube.watch(
+                R.TRAINJOB,
+                namespace,
+                resource_version=resource_version,
+                field_selector=f"metadata.name={name}",
+                timeout_seconds=max(1, int(seconds)),
+            )
+        ) as events:
+            for event in events:
+                kind = event.get("type")
+                if kind == "DELETED":
+                    return DELETED, None
+                if kind in ("ADDED", "MODIFIED") and isinstance(event.get("object"), dict):
+                    return CHANGED, dict(event["object"])
+                if kind == "ERROR":
+                    return "", None
+    except Exception as exc:  # a broken watch: the caller reads again (with backoff) and watches again
+        if not is_transient(exc):
+            raise
+    return "", None
