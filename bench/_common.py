@@ -162,10 +162,11 @@ def sizes_main(
     row: Callable[[dict[str, Any]], str],
     floor: str,
     goal: float,
+    jobs: str = "1000,10000",
 ) -> None:
     """The command line of a benchmark measured at several sizes, each in a fresh process.
 
-    ``--jobs 1000,10000`` runs ``script --child N`` per size (so one size's heap and collector state
+    ``--jobs 1000,10000`` (default: ``jobs``) runs ``script --child N`` per size (so one size's heap and collector state
     cannot bill the next); ``child(jobs, repeat)`` is what such a process measures, returned as a
     dict with ``specs``, ``floor`` and ``took`` (seconds); ``row`` formats one size under
     ``header``; the summary says whether every size is within ``goal`` x ``floor`` and how the
@@ -175,7 +176,7 @@ def sizes_main(
     import json
 
     parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--jobs", default="1000,10000", help="comma-separated sizes (job specs per run)")
+    parser.add_argument("--jobs", default=jobs, help="comma-separated sizes (job specs per run)")
     parser.add_argument("--repeat", type=int, default=5, help="runs of each side; medians are reported")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -199,7 +200,7 @@ def sizes_main(
         print(row(result))
     worst = max(r["took"] / r["floor"] for r in rows)
     print(
-        f"medians of {args.repeat} interleaved runs; goal <= {goal:.0f}x {floor} at every size: "
+        f"medians of {args.repeat} interleaved runs; goal <= {goal:g}x {floor} at every size: "
         f"{'met' if worst <= goal else 'missed'} (worst {worst:.2f}x)"
     )
     if len(rows) > 1:

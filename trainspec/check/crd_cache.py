@@ -99,6 +99,8 @@ class CachedCrdRegistry(CrdRegistry):
     def _parse(self, entry: Any, text: str | None = None) -> None:
         if entry.parsed:
             return
+        if text is None:  # the text the header scan read: each CRD file is read once
+            text, entry.text = entry.text, None
         try:
             data = text.encode("utf-8") if text is not None else entry.path.read_bytes()
         except OSError:
@@ -114,9 +116,11 @@ class CachedCrdRegistry(CrdRegistry):
         key = f"crd-{digest}"
         versions = self._disk.get(key)
         if not isinstance(versions, list):
-            single = CrdRegistry([entry.path])
-            single.load_all()
-            self.problems.extend(single.problems)
+            problems = len(self.problems)
+            found = self._read_versions(entry, text)
+            first: dict[tuple[str, str], CrdVersion] = {}  # the first definition in the file wins
+            for v in found or ():
+                first.setdefault((v.api_version, v.kind), v)
             versions = [
                 {
                     "group": v.group,
@@ -126,9 +130,9 @@ class CachedCrdRegistry(CrdRegistry):
                     "scope": v.scope,
                     "schema": v.schema,
                 }
-                for v in single
+                for v in first.values()
             ]
-            if not single.problems:
+            if found is not None and len(self.problems) == problems:
                 self._disk.put(key, versions)
         entry.parsed = True
         for item in versions:
@@ -161,11 +165,11 @@ def _shipped_sources() -> dict[str, Path]:
     """sha256 of a source CRD file -> the shipped JSON derived from it (:mod:`.schema.vendored`)."""
     global _SHIPPED
     if _SHIPPED is None:
-        from trainspec.check.schema.vendored import DATA_DIR, INDEX
+        from trainspec.check.schema.vendored import DATA_DIR, read_index
 
         found: dict[str, Path] = {}
         try:
-            index = json.loads((DATA_DIR / INDEX).read_text(encoding="utf-8"))
+            index = read_index(DATA_DIR)
             for bundle in index.get("bundles") or ():
                 for crd in bundle.get("crds") or ():
                     if isinstance(crd.get("sha256"), str) and isinstance(crd.get("file"), str):

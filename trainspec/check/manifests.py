@@ -38,11 +38,13 @@ class Manifest:
 def compiled_manifests(result: Any) -> list[Manifest]:
     """The objects a :class:`~trainspec.compiler.pipeline.CompileResult` holds, each with the
     provenance lowering recorded for its fields."""
-    from trainspec.compiler.emit import manifest_dicts
+    # The plain objects emit renders (its manifest_dicts without GitOps annotations), without
+    # importing the emitter: the YAML writer and the output tree cost a check ~50 ms of imports.
+    from trainspec.k8s import to_dict
 
     out: list[Manifest] = []
     for output in [*result.outputs, *getattr(result, "pipeline_jobs", ())]:  # a pipeline's jobs are checked too
-        for data, sources in zip(manifest_dicts(output.objects), output.provenance, strict=True):
+        for data, sources in zip([to_dict(o) for o in output.objects], output.provenance, strict=True):
             meta = data.get("metadata") or {}
             kind, name = data.get("kind"), meta.get("name")
             where = f"{meta['namespace']}/{name}" if meta.get("namespace") else name

@@ -17,6 +17,7 @@ import yaml
 
 from trainspec.compiler.outtree.marker import seal
 from trainspec.compiler.passes.products import Output
+from trainspec.compiler.yaml_writer import AMBIGUOUS, render
 from trainspec.dsl.diagnostics import escape_text
 from trainspec.k8s import Resource, to_dict
 from trainspec.k8s.wellknown import (
@@ -43,16 +44,6 @@ _RAW_IN_VALUES = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202
 
 _BaseDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
-# Strings any YAML reader (1.1 or 1.2, PyYAML or Go) could take for a number, boolean or null.
-# PyYAML quotes only what *it* would misread; kubectl's parser also reads 3e-4 as a float.
-_AMBIGUOUS = re.compile(
-    r"^(?:[-+]?(?:\.[0-9]+|[0-9][0-9_]*(?:\.[0-9_]*)?)(?:[eE][-+]?[0-9]+)?"
-    r"|[-+]?0(?:b[01_]+|o?[0-7_]+|x[0-9a-fA-F_]+)|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+"
-    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
-    r"|y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF"
-    r"|~|null|Null|NULL|)$"
-)
-
 
 class _Dumper(_BaseDumper):  # type: ignore[misc]  # the base is libyaml's dumper when built, else PyYAML's: Any
     """Safe dumper that quotes ambiguous strings and writes multi-line strings as blocks."""
@@ -61,7 +52,7 @@ class _Dumper(_BaseDumper):  # type: ignore[misc]  # the base is libyaml's dumpe
 def _represent_str(dumper: Any, value: str) -> Any:
     if "\n" in value:
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
-    if _AMBIGUOUS.match(value):
+    if AMBIGUOUS.match(value):
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="'")
     return dumper.represent_scalar("tag:yaml.org,2002:str", value)
 
@@ -75,6 +66,11 @@ def dump_objects(objects: list[dict[str, Any]]) -> str:
 
 
 def _dump(obj: dict[str, Any]) -> str:
+    # The writer renders what the compiler emits as this dumper would, byte for byte, at a fraction
+    # of the cost (PyYAML's representer runs in Python); it leaves anything unusual to the dumper.
+    fast = render(obj)
+    if fast is not None:
+        return fast
     text: str = yaml.dump(
         obj, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1 << 16
     )

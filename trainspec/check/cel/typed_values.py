@@ -29,8 +29,9 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as dt
+import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from trainspec.dsl.kube_facts import INT64_MAX
@@ -76,6 +77,7 @@ _DURATION_UNITS = {
 }
 
 
+@functools.lru_cache(maxsize=4096)  # field names repeat in every manifest
 def escape_property(name: str) -> str | None:
     """How a CEL rule spells property ``name`` (``a-b`` -> ``a__dash__b``), as Kubernetes does;
     None when the name cannot be escaped (the field is then invisible to rules)."""
@@ -164,8 +166,13 @@ def _number(value: int) -> Any:
     return float(value) if value.bit_length() <= 1023 else float("inf") if value > 0 else float("-inf")
 
 
-def cel_value(schema: Mapping[str, Any], value: Any, *, root: bool = False) -> Any:
-    """``value`` as the API server shows it to CEL: typed, pruned and escaped by ``schema``."""
+def cel_value(schema: Mapping[str, Any], value: Any, *, root: bool = False, memo: dict[Any, Any] | None = None) -> Any:
+    """``value`` as the API server shows it to CEL: typed, pruned and escaped by ``schema``.
+
+    ``memo``: conversions of mappings and lists already made, by ``(id(schema), id(value), root)``
+    (the walker converts a node's value for its rules, then nodes below it for theirs: with the
+    memo each part is converted once). The caller keeps ``value`` alive while the memo is used.
+    """
     if value is None:
         return None
     if isinstance(value, bool):
@@ -174,16 +181,47 @@ def cel_value(schema: Mapping[str, Any], value: Any, *, root: bool = False) -> A
         return float(value) if schema.get("type") == "number" else _number(value)
     if isinstance(value, str):
         return _string_value(schema, value) if schema.get("type") == "string" else value
+    if not isinstance(value, (list, dict)):
+        return value
+    key = (id(schema), id(value), root)
+    if memo is not None and key in memo:
+        return memo[key]
     if isinstance(value, list):
         items = schema.get("items")
         items = items if isinstance(items, Mapping) else {}
-        return [cel_value(items, v) for v in value]
-    if isinstance(value, dict):
-        return _object_value(schema, value, root)
-    return value
+        converted: Any = [cel_value(items, v, memo=memo) for v in value]
+    else:
+        converted = _object_value(schema, value, root, memo)
+    if memo is not None:
+        memo[key] = converted
+    return converted
 
 
-def _object_value(schema: Mapping[str, Any], value: dict[str, Any], root: bool) -> dict[str, Any]:
+def cel_fields(
+    schema: Mapping[str, Any],
+    value: dict[str, Any],
+    fields: frozenset[str],
+    *,
+    root: bool = False,
+    memo: dict[Any, Any] | None = None,
+    fill: Callable[[Any, Any], Any] | None = None,
+) -> dict[str, Any]:
+    """:func:`cel_value` of the object ``value`` with only the ``fields`` a rule selects (by the
+    names rules spell them with), the rest left out: a rule that only selects those fields cannot
+    tell. ``fill(schema, value)``: defaults applied to each field kept (its schema's)."""
+    properties = schema.get("properties") or {}
+    extra = schema.get("additionalProperties")
+    chosen = {}
+    for key, item in value.items():
+        if key in fields or (isinstance(key, str) and escape_property(key) in fields):
+            below = properties.get(key, extra)
+            chosen[key] = fill(below, item) if fill is not None and isinstance(below, Mapping) else item
+    return _object_value(schema, chosen, root, memo)
+
+
+def _object_value(
+    schema: Mapping[str, Any], value: dict[str, Any], root: bool, memo: dict[Any, Any] | None = None
+) -> dict[str, Any]:
     properties = schema.get("properties") or {}
     extra = schema.get("additionalProperties")
     keep_all = schema.get("x-kubernetes-preserve-unknown-fields") is True
@@ -199,11 +237,11 @@ def _object_value(schema: Mapping[str, Any], value: dict[str, Any], root: bool) 
             name = escape_property(key)
             if name is None:
                 continue
-            out[name] = cel_value(properties[key], item)
+            out[name] = cel_value(properties[key], item, memo=memo)
             if key in CEL_RESERVED:
                 out[key] = out[name]
         elif isinstance(extra, Mapping):
-            out[key] = cel_value(extra, item)
+            out[key] = cel_value(extra, item, memo=memo)
         elif keep_all or extra is True:
             out[key] = _plain(item)
     return out

@@ -60,6 +60,8 @@ class _File:
     path: Path
     header: tuple[str, str] | None  # (group, kind) from the text scan, when unambiguous
     parsed: bool = False
+    #: The file's text, read once for the scan and kept until it is parsed (then dropped).
+    text: str | None = field(default=None, repr=False)
 
 
 def _load_yaml_documents(text: str) -> list[Any]:
@@ -156,6 +158,8 @@ class CrdRegistry:
             self._files.append(entry)
             if entry.header is None:
                 self._parse(entry, text)
+            else:
+                entry.text = text  # parsed from this text if a manifest needs it: the file is read once
 
     # -- loading ---------------------------------------------------------------------------
 
@@ -166,18 +170,28 @@ class CrdRegistry:
         if entry.parsed:
             return
         entry.parsed = True
+        for version in self._read_versions(entry, text) or ():
+            # First definition wins, like the first `kubectl apply` of a name.
+            self._by_key.setdefault((version.api_version, version.kind), version)
+
+    def _read_versions(self, entry: _File, text: str | None = None) -> list[CrdVersion] | None:
+        """The served versions ``entry``'s file defines, from ``text``, else the text kept from the
+        scan (dropped now), else the file; None (a problem reported) when it cannot be parsed."""
+        if text is None:
+            text, entry.text = entry.text, None
         try:
             if text is None:
                 text = entry.path.read_text(encoding="utf-8")
             docs = (load_json_documents(text) if entry.path.suffix == ".json" else None) or _load_yaml_documents(text)
         except Exception as exc:  # yaml.YAMLError, OSError: report, keep the other CRDs
             self._problem(codes.YAML_SYNTAX, entry.path, f"CRD file cannot be parsed: {exc}")
-            return
-        for doc in docs:
-            for crd in _iter_crd_documents(doc):
-                for version in _versions_of(crd, str(entry.path)):
-                    # First definition wins, like the first `kubectl apply` of a name.
-                    self._by_key.setdefault((version.api_version, version.kind), version)
+            return None
+        return [
+            version
+            for doc in docs
+            for crd in _iter_crd_documents(doc)
+            for version in _versions_of(crd, str(entry.path))
+        ]
 
     def _parse_candidates(self, group: str, kind: str) -> None:
         for entry in self._files:
@@ -193,11 +207,21 @@ class CrdRegistry:
     # -- queries ---------------------------------------------------------------------------
 
     def lookup(self, api_version: str, kind: str) -> CrdVersion | None:
-        """The served CRD version for a manifest's ``apiVersion`` and ``kind``, if known."""
+        """The served CRD version for a manifest's ``apiVersion`` and ``kind``, if known.
+
+        Files whose header names the kind are parsed in order until one defines this version:
+        a later file cannot change the answer (the first definition wins), so it stays unparsed
+        (the Training Operator's MPIJob v1 CRD when the manifest is mpi-operator's v2beta1).
+        """
         group = api_version.rpartition("/")[0]
+        key = (api_version, kind)
         with self._lock:
-            self._parse_candidates(group, kind)
-            return self._by_key.get((api_version, kind))
+            for entry in self._files:
+                if key in self._by_key:
+                    break
+                if not entry.parsed and entry.header == (group, kind):
+                    self._parse(entry)
+            return self._by_key.get(key)
 
     def served_versions(self, group: str, kind: str) -> list[str]:
         """Versions of ``group``/``kind`` that some loaded CRD serves."""

@@ -20,17 +20,15 @@ Every jsonschema error becomes a TS500 :class:`Diagnostic` with a dotted path.
 
 from __future__ import annotations
 
-import difflib
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from trainspec.check._paths import render_path, short
 from trainspec.check.schema.core_pieces import OBJECT_META
 from trainspec.dsl import codes
 from trainspec.dsl.diagnostics import Diagnostic
-from trainspec.dsl.kube_facts import ANNOTATIONS_TOTAL_MAX, INT32_MAX, INT64_MAX
-from trainspec.k8s.name_rules import label_problem, label_value_problem, qualified_name_problem, subdomain_problem
+from trainspec.dsl.kube_facts import INT32_MAX, INT64_MAX
 
 # OpenAPI keywords copied unchanged into the JSON Schema.
 _COPIED = (
@@ -56,6 +54,16 @@ _INT_FORMATS = {"int32": (-INT32_MAX - 1, INT32_MAX), "int64": (-INT64_MAX - 1, 
 
 def convert(node: Mapping[str, Any], *, root: bool = False) -> dict[str, Any]:
     """Convert one OpenAPI v3 (structural) schema node to a strict Draft 7 JSON Schema."""
+    return convert_node(node, root=root, child=convert)
+
+
+def convert_node(
+    node: Mapping[str, Any], *, root: bool = False, child: Callable[[Mapping[str, Any]], Any] = convert
+) -> dict[str, Any]:
+    """One node of :func:`convert`, its sub-schemas (OpenAPI nodes) passed through ``child``:
+    :func:`convert` itself for the whole tree at once, :class:`.jsonschema_subset.Lazy` for a
+    node whose children are converted when a manifest first reaches them (:mod:`.compiled`).
+    The pieces trainspec adds (ObjectMeta, ``apiVersion``/``kind`` strings) are JSON Schema already."""
     out: dict[str, Any] = {k: node[k] for k in _COPIED if k in node}
     preserve = node.get("x-kubernetes-preserve-unknown-fields") is True
     schema_type: Any = node.get("type")
@@ -76,10 +84,10 @@ def convert(node: Mapping[str, Any], *, root: bool = False) -> dict[str, Any]:
 
     properties = node.get("properties")
     if isinstance(properties, Mapping):
-        out["properties"] = {name: convert(sub) for name, sub in properties.items()}
+        out["properties"] = {name: child(sub) for name, sub in properties.items()}
     items = node.get("items")
     if isinstance(items, Mapping):
-        out["items"] = convert(items)
+        out["items"] = child(items)
 
     if node.get("x-kubernetes-embedded-resource") is True:
         embedded = out.setdefault("properties", {})
@@ -89,7 +97,7 @@ def convert(node: Mapping[str, Any], *, root: bool = False) -> dict[str, Any]:
 
     extra = node.get("additionalProperties")
     if isinstance(extra, Mapping):
-        out["additionalProperties"] = convert(extra)
+        out["additionalProperties"] = child(extra)
     elif isinstance(extra, bool):
         out["additionalProperties"] = extra
     elif schema_type == "object" and not preserve:
@@ -98,9 +106,9 @@ def convert(node: Mapping[str, Any], *, root: bool = False) -> dict[str, Any]:
     for combinator in ("allOf", "anyOf", "oneOf"):
         branches = node.get(combinator)
         if isinstance(branches, list) and not (combinator == "anyOf" and node.get("x-kubernetes-int-or-string")):
-            out[combinator] = [convert(b) for b in branches if isinstance(b, Mapping)]
+            out[combinator] = [child(b) for b in branches if isinstance(b, Mapping)]
     if isinstance(node.get("not"), Mapping):
-        out["not"] = convert(node["not"])
+        out["not"] = child(node["not"])
 
     list_type = node.get("x-kubernetes-list-type")
     if list_type == "map" and node.get("x-kubernetes-list-map-keys"):
@@ -128,85 +136,22 @@ def convert(node: Mapping[str, Any], *, root: bool = False) -> dict[str, Any]:
     return out
 
 
-# -- custom keywords (checked by the extended validator) --------------------------------------
-
-
-def _kw_name(validator: Any, mode: str, instance: Any, schema: Any) -> Iterator[Any]:
-    from jsonschema import ValidationError
-
-    if isinstance(instance, str):
-        problem = subdomain_problem(instance) if mode == "subdomain" else label_problem(instance)
-        if problem:
-            yield ValidationError(f"invalid name {short(instance)}: {problem}")
-
-
-def _kw_name_required(validator: Any, enabled: bool, instance: Any, schema: Any) -> Iterator[Any]:
-    from jsonschema import ValidationError
-
-    if enabled and isinstance(instance, dict) and not instance.get("name") and not instance.get("generateName"):
-        yield ValidationError("missing required field 'name' (or 'generateName')", path=["name"])
-
-
-def _kw_labels(validator: Any, enabled: bool, instance: Any, schema: Any) -> Iterator[Any]:
-    from jsonschema import ValidationError
-
-    if not (enabled and isinstance(instance, dict)):
-        return
-    for key, value in instance.items():
-        problem = qualified_name_problem(str(key))
-        if problem:
-            yield ValidationError(f"invalid label key {short(key)}: {problem}", path=[key])
-        if isinstance(value, str):
-            problem = label_value_problem(value)
-            if problem:
-                yield ValidationError(f"invalid label value {short(value)}: {problem}", path=[key])
-
-
-def _kw_annotations(validator: Any, enabled: bool, instance: Any, schema: Any) -> Iterator[Any]:
-    from jsonschema import ValidationError
-
-    if not (enabled and isinstance(instance, dict)):
-        return
-    for key in instance:
-        problem = qualified_name_problem(str(key))
-        if problem:
-            yield ValidationError(f"invalid annotation key {short(key)}: {problem}", path=[key])
-    # The API server counts bytes (Go's len), not characters (apimachinery ValidateAnnotationsSize).
-    size = sum(len(str(k).encode()) + len(str(v).encode()) for k, v in instance.items())
-    if size > ANNOTATIONS_TOTAL_MAX:
-        yield ValidationError(f"annotations are too long: {size} bytes, the limit is {ANNOTATIONS_TOTAL_MAX}")
-
-
-def _kw_list_map_keys(validator: Any, keys: list[str], instance: Any, schema: Any) -> Iterator[Any]:
-    from jsonschema import ValidationError
-
-    if not isinstance(instance, list):
-        return
-    seen: dict[tuple[Any, ...], int] = {}
-    for index, item in enumerate(instance):
-        if not isinstance(item, dict):
-            continue
-        key = tuple(repr(item.get(k)) for k in keys)
-        if key in seen:
-            described = ", ".join(f"{k}={short(item.get(k))}" for k in keys)
-            yield ValidationError(f"duplicate entry ({described}): already at index {seen[key]}", path=[index])
-        else:
-            seen[key] = index
-
-
-def _kw_list_set(validator: Any, enabled: bool, instance: Any, schema: Any) -> Iterator[Any]:
-    from jsonschema import ValidationError
-
-    if not (enabled and isinstance(instance, list)):
-        return
-    seen: list[Any] = []
-    for index, item in enumerate(instance):
-        if any(type(item) is type(other) and item == other for other in seen):
-            yield ValidationError(f"duplicate value {short(item)} in a set", path=[index])
-        seen.append(item)
+# -- the jsonschema fallback (schemas outside the compiled subset) ------------------------------
 
 
 _VALIDATOR_CLASS: Any = None
+
+
+def _go_pattern(validator: Any, pattern: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    """jsonschema's ``pattern``, with the pattern read as Go reads it (:mod:`.go_patterns`)."""
+    from jsonschema import ValidationError
+
+    from trainspec.check.schema.go_patterns import python_pattern
+
+    if isinstance(instance, str) and not re.search(
+        python_pattern(pattern) if isinstance(pattern, str) else pattern, instance
+    ):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
 def _validator_class() -> Any:
@@ -218,18 +163,10 @@ def _validator_class() -> Any:
         checker = Draft7Validator.TYPE_CHECKER.redefine(
             "integer", lambda _checker, value: isinstance(value, int) and not isinstance(value, bool)
         )
-        _VALIDATOR_CLASS = validators.extend(
-            Draft7Validator,
-            {
-                "x-k8s-name": _kw_name,
-                "x-k8s-name-required": _kw_name_required,
-                "x-k8s-labels": _kw_labels,
-                "x-k8s-annotations": _kw_annotations,
-                "x-k8s-list-map-keys": _kw_list_map_keys,
-                "x-k8s-list-set": _kw_list_set,
-            },
-            type_checker=checker,
-        )
+        from trainspec.check.schema.k8s_keywords import JSONSCHEMA
+
+        keywords = {**JSONSCHEMA, "pattern": _go_pattern}
+        _VALIDATOR_CLASS = validators.extend(Draft7Validator, keywords, type_checker=checker)
     return _VALIDATOR_CLASS
 
 
@@ -252,6 +189,8 @@ def _json_type(value: Any) -> str:
 
 def did_you_mean(name: str, allowed: list[str]) -> str | None:
     """The closest allowed name, case-insensitively first, or None."""
+    import difflib  # only for unknown fields: not on the path of a clean check
+
     folded = {a.lower(): a for a in allowed}
     if name.lower() in folded:
         return folded[name.lower()]
@@ -305,18 +244,56 @@ def _message(error: Any) -> str:
 
 
 class StructuralValidator:
-    """A compiled strict JSON Schema for one kind; :meth:`validate` returns TS500s."""
+    """A strict JSON Schema for one kind; :meth:`validate` returns TS500s.
 
-    def __init__(self, schema: Mapping[str, Any], *, root: bool = True, converted: bool = False) -> None:
-        #: The JSON Schema actually used (inspectable in tests and for debugging).
-        self.json_schema: dict[str, Any] = dict(schema) if converted else convert(schema, root=root)
-        self._validator = _validator_class()(self.json_schema)
+    Validation runs compiled (:mod:`.compiled`: each node converted and compiled when a manifest
+    first reaches it); a schema outside the compiled subset is validated by jsonschema itself,
+    with the same answers either way.
+    """
+
+    def __init__(
+        self, schema: Mapping[str, Any], *, root: bool = True, converted: bool = False, compiled: bool = True
+    ) -> None:
+        """``compiled=False``: jsonschema only (the reference the compiled validator is tested against)."""
+        from trainspec.check.schema.compiled import CompiledValidator, Compiler
+        from trainspec.check.schema.jsonschema_subset import Lazy
+
+        self._schema, self._root = schema, root
+        self._json_schema: dict[str, Any] | None = dict(schema) if converted else None
+        top: Any = self._json_schema if converted else convert_node(schema, root=root, child=Lazy)
+
+        def expand(node: Mapping[str, Any]) -> Mapping[str, Any]:
+            return convert_node(node, child=Lazy)
+
+        def materialize(sub: Any) -> Any:
+            return convert(sub.node) if isinstance(sub, Lazy) else sub
+
+        self._compiled = CompiledValidator(top, Compiler(expand, materialize))
+        # jsonschema's validator, once the compiled subset did not cover the schema
+        self._fallback: Any = None if compiled else _validator_class()(self.json_schema)
+
+    @property
+    def json_schema(self) -> dict[str, Any]:
+        """The JSON Schema validated against (converted on first access: inspectable in tests)."""
+        if self._json_schema is None:
+            self._json_schema = convert(self._schema, root=self._root)
+        return self._json_schema
+
+    def _errors(self, instance: Any) -> Any:
+        if self._fallback is None:
+            from trainspec.check.schema.jsonschema_subset import Unsupported
+
+            try:
+                return self._compiled.iter_errors(instance)
+            except Unsupported:
+                self._fallback = _validator_class()(self.json_schema)
+        return self._fallback.iter_errors(instance)
 
     def validate(self, instance: Any) -> list[Diagnostic]:
         """All structural problems of ``instance`` (not only the first)."""
         out: list[Diagnostic] = []
         seen_required: set[tuple[str, str]] = set()
-        for error in self._validator.iter_errors(instance):
+        for error in self._errors(instance):
             path = list(error.absolute_path)
             if error.validator == "additionalProperties" and error.validator_value is False:
                 out.extend(_unknown_fields(error, path))

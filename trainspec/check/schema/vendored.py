@@ -73,11 +73,25 @@ class Bundle:
         return True
 
 
+_INDEXES: dict[tuple[str, int, int], Any] = {}
+
+
+def read_index(data_dir: Path = DATA_DIR) -> Any:
+    """``index.json`` of ``data_dir``, parsed (read once a process while the file is unchanged:
+    the bundles and the sources' digests both come from it). Raises OSError or ValueError."""
+    path = data_dir / INDEX
+    stat = path.stat()
+    key = (str(path), stat.st_mtime_ns, stat.st_size)
+    if key not in _INDEXES:
+        _INDEXES[key] = json.loads(path.read_text(encoding="utf-8"))
+    return _INDEXES[key]
+
+
 def bundles(data_dir: Path = DATA_DIR) -> list[Bundle]:
     """The shipped bundles as ``index.json`` lists them; ``[]`` when the data is missing or damaged
     (the check then runs without CRDs, as it did before data was shipped)."""
     try:
-        index = json.loads((data_dir / INDEX).read_text(encoding="utf-8"))
+        index = read_index(data_dir)
         if index.get("format") != FORMAT:
             return []
         return [

@@ -136,9 +136,15 @@ def _manager_problem(manager: Any) -> str | None:
 
 class _TrainJobCheck:
     def __init__(
-        self, tj: Mapping[str, Any], file: str | None, runtimes: list[RuntimeEntry], jobset_gates: Collection[str] = ()
+        self,
+        tj: Mapping[str, Any],
+        file: str | None,
+        runtimes: list[RuntimeEntry],
+        jobset_gates: Collection[str] = (),
+        memo: dict[int, Any] | None = None,
     ) -> None:
         self.tj, self.file, self.runtimes, self.jobset_gates = tj, file, runtimes, jobset_gates
+        self.memo = memo  # one check's JobSet findings per runtime, shared by its TrainJobs
         self.meta = _dict(tj.get("metadata"))
         self.spec = _dict(tj.get("spec"))
         self.out: list[Diagnostic] = []
@@ -294,6 +300,7 @@ class _TrainJobCheck:
                     runtime_checked=runtime.checked,
                     related=self.related,
                     gates=self.jobset_gates,
+                    memo=self.memo,
                 )
             )
 
@@ -314,11 +321,12 @@ def check_webhooks(
     """
     entries = runtime_index(manifests, known_runtimes)
     out: list[Diagnostic] = []
+    memo: dict[int, Any] = {}  # lives for this call: the manifests do not change meanwhile
     for file, manifest in manifests:
         if not isinstance(manifest, Mapping):
             continue
         if _is_trainer(manifest, ("TrainJob",)):
-            out.extend(_TrainJobCheck(manifest, file, entries, jobset_gates).run())
+            out.extend(_TrainJobCheck(manifest, file, entries, jobset_gates, memo).run())
         elif _is_trainer(manifest, RUNTIME_KINDS):
             out.extend(check_runtime(manifest, file, policy=policy))
             out.extend(check_runtime_jobset(manifest, file, gates=jobset_gates))

@@ -20,7 +20,6 @@ manifests) gets all of its findings reported at that TrainJob.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -123,12 +122,12 @@ def _key(value: Any) -> str:
 
 def _merge_by(node: dict[str, Any], field: str, extra: list[Any], key: str) -> None:
     """Append the entries of ``extra`` whose ``key`` ``node[field]`` lacks (a strategic merge
-    by key, as far as names go)."""
-    items = node.setdefault(field, [])
+    by key, as far as names go). ``node`` is a copy; its list is copied before it grows."""
+    items = node.get(field, [])
     if not isinstance(items, list):
         return  # a malformed list is the schema's finding
     known = {_key(_dict(item).get(key)) for item in items}
-    items.extend(e for e in extra if isinstance(e, dict) and _key(e.get(key)) not in known)
+    node[field] = [*items, *(e for e in extra if isinstance(e, dict) and _key(e.get(key)) not in known)]
 
 
 def _apply_patches(rjobs: list[dict[str, Any]], patches: list[Any]) -> None:
@@ -147,7 +146,10 @@ def _apply_patches(rjobs: list[dict[str, Any]], patches: list[Any]) -> None:
                 continue  # a malformed template is the schema's finding
             _merge_by(pod, "volumes", _list(extra.get("volumes")), "name")
             for field in ("containers", "initContainers"):
-                containers = {_key(c.get("name")): c for c in _list(pod.get(field)) if isinstance(c, dict)}
+                if not isinstance(pod.get(field), list):
+                    continue
+                pod[field] = [dict(c) if isinstance(c, dict) else c for c in pod[field]]  # copied: mounts grow
+                containers = {_key(c.get("name")): c for c in pod[field] if isinstance(c, dict)}
                 for container in _list(extra.get(field)):
                     target = containers.get(_key(_dict(container).get("name")))
                     if target is not None:
@@ -156,19 +158,27 @@ def _apply_patches(rjobs: list[dict[str, Any]], patches: list[Any]) -> None:
 
 
 def _level(node: dict[str, Any], *keys: str) -> dict[str, Any] | None:
-    """``node[k1][k2]...`` of a copied manifest, created where missing; None past a non-mapping."""
+    """``node[k1][k2]...``, each level a copy in place of the runtime's own (created where
+    missing); None past a non-mapping. ``node`` itself is a copy already."""
     for key in keys:
-        child = node.setdefault(key, {})
+        child = node.get(key, {})
         if not isinstance(child, dict):
             return None
-        node = child
+        node[key] = node = dict(child)
     return node
 
 
 def trainer_jobset_spec(runtime: Mapping[str, Any], trainjob: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The JobSet spec the Trainer controller builds from ``runtime`` (for ``trainjob``, if given)."""
+    """The JobSet spec the Trainer controller builds from ``runtime`` (for ``trainjob``, if given).
+
+    Copy on write: only the mappings and lists on the way to what the controller changes (each
+    replicatedJob's counts, the patched pods' volumes and mounts) are copied; the rest is the
+    runtime's own, so the result is read, never written.
+    """
     runtime_spec = _dict(runtime.get("spec"))
-    spec = copy.deepcopy(_dict(_dict(runtime_spec.get("template")).get("spec")))
+    spec = dict(_dict(_dict(runtime_spec.get("template")).get("spec")))
+    if isinstance(spec.get("replicatedJobs"), list):
+        spec["replicatedJobs"] = [dict(r) if isinstance(r, dict) else r for r in spec["replicatedJobs"]]
     rjobs = [r for r in _list(spec.get("replicatedJobs")) if isinstance(r, dict)]
     policy = runtime_spec.get("mlPolicy") if isinstance(runtime_spec.get("mlPolicy"), dict) else None
     tj_spec = _dict(_dict(trainjob).get("spec"))
@@ -182,11 +192,24 @@ def trainer_jobset_spec(runtime: Mapping[str, Any], trainjob: Mapping[str, Any] 
     return spec
 
 
-def _runtime_findings(runtime: Mapping[str, Any], gates: Collection[str]) -> tuple[list[Finding], list[Finding]]:
-    """(findings for any TrainJob, name findings that even the shortest TrainJob name hits)."""
+RuntimeMemo = dict[int, tuple[Mapping[str, Any], tuple[list[Finding], list[Finding]]]]
+
+
+def _runtime_findings(
+    runtime: Mapping[str, Any], gates: Collection[str], memo: RuntimeMemo | None = None
+) -> tuple[list[Finding], list[Finding]]:
+    """(findings for any TrainJob, name findings that even the shortest TrainJob name hits).
+
+    ``memo``: one check's answers by runtime (every TrainJob of a runtime asks the same question).
+    """
+    found = memo.get(id(runtime)) if memo is not None else None
+    if found is not None and found[0] is runtime:
+        return found[1]
     spec = trainer_jobset_spec(runtime)
     every = jobset_findings(spec, None, gates=gates)
     shortest = [f for f in jobset_findings(spec, SHORTEST_NAME, gates=gates) if f.depends == NAME]
+    if memo is not None:
+        memo[id(runtime)] = (runtime, (every, shortest))
     return every, shortest
 
 
@@ -229,11 +252,14 @@ def check_trainjob_jobset(
     runtime_checked: bool,
     related: tuple[Related, ...] = (),
     gates: Collection[str] = (),
+    memo: RuntimeMemo | None = None,
 ) -> list[Diagnostic]:
     """TS503 findings for the JobSet Trainer would create for ``trainjob`` from ``runtime``.
 
     ``runtime_checked``: the runtime is among the checked manifests, so what holds for every
     TrainJob is already reported there and only what this TrainJob adds is reported here.
+    ``memo``: shared by the TrainJobs of one check (a dict, for the same ``gates``), so that what
+    holds for every TrainJob of a runtime is worked out once.
     """
     meta = _dict(trainjob.get("metadata"))
     name, origin = name_for_validation(meta)
@@ -241,7 +267,7 @@ def check_trainjob_jobset(
         return []  # no name at all is a schema error
     found = jobset_findings(trainer_jobset_spec(runtime, trainjob), name, gates=gates)
     if runtime_checked:
-        every, shortest = _runtime_findings(runtime, gates)
+        every, shortest = _runtime_findings(runtime, gates, memo)
         seen = {f.key for f in (*every, *shortest)}
         found = [f for f in found if f.key not in seen]
     spec = _dict(trainjob.get("spec"))
