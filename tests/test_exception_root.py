@@ -22,6 +22,7 @@ NOT_ERRORS = {
     "trainspec.dsl.load.python.protocol._Malformed": "internal: a malformed child result, turned into a diagnostic",
     "trainspec.dsl.load.templating._Unusable": "internal: a value a template cannot print, turned into a diagnostic",
     "trainspec.dsl.load.strict_yaml.walk._Stop": "internal: abandons the current document (TS106)",
+    "trainspec.compiler.yaml_writer._Unsupported": "internal: an object left to PyYAML's dumper, never raised out",
     # signals: BaseException on purpose, so that no `except Exception` stops them
     "trainspec.stages.shard._Terminated": "a signal (SIGTERM) unwinding the stage: a BaseException by design",
     "trainspec.kfp.launch_result.Terminated": "a SystemExit (SIGTERM, the run cancelled): must pass every handler",

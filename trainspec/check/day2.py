@@ -117,21 +117,26 @@ def previous_tree(output: str, files: Mapping[str, str]) -> list[dict[str, Any]]
     the time: it is not parsed). Symbolic links are never followed; what cannot be read or parsed
     holds no object.
     """
+    return parse_objects(list(changed_files(output, files).values()))
+
+
+def changed_files(output: str, files: Mapping[str, str]) -> dict[str, bytes]:
+    """Relative path -> current bytes of the output directory's files that ``files`` writes differently."""
     import os
     from pathlib import Path
 
     from trainspec.dsl.load.safe_read import read_file
 
     root = Path(os.path.realpath(output))
-    texts: list[bytes] = []
+    changed: dict[str, bytes] = {}
     for rel, text in files.items():
         try:
             current = read_file(root / rel, follow_symlinks=False)
         except OSError:
             continue  # absent (a new file), a symlink, or unreadable: the tree's own checks say so
         if current != text.encode("utf-8"):
-            texts.append(current)
-    return parse_objects(texts)
+            changed[rel] = current
+    return changed
 
 
 def update_diagnostics(

@@ -24,61 +24,81 @@ def crd_findings(manifests: list[Manifest], source: CrdSource, target: Any) -> l
     Manifests of a group that only shipped data for another version covers are not checked;
     one TS524 warning per such bundle says so.
     """
-    from trainspec.check.api_server import check_manifest
-    from trainspec.check.crd_cache import CachedCelEngine, CachedCrdRegistry, VerdictCache, default_cache
-    from trainspec.dsl.diagnostics import Diagnostic, Severity
-    from trainspec.k8s.wellknown import TRAINER_API_VERSION
+    check = CrdCheck(source, target)
+    return [*check.check(manifests), *check.finish()]
 
-    cache = default_cache()
-    registry = CachedCrdRegistry(source.files, cache)
-    verdicts = VerdictCache(cache, registry) if cache is not None else None
-    engines: list[Any] = []
 
-    def engine() -> Any:  # built on first need: a warm verdict cache never imports cel-python
-        if not engines:
-            try:
-                engines.append(CachedCelEngine(cache))
-            except ImportError:
-                engines.append(None)  # check_cel then says once that the rules were not evaluated
-        return engines[0]
+class CrdCheck:
+    """:func:`crd_findings` over manifests given a batch at a time (a streamed check): the CRDs
+    are read and the CEL engine built once, and what concerns all batches is said once at the end."""
 
-    out: list[Diagnostic] = list(registry.problems)
-    trainjob_crd = registry.lookup(TRAINER_API_VERSION, "TrainJob")
-    skip_trainjobs = False
-    if trainjob_crd is not None:
-        fields = ((trainjob_crd.schema.get("properties") or {}).get("spec") or {}).get("properties") or {}
-        if ("runtimePatches" in fields) != target.runtime_patches:
-            skip_trainjobs = True
-            out.append(
-                Diagnostic(
-                    code=codes.CRDS_TARGET_MISMATCH,
-                    severity=Severity.WARNING,
-                    file=trainjob_crd.source,
-                    message=f"the TrainJob CRD here is for Trainer "
-                    f"{'2.2+' if 'runtimePatches' in fields else '2.1'} but the target is "
-                    f"{target}: TrainJobs are not checked against it",
-                    hint="pass the CRDs of the target Trainer version with --crds",
+    def __init__(self, source: CrdSource, target: Any) -> None:
+        from trainspec.check.crd_cache import CachedCrdRegistry, VerdictCache, default_cache
+        from trainspec.dsl.diagnostics import Diagnostic, Severity
+        from trainspec.k8s.wellknown import TRAINER_API_VERSION
+
+        self.source, self.target = source, target
+        self.cache = default_cache()
+        self.registry = CachedCrdRegistry(source.files, self.cache)
+        self.verdicts = VerdictCache(self.cache, self.registry) if self.cache is not None else None
+        self.engines: list[Any] = []
+        self.first: list[Diagnostic] = list(self.registry.problems)
+        self.unchecked: dict[str, set[str]] = {}  # group -> kinds left alone
+        trainjob_crd = self.registry.lookup(TRAINER_API_VERSION, "TrainJob")
+        self.skip_trainjobs = False
+        if trainjob_crd is not None:
+            fields = ((trainjob_crd.schema.get("properties") or {}).get("spec") or {}).get("properties") or {}
+            if ("runtimePatches" in fields) != target.runtime_patches:
+                self.skip_trainjobs = True
+                self.first.append(
+                    Diagnostic(
+                        code=codes.CRDS_TARGET_MISMATCH,
+                        severity=Severity.WARNING,
+                        file=trainjob_crd.source,
+                        message=f"the TrainJob CRD here is for Trainer "
+                        f"{'2.2+' if 'runtimePatches' in fields else '2.1'} but the target is "
+                        f"{target}: TrainJobs are not checked against it",
+                        hint="pass the CRDs of the target Trainer version with --crds",
+                    )
                 )
-            )
-    skipped = source.skipped_groups
-    by_key = {m.key: m for m in manifests}
-    unchecked: dict[str, set[str]] = {}  # group -> kinds left alone
-    for manifest in manifests:
-        if skip_trainjobs and manifest.kind == "TrainJob":
-            continue
-        if manifest.group in skipped:
-            unchecked.setdefault(manifest.group, set()).add(manifest.kind)
-            continue
-        found = verdicts.get(manifest.data) if verdicts is not None else None
-        if found is None:
-            found = check_manifest(manifest.data, registry, engine=engine())
-            if verdicts is not None:
-                verdicts.put(manifest.data, found)
-        out.extend(relocate([replace(d, file=manifest.key) for d in found], by_key))
-    for flushable in (*engines, verdicts):
-        if flushable is not None:
-            flushable.flush()
-    return out + _other_version_warnings(source, unchecked, target)
+
+    def _engine(self) -> Any:  # built on first need: a warm verdict cache never imports cel-python
+        from trainspec.check.crd_cache import CachedCelEngine
+
+        if not self.engines:
+            try:
+                self.engines.append(CachedCelEngine(self.cache))
+            except ImportError:
+                self.engines.append(None)  # check_cel then says once that the rules were not evaluated
+        return self.engines[0]
+
+    def check(self, manifests: list[Manifest]) -> list[Any]:
+        """The findings of ``manifests``, placed."""
+        from trainspec.check.api_server import check_manifest
+
+        skipped = self.source.skipped_groups
+        by_key = {m.key: m for m in manifests}
+        out: list[Any] = []
+        for manifest in manifests:
+            if self.skip_trainjobs and manifest.kind == "TrainJob":
+                continue
+            if manifest.group in skipped:
+                self.unchecked.setdefault(manifest.group, set()).add(manifest.kind)
+                continue
+            found = self.verdicts.get(manifest.data) if self.verdicts is not None else None
+            if found is None:
+                found = check_manifest(manifest.data, self.registry, engine=self._engine())
+                if self.verdicts is not None:
+                    self.verdicts.put(manifest.data, found)
+            out.extend(relocate([replace(d, file=manifest.key) for d in found], by_key))
+        return out
+
+    def finish(self) -> list[Any]:
+        """What concerns every manifest checked (the CRDs' own problems, versions); the caches written."""
+        for flushable in (*self.engines, self.verdicts):
+            if flushable is not None:
+                flushable.flush()
+        return [*self.first, *_other_version_warnings(self.source, self.unchecked, self.target)]
 
 
 def _other_version_warnings(source: CrdSource, unchecked: dict[str, set[str]], target: Any) -> list[Any]:

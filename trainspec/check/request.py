@@ -124,6 +124,26 @@ def run_check(request: CheckRequest) -> CheckReport:
     problems = missing_paths(request)
     if problems:
         raise CheckUsageError("; ".join(problems))
+    cluster = None
+    if request.cluster:
+        from trainspec.kueue.cluster_files import load_cluster
+
+        cluster = load_cluster(list(request.cluster))
+    if request.previous is None and all(isinstance(p, (str, os.PathLike)) for p in request.paths):
+        # A repository of any size: its job files compiled and checked a batch at a time.
+        from trainspec.check.batch_check import run_streamed_check
+
+        streamed = run_streamed_check(
+            [os.fspath(p) for p in request.paths], pipeline_options(request), request.crds, cluster
+        )
+        if streamed is not None:
+            result, sink = streamed
+            found = [*result.diagnostics, *(cluster.problems if cluster else ())]
+            found += sink.check_crds(cluster_manifests(cluster))
+            found += sink.finish()
+            ordered = tuple(sorted(dict.fromkeys(found), key=Diagnostic.sort_key))
+            count = result.files + (len({o.file for o in cluster.objects}) if cluster else 0)
+            return CheckReport(ordered, count, sink.source or CrdSource(), result)
     result = run(list(request.paths), pipeline_options(request))
     target = result.target
     if target is None:  # the pipeline resolves one whenever it gets that far; else the default pair
@@ -135,11 +155,7 @@ def run_check(request: CheckRequest) -> CheckReport:
     # The load pass already told trainspec's documents from the others (and parsed them).
     manifests += foreign_manifests(result)
 
-    cluster = None
-    if request.cluster:
-        from trainspec.kueue.cluster_files import load_cluster
-
-        cluster = load_cluster(list(request.cluster))
+    if cluster is not None:
         diagnostics += cluster.problems
     source = resolve_crds(request.crds, target)
     if source.files or source.other:  # other: the shipped data for another version says it was not used

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from trainspec.compiler.pipeline import CompileResult, Options, Stop
+    from trainspec.compiler.streaming import Sink
     from trainspec.dsl.load.strict_yaml import LoadLimits
 
 _DEFAULT_TARGET = "trainer=2.3,kueue=0.19"
@@ -151,6 +152,14 @@ def compile_args(args: argparse.Namespace, stop: Stop, paths: list[str] | None =
     from trainspec.compiler.pipeline import run
 
     return run(args.paths if paths is None else paths, pipeline_options(args, stop, **extra))
+
+
+def compile_streamed(args: argparse.Namespace, stop: Stop, sink: Sink | None = None, **extra: Any) -> CompileResult:
+    """Run the pipeline for a command over a repository of any size: job-only files in batches,
+    their outputs handed to ``sink`` (trainspec.compiler.streaming)."""
+    from trainspec.compiler.streaming import run_streamed
+
+    return run_streamed(args.paths, pipeline_options(args, stop, **extra), sink)
 
 
 def report_foreign(result: CompileResult, args: argparse.Namespace, stream: TextIO) -> None:

@@ -66,17 +66,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from trainspec.cli import report
-    from trainspec.cli.common import compile_args, report_foreign
+    from trainspec.cli.common import compile_streamed, report_foreign
+    from trainspec.compiler.output_sinks import SpilledStream, TreeTexts
     from trainspec.compiler.pipeline import Stop
     from trainspec.dsl.diagnostics import escape_text
     from trainspec.progress import Progress, pass_reporter
 
     to_dir = args.output != "-"
+    # Each output is rendered as its batch of specs is lowered (flat memory at any repository size):
+    # a tree's files kept as text for the tree writer, a stream spilled to a temporary file.
+    sink = TreeTexts(args.output) if to_dir else SpilledStream()
     # On a terminal, thousands of specs show which pass the compile is in; piped output stays clean.
     with Progress("compiling") as progress:
-        result = compile_args(
+        result = compile_streamed(
             args,
-            Stop.EMIT if to_dir else Stop.LOWER,
+            Stop.LOWER,
+            sink,
             gitops=args.gitops,
             output=args.output if to_dir else None,
             progress=pass_reporter(progress, PASS_LABELS),
@@ -88,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     # No spec at all is an error (TS418) for an output directory, whose files it would all prune; an
     # empty stream is what validate says of the same inputs (nothing), and kubectl refuses to apply it.
-    no_spec = [] if result.specs or not to_dir else [_no_spec(args, result)]
+    no_spec = [] if result.specs or result.streamed or not to_dir else [_no_spec(args, result)]
     if result.diagnostics or no_spec:
         report.write([*result.diagnostics, *no_spec], sys.stderr, args.format)
     if args.output == "-" and args.check:
@@ -98,24 +103,37 @@ def run(args: argparse.Namespace) -> int:
         if to_dir:
             print(f"trainspec compile: {escape_text(args.output)} was left as it was", file=sys.stderr)
         return 1
-    if args.output == "-":
-        sys.stdout.write(result.to_yaml())
-        return 0
-    from trainspec.compiler.outtree import emit_directory
+    with sink:
+        if isinstance(sink, SpilledStream):
+            sink.write_to(sys.stdout)
+            return 0
+        return _write_tree(args, result, sink)
 
+
+def _write_tree(args: argparse.Namespace, result: Any, sink: Any) -> int:
+    """Day 2's checks over the directory's current files, then the tree written as a whole."""
+    from trainspec.check.day2 import changed_files, parse_objects, run_notes, update_diagnostics
+    from trainspec.check.manifests import compiled_manifests
+    from trainspec.cli import report
+    from trainspec.compiler.outtree import emit_directory
+    from trainspec.dsl.diagnostics import escape_text
+
+    files_text = sink.files(result.gitops)
     project = result.project_spec
     inputs = [
         *args.paths,
         *(args.values or ()),
         *(s.file for s in result.specs),
+        *sink.sources(),  # a streamed run's spec files, from the files compiled from them
         *([project.file] if project is not None else []),
     ]
-    from trainspec.check.day2 import previous_tree, run_notes, update_diagnostics
-    from trainspec.check.manifests import compiled_manifests
-
     # Day 2: the objects the tree holds now are what the cluster has; an update it would refuse
     # stops the compile before anything is written (and fails --check).
-    previous = previous_tree(args.output, result.files_text)
+    changed = changed_files(args.output, files_text)
+    previous = parse_objects(list(changed.values()))
+    if previous and result.streamed:
+        # A streamed run kept no objects: compile again only what the changed files come from.
+        result = _compiled_again(args, result, sink.sources(list(changed)))
     manifests = compiled_manifests(result) if previous else []
     refused = update_diagnostics(result, previous, manifests) if previous else []
     if refused:
@@ -125,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
             return 1
     outcome = emit_directory(
         args.output,
-        result.files_text,
+        files_text,
         inputs=inputs,
         check=args.check,
         force=args.force,
@@ -140,6 +158,15 @@ def run(args: argparse.Namespace) -> int:
     if outcome.diagnostics:
         report.write(outcome.diagnostics, sys.stderr, args.format)
     return outcome.exit_code
+
+
+def _compiled_again(args: argparse.Namespace, streamed: Any, sources: list[str]) -> Any:
+    """A whole run over the files the streamed run read whole (runtimes, project) and ``sources``."""
+    from trainspec.cli.common import compile_args
+    from trainspec.compiler.pipeline import Stop
+
+    paths = sorted({*(s.file for s in streamed.specs), *sources})
+    return compile_args(args, Stop.LOWER, paths, gitops=args.gitops, output=args.output, ladder=args.ladder)
 
 
 def _no_spec(args: argparse.Namespace, result: Any) -> Diagnostic:

@@ -37,8 +37,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _side(args: argparse.Namespace, paths: list[str], project: Any = None) -> Any:
-    """Compile one side: its own nearest project file unless --project/--no-project say otherwise."""
+def _side(args: argparse.Namespace, paths: list[str], project: Any = None, sink: Any = None) -> Any:
+    """Compile one side: its own nearest project file unless --project/--no-project say otherwise.
+
+    With ``sink`` (a :class:`~trainspec.diff.job_digests.DiffSink`), a repository's job files are
+    compiled a batch at a time and the sink keeps a digest per job.
+    """
     from pathlib import Path
 
     from trainspec.cli.common import pipeline_options, project_choice
@@ -51,7 +55,31 @@ def _side(args: argparse.Namespace, paths: list[str], project: Any = None) -> An
     if choice is DISCOVER and paths:
         first = Path(paths[0])
         start = str(first if first.is_dir() else first.parent)
-    return run(paths, pipeline_options(args, Stop.LOWER, project=choice, cwd=start))
+    options = pipeline_options(args, Stop.LOWER, project=choice, cwd=start)
+    if sink is None:
+        return run(paths, options)
+    from trainspec.compiler.streaming import run_streamed
+
+    return run_streamed(paths, options, sink)
+
+
+def _again(args: argparse.Namespace, old: Any, old_jobs: Any, new: Any, new_jobs: Any) -> tuple[Any, Any]:
+    """Streamed sides kept digests only: compile again, as a whole, what :func:`diff_results` must see."""
+    from trainspec.diff.job_digests import changed_files
+
+    old_files, new_files = changed_files(old, old_jobs, new, new_jobs)
+    sides = []
+    for side, files in ((old, old_files), (new, new_files)):
+        again = _side(args, files, project=side.project_spec.file if side.project_spec is not None else _NONE)
+        # What the whole side read and said (--verbose lists its foreign documents) stays the side's.
+        again.foreign, again.diagnostics, again.files = side.foreign, side.diagnostics, side.files
+        sides.append(again)
+    return sides[0], sides[1]
+
+
+def _streamed(*sides: Any) -> bool:
+    """Whether a side was read in batches (its result holds no plans for those) and all compiled."""
+    return any(side.streamed_files for side in sides) and not any(d.is_error for s in sides for d in s.diagnostics)
 
 
 def _nearest_project(path: str) -> str | None:
@@ -94,22 +122,31 @@ def run(args: argparse.Namespace) -> int:
         said = "with --git, the paths name files at REF and here" if args.git else "it can be read only once"
         print(f"trainspec diff: `-` (standard input) is one side at most: {said}", file=sys.stderr)
         return EXIT_FAILED
+    from trainspec.diff.job_digests import DiffSink
+
+    old_jobs, new_jobs = DiffSink(), DiffSink()
     if args.git:
         paths = args.paths or ["."]
         project = None if args.no_project else (args.project or _nearest_project(paths[0]))
+        new = _side(args, paths, project=project if project else _NONE, sink=new_jobs)
         try:
             with export_ref(args.git, paths, Path.cwd(), Path(project) if project else None) as exported:
                 old_paths = [str(p) for p in exported.paths if p is not None]
                 # No path existed at the ref: an empty side, so every job shows up as added.
-                old = _side(args, old_paths, project=str(exported.project) if exported.project else _NONE)
+                old = _side(
+                    args, old_paths, project=str(exported.project) if exported.project else _NONE, sink=old_jobs
+                )
+                if _streamed(old, new):  # while the exported tree is there
+                    old, new = _again(args, old, old_jobs, new, new_jobs)
                 old.diagnostics = _relocate(old.diagnostics, str(exported.root), args.git)
         except GitError as exc:
             print(f"trainspec diff: {exc}", file=sys.stderr)
             return EXIT_FAILED
-        new = _side(args, paths, project=project if project else _NONE)
     else:
-        old = _side(args, [args.paths[0]])
-        new = _side(args, [args.paths[1]])
+        old = _side(args, [args.paths[0]], sink=old_jobs)
+        new = _side(args, [args.paths[1]], sink=new_jobs)
+        if _streamed(old, new):
+            old, new = _again(args, old, old_jobs, new, new_jobs)
     from trainspec.cli.common import report_foreign
 
     for result in (old, new):  # --verbose: the documents each side left alone

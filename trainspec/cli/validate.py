@@ -15,11 +15,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from trainspec.cli import report
-    from trainspec.cli.common import compile_args, report_foreign
+    from trainspec.cli.common import compile_streamed, report_foreign
     from trainspec.compiler.pipeline import Stop
 
-    # The same passes as compile, stopped before lowering: every rule runs, nothing is built.
-    result = compile_args(args, Stop.VALIDATE)
+    # The same passes as compile, stopped before lowering: every rule runs, nothing is built. A
+    # repository's job files go through them a batch at a time (flat memory at any size).
+    result = compile_streamed(args, Stop.VALIDATE)
     report_foreign(result, args, sys.stdout)
     report.write(result.diagnostics, sys.stdout, args.format, files=result.files, quiet=args.quiet)
     return 0 if result.ok else 1

@@ -17,7 +17,7 @@ import yaml
 
 from trainspec.compiler.outtree.marker import seal
 from trainspec.compiler.passes.products import Output
-from trainspec.compiler.yaml_writer import AMBIGUOUS, render
+from trainspec.compiler.yaml_writer import AMBIGUOUS, Writer
 from trainspec.dsl.diagnostics import escape_text
 from trainspec.k8s import Resource, to_dict
 from trainspec.k8s.wellknown import (
@@ -60,15 +60,19 @@ def _represent_str(dumper: Any, value: str) -> Any:
 _Dumper.add_representer(str, _represent_str)
 
 
-def dump_objects(objects: list[dict[str, Any]]) -> str:
-    """A YAML stream of plain objects, in order; no control or bidi character is written raw."""
-    return "---\n".join(_dump(obj) for obj in objects)
+def dump_objects(objects: list[dict[str, Any]], writer: Writer | None = None) -> str:
+    """A YAML stream of plain objects, in order; no control or bidi character is written raw.
+
+    ``writer``: the run's (its caches serve every file of the run); None: a new one.
+    """
+    writer = writer or Writer()
+    return "---\n".join(_dump(obj, writer) for obj in objects)
 
 
-def _dump(obj: dict[str, Any]) -> str:
+def _dump(obj: dict[str, Any], writer: Writer) -> str:
     # The writer renders what the compiler emits as this dumper would, byte for byte, at a fraction
     # of the cost (PyYAML's representer runs in Python); it leaves anything unusual to the dumper.
-    fast = render(obj)
+    fast = writer.render(obj)
     if fast is not None:
         return fast
     text: str = yaml.dump(
@@ -128,14 +132,20 @@ def _argocd_annotations(obj: dict[str, Any]) -> list[tuple[str, str]]:
     return found
 
 
-def render_output(output: Output, *, gitops: str | None = None, root: str | os.PathLike[str] | None = None) -> str:
+def render_output(
+    output: Output,
+    *,
+    gitops: str | None = None,
+    root: str | os.PathLike[str] | None = None,
+    writer: Writer | None = None,
+) -> str:
     """One output file's text: the header naming its specs, then its objects.
 
     With ``root`` (the output directory), sources are named relative to it (``../specs/a.yaml``):
     ``Output.sources`` are relative to the working directory, which must not change the bytes.
     """
     sources = output.sources if root is None else tuple(relative_source(s, root) for s in output.sources)
-    return seal(header_line(sources), dump_objects(manifest_dicts(output.objects, gitops=gitops)))
+    return seal(header_line(sources), dump_objects(manifest_dicts(output.objects, gitops=gitops), writer))
 
 
 def header_line(sources: tuple[str, ...] | list[str]) -> str:
@@ -168,17 +178,24 @@ def render_tree(
 
     ``root`` is the output directory the files are for (headers name sources relative to it).
     """
-    files = {out.path: render_output(out, gitops=gitops, root=root) for out in outputs}
+    writer = Writer()
+    files = {out.path: render_output(out, gitops=gitops, root=root, writer=writer) for out in outputs}
     if gitops is None:
-        # For kubectl apply -k. The GitOps controllers read the directory without one (Argo CD's
-        # directory source with recurse, Flux generates its own), and a list of every file would
-        # make two pull requests that add neighbouring jobs conflict.
-        ordered = [out.path for out in sorted(outputs, key=lambda o: (o.wave, o.path))]
-        body = yaml.dump(
-            {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": ordered},
-            Dumper=_Dumper,
-            sort_keys=False,
-            default_flow_style=False,
-        )
-        files[KUSTOMIZATION] = seal(HEADER.format(sources="the specs"), body)
+        files[KUSTOMIZATION] = kustomization([out.path for out in sorted(outputs, key=lambda o: (o.wave, o.path))])
     return dict(sorted(files.items()))
+
+
+def kustomization(paths: list[str]) -> str:
+    """The tree's ``kustomization.yaml`` listing ``paths`` (in apply order), for ``kubectl apply -k``.
+
+    Only without ``--gitops``: the GitOps controllers read the directory without one (Argo CD's
+    directory source with recurse, Flux generates its own), and a list of every file would make
+    two pull requests that add neighbouring jobs conflict.
+    """
+    body = yaml.dump(
+        {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": paths},
+        Dumper=_Dumper,
+        sort_keys=False,
+        default_flow_style=False,
+    )
+    return seal(HEADER.format(sources="the specs"), body)

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from trainspec.compiler.passes import (
@@ -87,6 +88,11 @@ class CompileResult(Record, frozen=False):
     passes: tuple[str, ...] = ()
     #: The GitOps controller the tree is for: ``--gitops`` over the project's ``spec.gitops``.
     gitops: str | None = None
+    #: A streamed run (trainspec.compiler.streaming): how many job specs it read in batches and
+    #: let go; their objects went to the run's sink, not to ``outputs``, ``plans`` or ``specs``.
+    streamed: int = 0
+    #: ... and how many files it read in batches (manifests among them).
+    streamed_files: int = 0
 
     @property
     def ok(self) -> bool:
@@ -132,32 +138,47 @@ def run(inputs: Iterable[str | os.PathLike[str] | Any] = (), options: Options | 
     files as far as ``options.stop`` and the absence of errors allow.
     """
     options = options or Options()
-    product: Product = sources(inputs)
+    with collector_tuned():
+        reached, found, ran = run_passes(sources(inputs), options)
+    return result_of(reached, sorted(dict.fromkeys(found), key=Diagnostic.sort_key), ran)
+
+
+def run_passes(product: Product, options: Options) -> tuple[list[Product], list[Diagnostic], tuple[str, ...]]:
+    """:data:`PASSES` from ``product`` (a :class:`Sources`) up to ``options.stop``: the products
+    reached, every diagnostic in pass order, and the passes that ran."""
     reached: list[Product] = []
     found: list[Diagnostic] = []
     ran: list[str] = []
-    # A run builds many long-lived objects and no reference cycles (tests/compiler/
-    # test_no_reference_cycles.py); at the default thresholds the collector's full passes walk that
-    # growing heap again and again (10,000 specs cost 1.2x more per spec than 1,000). Collection
-    # stays on, rarer for the young generation, and the caller's thresholds come back after.
+    for index, step in enumerate(PASSES):
+        if step.needs_clean and has_errors(found):
+            break
+        if options.progress is not None:
+            options.progress(step.name, index, len(PASSES))
+        product = step.run(product, options)
+        reached.append(product)
+        found += product.diagnostics
+        ran.append(step.name)
+        if step.name == options.stop.value:
+            break
+    return reached, found, tuple(ran)
+
+
+@contextmanager
+def collector_tuned() -> Iterator[None]:
+    """Rarer young-generation collections while a run builds its products.
+
+    A run builds many long-lived objects and no reference cycles (tests/compiler/
+    test_no_reference_cycles.py); at the default thresholds the collector's full passes walk that
+    growing heap again and again (10,000 specs cost 1.2x more per spec than 1,000). Collection
+    stays on, and the caller's thresholds come back after.
+    """
     thresholds = gc.get_threshold()
     if thresholds[0]:  # 0: collection is off, leave it so
         gc.set_threshold(max(thresholds[0], _GC_THRESHOLD), *thresholds[1:])
     try:
-        for index, step in enumerate(PASSES):
-            if step.needs_clean and has_errors(found):
-                break
-            if options.progress is not None:
-                options.progress(step.name, index, len(PASSES))
-            product = step.run(product, options)
-            reached.append(product)
-            found += product.diagnostics
-            ran.append(step.name)
-            if step.name == options.stop.value:
-                break
+        yield
     finally:
         gc.set_threshold(*thresholds)
-    return _result(reached, sorted(dict.fromkeys(found), key=Diagnostic.sort_key), tuple(ran))
 
 
 #: Allocations between young-generation collections during a run (CPython's default is 700).
@@ -189,8 +210,9 @@ def _python_origin(spec: Any) -> Any:
     return Mark(*created) if created else Mark(1, 1)
 
 
-def _result(reached: list[Product], diagnostics: list[Diagnostic], passes: tuple[str, ...]) -> CompileResult:
-    """The public result, from the products the run reached (no objects or files after an error)."""
+def result_of(reached: list[Product], diagnostics: list[Diagnostic], passes: tuple[str, ...]) -> CompileResult:
+    """The public result, from the products a run reached (``diagnostics`` sorted; no objects or
+    files after an error)."""
     last = {type(product): product for product in reached}
     loaded, projected = last.get(Loaded), last.get(Projected)
     planned, lowered, rendered = last.get(Planned), last.get(Lowered), last.get(Rendered)

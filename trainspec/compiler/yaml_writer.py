@@ -31,7 +31,7 @@ from typing import Any
 
 from yaml.resolver import Resolver
 
-__all__ = ["AMBIGUOUS", "render"]
+__all__ = ["AMBIGUOUS", "Writer", "render"]
 
 # Strings any YAML reader (1.1 or 1.2, PyYAML or Go) could take for a number, boolean or null.
 # PyYAML quotes only what *it* would misread; kubectl's parser also reads 3e-4 as a float. The
@@ -70,123 +70,147 @@ _STR = Resolver.DEFAULT_SCALAR_TAG
 _FLOAT = "tag:yaml.org,2002:float"
 _IMPLICIT: dict[Any, list[tuple[str, re.Pattern[str]]]] = Resolver.yaml_implicit_resolvers
 
-# Rendered scalars by string: names, images and field values repeat across objects. Bounded in
-# entries and in the length of what is kept (a long string is checked in one regex pass anyway), so
-# a long run's memory does not grow with the number of distinct strings it wrote.
-_CACHE_SIZE = 1 << 15
+# Rendered scalars by string (names, images and field values repeat across objects), per writer.
+# Bounded in entries and in the length of what is kept (a long string is checked in one regex pass
+# anyway), so a long run's memory does not grow with the number of distinct strings it wrote.
+_CACHE_SIZE = 1 << 12
 _CACHED_LENGTH = 256
-_values: dict[str, str] = {}
-_keys: dict[str, str] = {}
-# Indentation strings, made once.
+# Indentation strings.
 _DEEP = 64
-_PADS = [" " * n for n in range(_DEEP)]
+_PADS = tuple(" " * n for n in range(_DEEP))
 
 
 class _Unsupported(Exception):
     """The object holds something this writer leaves to the dumper."""
 
 
-def render(obj: Any) -> str | None:
-    """``obj`` (a dict) as PyYAML's block-style document text, or None where the dumper must write it.
+class Writer:
+    """Writes documents as PyYAML's dumper would; keeps the scalars it rendered for the next ones.
 
-    The text is what the compiler's dumper writes with ``sort_keys=False``, ``allow_unicode=True``
-    and a width of ``1 << 16``.
+    One writer serves one run (a stream, a tree, a streamed compile's batches): its caches live
+    as long as it does and never exceed :data:`_CACHE_SIZE` entries each.
     """
-    if type(obj) is not dict:
-        return None
-    if not obj:
-        return "{}\n"
-    out: list[str] = []
-    seen: list[Any] = []
-    try:
-        _mapping(obj, 0, "", out, seen)
-    except (_Unsupported, RecursionError):
-        return None  # RecursionError: nested deeper than the interpreter allows, or a cycle
-    # A container met twice is written by the representer as an alias of the first (&id001, *id001).
-    # ``seen`` holds every container to the end, so no id is reused during the walk.
-    if len(set(map(id, seen))) != len(seen):
-        return None
-    return "".join(out)
+
+    __slots__ = ("_keys", "_values")
+
+    def __init__(self) -> None:
+        self._values: dict[str, str] = {}
+        self._keys: dict[str, str] = {}
+
+    def render(self, obj: Any) -> str | None:
+        """``obj`` (a dict) as PyYAML's block-style document text, or None where the dumper must write it.
+
+        The text is what the compiler's dumper writes with ``sort_keys=False``, ``allow_unicode=True``
+        and a width of ``1 << 16``.
+        """
+        if type(obj) is not dict:
+            return None
+        if not obj:
+            return "{}\n"
+        out: list[str] = []
+        seen: list[Any] = []
+        try:
+            self._mapping(obj, 0, "", out, seen)
+        except (_Unsupported, RecursionError):
+            return None  # RecursionError: nested deeper than the interpreter allows, or a cycle
+        # A container met twice is written by the representer as an alias of the first (&id001, *id001).
+        # ``seen`` holds every container to the end, so no id is reused during the walk.
+        if len(set(map(id, seen))) != len(seen):
+            return None
+        return "".join(out)
+
+    def _mapping(self, node: dict[Any, Any], indent: int, lead: str, out: list[str], seen: list[Any]) -> None:
+        """Write a non-empty mapping whose keys are at column ``indent``; ``lead`` starts its first line."""
+        seen.append(node)
+        pad = _PADS[indent] if indent < _DEEP else " " * indent
+        keys, values = self._keys, self._values
+        for key, value in node.items():
+            text = keys.get(key) if type(key) is str else None
+            if text is None:
+                text = _remember(keys, key, _key(key))
+            kind = type(value)
+            if kind is str:
+                scalar = values.get(value)
+                if scalar is None:
+                    scalar = self._value(value)
+                if scalar:
+                    out.append(f"{lead}{text} {scalar}\n")
+                else:
+                    out.append(f"{lead}{text} {_block(value, indent + 2)}")
+            elif kind is dict:
+                if value:
+                    out.append(f"{lead}{text}\n")
+                    self._mapping(value, indent + 2, pad + "  ", out, seen)
+                else:
+                    seen.append(value)
+                    out.append(f"{lead}{text} {{}}\n")
+            elif kind is list:
+                if value:
+                    out.append(f"{lead}{text}\n")
+                    self._sequence(value, indent, pad, out, seen)  # under a key, a sequence is not indented
+                else:
+                    seen.append(value)
+                    out.append(f"{lead}{text} []\n")
+            else:
+                out.append(f"{lead}{text} {_other(value)}\n")
+            lead = pad
+
+    def _sequence(self, node: list[Any], indent: int, lead: str, out: list[str], seen: list[Any]) -> None:
+        """Write a non-empty sequence whose dashes are at column ``indent``; ``lead`` starts its first line."""
+        seen.append(node)
+        pad = _PADS[indent] if indent < _DEEP else " " * indent
+        inner = indent + 2
+        values = self._values
+        for item in node:
+            prefix = f"{lead}- "
+            kind = type(item)
+            if kind is str:
+                scalar = values.get(item)
+                if scalar is None:
+                    scalar = self._value(item)
+                if scalar:
+                    out.append(f"{prefix}{scalar}\n")
+                else:
+                    out.append(f"{prefix}{_block(item, inner)}")
+            elif kind is dict:
+                if item:
+                    self._mapping(item, inner, prefix, out, seen)  # the first key shares the dash's line
+                else:
+                    seen.append(item)
+                    out.append(f"{prefix}{{}}\n")
+            elif kind is list:
+                if item:
+                    self._sequence(item, inner, prefix, out, seen)
+                else:
+                    seen.append(item)
+                    out.append(f"{prefix}[]\n")
+            else:
+                out.append(f"{prefix}{_other(item)}\n")
+            lead = pad
+
+    def _value(self, value: str) -> str:
+        """A string value's text, or "" for a literal block (its text depends on the indentation)."""
+        text = _value(value)
+        return _remember(self._values, value, text) if len(value) <= _CACHED_LENGTH else text
 
 
-def _mapping(node: dict[Any, Any], indent: int, lead: str, out: list[str], seen: list[Any]) -> None:
-    """Write a non-empty mapping whose keys are at column ``indent``; ``lead`` starts its first line."""
-    seen.append(node)
-    pad = _PADS[indent] if indent < _DEEP else " " * indent
-    for key, value in node.items():
-        text = _keys.get(key) if type(key) is str else None
-        if text is None:
-            text = _key(key)
-        kind = type(value)
-        if kind is str:
-            scalar = _values.get(value)
-            if scalar is None:
-                scalar = _value(value)
-            if scalar:
-                out.append(f"{lead}{text} {scalar}\n")
-            else:
-                out.append(f"{lead}{text} {_block(value, indent + 2)}")
-        elif kind is dict:
-            if value:
-                out.append(f"{lead}{text}\n")
-                _mapping(value, indent + 2, pad + "  ", out, seen)
-            else:
-                seen.append(value)
-                out.append(f"{lead}{text} {{}}\n")
-        elif kind is list:
-            if value:
-                out.append(f"{lead}{text}\n")
-                _sequence(value, indent, pad, out, seen)  # under a key, a sequence is not indented
-            else:
-                seen.append(value)
-                out.append(f"{lead}{text} []\n")
-        else:
-            out.append(f"{lead}{text} {_other(value)}\n")
-        lead = pad
+def render(obj: Any) -> str | None:
+    """:meth:`Writer.render` with a writer of its own (one document; a run keeps one writer)."""
+    return Writer().render(obj)
 
 
-def _sequence(node: list[Any], indent: int, lead: str, out: list[str], seen: list[Any]) -> None:
-    """Write a non-empty sequence whose dashes are at column ``indent``; ``lead`` starts its first line."""
-    seen.append(node)
-    pad = _PADS[indent] if indent < _DEEP else " " * indent
-    inner = indent + 2
-    for item in node:
-        prefix = f"{lead}- "
-        kind = type(item)
-        if kind is str:
-            scalar = _values.get(item)
-            if scalar is None:
-                scalar = _value(item)
-            if scalar:
-                out.append(f"{prefix}{scalar}\n")
-            else:
-                out.append(f"{prefix}{_block(item, inner)}")
-        elif kind is dict:
-            if item:
-                _mapping(item, inner, prefix, out, seen)  # the first key shares the dash's line
-            else:
-                seen.append(item)
-                out.append(f"{prefix}{{}}\n")
-        elif kind is list:
-            if item:
-                _sequence(item, inner, prefix, out, seen)
-            else:
-                seen.append(item)
-                out.append(f"{prefix}[]\n")
-        else:
-            out.append(f"{prefix}{_other(item)}\n")
-        lead = pad
+def _remember(cache: dict[str, str], key: str, text: str) -> str:
+    if len(cache) >= _CACHE_SIZE:
+        cache.clear()
+    cache[key] = text
+    return text
 
 
 def _key(key: Any) -> str:
     """A mapping key with its colon: a short single-line string, plain or single-quoted."""
     if type(key) is not str or not key or len(key.encode("utf-8")) > _LONGEST_KEY or "\n" in key:
         raise _Unsupported  # the dumper's own; empty keys are complex keys to PyYAML's emitter
-    text = _inline(key) + ":"
-    if len(_keys) >= _CACHE_SIZE:
-        _keys.clear()
-    _keys[key] = text
-    return text
+    return _inline(key) + ":"
 
 
 def _value(value: str) -> str:
@@ -194,14 +218,8 @@ def _value(value: str) -> str:
     if "\n" in value:
         if not _BLOCK.fullmatch(value) or value.endswith("\n\n") or value == "\n":
             raise _Unsupported  # double-quoted, or keep-chomping "|+" (which may end the stream with "...")
-        text = ""
-    else:
-        text = _inline(value)
-    if len(value) <= _CACHED_LENGTH:
-        if len(_values) >= _CACHE_SIZE:
-            _values.clear()
-        _values[value] = text
-    return text
+        return ""
+    return _inline(value)
 
 
 def _inline(value: str) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import posixpath
 import stat
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,7 +54,7 @@ class LostClaim:
 class TreePlan:
     """What replacing the tree with a compile's files would do. See :func:`plan_tree`."""
 
-    files: dict[str, bytes]
+    files: Mapping[str, bytes]
     marker: bytes
     old: dict[str, Entry]
     added: list[str] = field(default_factory=list)
@@ -115,6 +115,30 @@ def scan(root: Path) -> dict[str, Entry]:
     return out
 
 
+class EncodedFiles(Mapping[str, bytes]):
+    """``files`` (relative path -> text) as bytes, sorted by path, encoded when read.
+
+    A compile's files may be read back from a spill file one at a time
+    (trainspec.compiler.output_sinks): encoding them all up front would hold the tree in memory.
+    """
+
+    def __init__(self, files: Mapping[str, str]) -> None:
+        self._files = files
+        self._order = sorted(files)
+
+    def __getitem__(self, rel: str) -> bytes:
+        return self._files[rel].encode("utf-8")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._order)
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __contains__(self, rel: object) -> bool:
+        return rel in self._files
+
+
 def plan_tree(
     root: Path, files: Mapping[str, str], marker: Marker | None, *, expected_mode: int | None = None
 ) -> TreePlan:
@@ -129,7 +153,7 @@ def plan_tree(
         why = entry_problem(rel)
         if why is not None:  # a compiler defect, never user input: refuse rather than write it
             raise ValueError(f"refusing to write {rel!r}: {why}")
-    new = {rel: text.encode("utf-8") for rel, text in sorted(files.items())}
+    new = EncodedFiles(files)
     old = scan(root) if root.is_dir() and not root.is_symlink() else {}
     plan = TreePlan(files=new, marker=b"", old=old)
     legacy = dict(marker.sha256) if marker is not None else {}

@@ -62,6 +62,7 @@ def load(sources: Sources, options: Options) -> Loaded:
         foreign=tuple(foreign),
         diagnostics=tuple(found),
         pipelines=tuple(graphs),
+        pipeline_specs=sum(isinstance(s.spec, Pipeline) for s in specs),
     )
 
 

@@ -74,3 +74,9 @@ class Options(Record):
     #: The namespace of jobs whose spec names none, over the project's ``defaults.namespace``
     #: (``submit -n``, as kubectl's ``-n`` places objects without a namespace); None: the project's.
     namespace: str | None = None
+    #: Runtimes read and checked by an earlier run over other files (after project defaults): jobs
+    #: resolve against them, nothing else reads them (a streamed run's batches,
+    #: trainspec.compiler.streaming).
+    known_runtimes: tuple[Any, ...] = field(default=(), compare=False)
+    #: The caller checks that no two specs write the same object (TS306) across all its runs.
+    names_elsewhere: bool = False

@@ -53,6 +53,8 @@ class Loaded(Record):
     diagnostics: Diagnostics = ()
     #: The pipelines whose steps fit together (their inline jobs are among ``specs``).
     pipelines: tuple[PipelineGraph, ...] = ()
+    #: How many Pipeline specs were read (fitting together or not).
+    pipeline_specs: int = 0
 
 
 class Projected(Record):

@@ -6,7 +6,7 @@ from trainspec.compiler.passes.options import Options
 from trainspec.compiler.passes.products import Loaded, Projected
 from trainspec.compiler.resolve import DEFAULT_NAMESPACE, related_at
 from trainspec.dsl import codes
-from trainspec.dsl.diagnostics import Diagnostic
+from trainspec.dsl.diagnostics import Diagnostic, Related
 from trainspec.dsl.load.loaded import LoadedSpec
 from trainspec.dsl.spec.models import Runtime, Scope, TrainingJob
 from trainspec.dsl.spec.project import Project
@@ -39,7 +39,8 @@ def project(loaded: Loaded, options: Options) -> Projected:
     if options.namespace:
         defaults = defaults.model_copy(update={"namespace": options.namespace})
     jobs = tuple(apply_to_job(s, defaults) for s in loaded.specs if isinstance(s.spec, TrainingJob))
-    found += _duplicates(runtimes, [job for job, _ in jobs])
+    if not options.names_elsewhere:
+        found += duplicates(runtimes, [job for job, _ in jobs])
     return Projected(
         project=chosen_project,
         project_spec=project_spec,
@@ -52,30 +53,38 @@ def project(loaded: Loaded, options: Options) -> Projected:
     )
 
 
-def _duplicates(runtimes: tuple[LoadedSpec, ...], jobs: list[LoadedSpec]) -> list[Diagnostic]:
+def duplicates(runtimes: tuple[LoadedSpec, ...], jobs: list[LoadedSpec]) -> list[Diagnostic]:
     """Two specs that would write the same object (TS306)."""
     problems: list[Diagnostic] = []
     seen: dict[tuple[str, str, str], LoadedSpec] = {}
     for loaded in [*runtimes, *jobs]:
-        for key in _object_keys(loaded):
+        for key in object_keys(loaded):
             first = seen.get(key)
             if first is None:
                 seen[key] = loaded
                 continue
-            problems.append(
-                loaded.diagnostic(
-                    codes.DUPLICATE_OBJECT,
-                    ("metadata", "name"),
-                    f"{key[0]} {key[2]!r}{' in namespace ' + key[1] if key[1] else ''} is defined twice",
-                    hint="rename one of them",
-                    related=(related_at(first, ("metadata", "name"), "first defined here"),),
-                )
-            )
+            problems.append(duplicate(loaded, key, related_at(first, NAME, "first defined here")))
             break
     return problems
 
 
-def _object_keys(loaded: LoadedSpec) -> list[tuple[str, str, str]]:
+#: Where a duplicate is pointed at.
+NAME = ("metadata", "name")
+
+
+def duplicate(loaded: LoadedSpec, key: tuple[str, str, str], first: Related) -> Diagnostic:
+    """TS306 at ``loaded``'s name: ``key`` (kind, namespace, name) was first defined at ``first``."""
+    return loaded.diagnostic(
+        codes.DUPLICATE_OBJECT,
+        NAME,
+        f"{key[0]} {key[2]!r}{' in namespace ' + key[1] if key[1] else ''} is defined twice",
+        hint="rename one of them",
+        related=(first,),
+    )
+
+
+def object_keys(loaded: LoadedSpec) -> list[tuple[str, str, str]]:
+    """The (kind, namespace, name) of every object ``loaded`` writes (a runtime's variants each)."""
     from trainspec.compiler.plan import runtime_variants
 
     spec = loaded.spec

@@ -21,7 +21,8 @@ def resolve(projected: Projected, options: Options) -> Resolved:
         loaded = builtin_runtime(name)
         return apply_to_runtime(loaded, defaults) if loaded is not None else None
 
-    index = build_index(list(projected.runtimes), builtin, builtin_names())
+    # known_runtimes: a streamed run's runtimes, read once before its batches of jobs.
+    index = build_index([*projected.runtimes, *options.known_runtimes], builtin, builtin_names())
     found: list[Diagnostic] = []
     jobs = []
     for loaded, filled in sorted(projected.jobs, key=lambda pair: _job_key(pair[0])):
