@@ -73,10 +73,20 @@ def _both(paths: list[str], stop: Stop = Stop.LOWER) -> tuple:
     return whole, streamed, text.getvalue()
 
 
+CONFIGMAP = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n"
+
+
 def test_a_streamed_compile_writes_the_whole_runs_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(_repo(tmp_path))
+    root = _repo(tmp_path)
+    # Kubernetes manifests beside the specs, in a file read whole and in a batch's
+    (root / "runtimes" / "base.yaml").write_text(RUNTIME.format(name="base") + "---\n" + CONFIGMAP)
+    (root / "jobs" / "j03.yaml").write_text(CONFIGMAP + "---\n" + _job("j03"))
+    monkeypatch.chdir(root)
     whole, streamed, text = _both(["jobs", "runtimes"])
     assert whole.ok and streamed.ok
+    # listed by --verbose in the whole run's order
+    assert [(d.file, d.line) for d in streamed.foreign] == [(d.file, d.line) for d in whole.foreign]
+    assert [d.file for d in whole.foreign] == ["jobs/j03.yaml", "runtimes/base.yaml"]
     assert streamed.streamed == 10  # the job files went through in batches, not whole
     assert text == whole.to_yaml() and text.count("kind: TrainJob") == 10
     assert streamed.files == whole.files and streamed.diagnostics == whole.diagnostics

@@ -153,7 +153,7 @@ class _StreamedRun:
         self.names = _Names()
         self.found: list[tuple[str, Diagnostic]] = []  # (pass, diagnostic)
         self.failed = False  # an error so far: nothing more is lowered, nothing is kept
-        self.foreign: list[ForeignDoc] = []
+        self.foreign: list[tuple[int, ForeignDoc]] = []  # with its file's place: listed in the whole run's order
         self.streamed = 0
         self.files = 0
         self.first_run = CompileResult()
@@ -167,6 +167,7 @@ class _StreamedRun:
                 self.names.add(runtime, index - _RUNTIMES_FIRST, kept=True)  # runtimes before any job
             self._jobs(projected, files, kept=True)
         self.first_run = result_of(reached, [d for _, d in self.found], ran)
+        self._foreign(self.first_run.foreign, files)
         project = self.first_run.project_spec
         self.options = replace(
             self.options,
@@ -199,7 +200,7 @@ class _StreamedRun:
             self._jobs(projected, files, kept=False)
         self.streamed += sum(s.file in shown for s in loaded.specs)
         self.files += loaded.files
-        self.foreign += [replace(doc, doc=None) for doc in loaded.foreign]  # the parsed document: not needed
+        self._foreign(loaded.foreign, files)
         self._emit(reached)
         return True
 
@@ -212,10 +213,13 @@ class _StreamedRun:
         self.failed = self.failed or any(d.is_error for d in found)
         return reached, ran
 
-    def _jobs(self, projected: Projected, files: list[tuple[str, int]], *, kept: bool) -> None:
-        from trainspec.dsl.load.loaded import display_name
+    def _foreign(self, docs: Iterable[ForeignDoc], files: list[tuple[str, int]]) -> None:
+        place = _places(files)
+        # the parsed document: only check reads it, from the batch's own products
+        self.foreign += [(place.get(doc.file, len(place)), replace(doc, doc=None)) for doc in docs]
 
-        place = {display_name(Path(f)): i for f, i in files}
+    def _jobs(self, projected: Projected, files: list[tuple[str, int]], *, kept: bool) -> None:
+        place = _places(files)
         for seq, (job, _) in enumerate(projected.jobs):
             # a job's place in the whole run: its file's, then its own within the file
             order = place.get(job.file, len(place)) * _PER_FILE + seq
@@ -242,11 +246,18 @@ class _StreamedRun:
             self.first_run,
             diagnostics=sorted(dict.fromkeys(found), key=Diagnostic.sort_key),
             files=self.first_run.files + self.files,
-            foreign=[*self.first_run.foreign, *self.foreign],
+            foreign=[doc for _, doc in sorted(self.foreign, key=lambda pair: pair[0])],
             streamed=self.streamed,
             streamed_files=self.files,
             outputs=[],
         )
+
+
+def _places(files: list[tuple[str, int]]) -> dict[str, int]:
+    """Display name (as specs and documents name their file) -> place among the files found."""
+    from trainspec.dsl.load.loaded import display_name
+
+    return {display_name(Path(f)): i for f, i in files}
 
 
 def _product(reached: list[Product], kind: type[Any]) -> Any:
