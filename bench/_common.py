@@ -8,9 +8,11 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
+
+from _shard_lib import Result
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -138,6 +140,70 @@ def generate_specs(directory: Path, jobs: int, runtimes: int = 10) -> list[Path]
     return paths
 
 
+def generate_copies(directory: Path, count: int, source: Path = ROOT / "examples" / "ddp-cpu.yaml") -> list[Path]:
+    """``count`` copies of the spec ``source``, one per file, each with its own ``metadata.name``.
+
+    The shape of a repository of many small real jobs; ``examples/ddp-cpu.yaml`` runs on a built-in
+    runtime, so no runtime file is needed. Only the first ``name:`` line (metadata's) is renamed.
+    """
+    text = source.read_text()
+    name = next(line for line in text.splitlines() if line.startswith("  name: ")).split(": ", 1)[1]
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    width = len(str(max(count - 1, 0)))
+    for i in range(count):
+        path = directory / f"{name}-{i:0{width}d}.yaml"
+        path.write_text(text.replace(f"  name: {name}\n", f"  name: {name}-{i:0{width}d}\n", 1))
+        paths.append(path)
+    return paths
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Collection[int] = ()) -> str:
+    """A markdown table; the columns at the indexes ``right`` are right-aligned (figures)."""
+    align = ["---:" if i in right else "---" for i in range(len(header))]
+    lines = [header, align, *rows]
+    return "\n".join(f"| {' | '.join(cells)} |" for cells in lines)
+
+
+class Runs:
+    """Repeated runs of commands by key: the figures of those that did their work, and why the others
+    failed (a long benchmark reports a failure and goes on). Each run is also printed to stderr."""
+
+    def __init__(self) -> None:
+        self.ok: dict[tuple[Any, ...], list[Result]] = {}
+        self.failed: dict[tuple[Any, ...], str] = {}
+
+    def add(self, key: tuple[Any, ...], got: Result, expected: Collection[int] = (0,), what: str = "") -> bool:
+        """Keep ``got`` under ``key``; False (the reason kept) when it exited otherwise than ``expected``."""
+        what = what or str(key)
+        if got.returncode not in expected:
+            self.failed[key] = f"exit {got.returncode}: {got.error}"
+            print(f"{what}: FAILED, {self.failed[key]}", file=sys.stderr, flush=True)
+            return False
+        self.ok.setdefault(key, []).append(got)
+        print(f"{what}: {got.wall:.2f} s, {got.rss_kib / 1024:.1f} MB", file=sys.stderr, flush=True)
+        return True
+
+    def median(self, key: tuple[Any, ...]) -> tuple[float, float] | None:
+        """(median wall seconds, median peak RSS in MB) of ``key``, None when nothing was measured."""
+        runs = self.ok.get(key)
+        if not runs:
+            return None
+        return statistics.median(m.wall for m in runs), statistics.median(m.rss_kib for m in runs) / 1024
+
+
+def comma_names(value: str, known: Sequence[str], alias: dict[str, Sequence[str]] | None = None) -> list[str]:
+    """The names of a comma-separated option, each one of ``known`` (or an alias for several), in
+    ``known``'s order; an unknown name ends the program with the list of known ones."""
+    names = set()
+    for name in filter(None, value.split(",")):
+        for one in (alias or {}).get(name, (name,)):
+            if one not in known:
+                raise SystemExit(f"unknown name {one!r}: choose from {', '.join(known)}")
+            names.add(one)
+    return [name for name in known if name in names]
+
+
 def interleaved(floor: Callable[[], object], measured: Callable[[], object], repeat: int) -> tuple[float, float]:
     """Median seconds of ``floor()`` and ``measured()``, run alternately so both see the same load.
 
@@ -186,9 +252,9 @@ def sizes_main(
     print(machine())
     print(header)
     rows = []
-    for jobs in (int(j) for j in args.jobs.split(",")):
+    for size in (int(j) for j in args.jobs.split(",")):
         out = subprocess.run(
-            [sys.executable, script, "--child", str(jobs), "--repeat", str(args.repeat)],
+            [sys.executable, script, "--child", str(size), "--repeat", str(args.repeat)],
             cwd=ROOT,
             capture_output=True,
             text=True,

@@ -10,6 +10,7 @@ C extension's sha256 is compared), so ``python -c 'import yaml'`` means the same
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import json
 import os
 import shutil
@@ -158,6 +159,28 @@ def normal_install(workdir: Path, revision: str | None = None, label: str = "nor
         f"(C extension sha256 {digest[:12]})"
     )
     return Install(label, python, _console_script(python), note)
+
+
+#: trainspec's dependencies besides PyYAML (pyproject.toml), for the commands that import them (check).
+DEPENDENCIES = ("jinja2", "jsonschema", "cel-expr-python", "protobuf", "google-re2")
+
+
+def with_dependencies(install: Install, names: tuple[str, ...] = DEPENDENCIES) -> Install:
+    """``install`` plus ``names`` pinned to the versions the running interpreter has.
+
+    Every venv then holds the same versions, so a before/after measures trainspec alone. A name the
+    running interpreter lacks is left out (the install then lacks it too, as that interpreter does).
+    """
+    pins = []
+    for name in names:
+        try:
+            pins.append(f"{name}=={importlib.metadata.version(name)}")
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    if pins:
+        command = [str(install.python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *pins]
+        subprocess.run(command, check=True, env=ENV, capture_output=True)
+    return install._replace(note=f"{install.note}; {', '.join(pins) or 'no other dependency'}")
 
 
 def same_output(installs: list[Install], args: list[str]) -> None:

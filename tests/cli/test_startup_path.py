@@ -11,6 +11,7 @@ import gc
 import subprocess
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -19,14 +20,80 @@ from trainspec.compiler import pipeline
 from trainspec.compiler.pipeline import Options, Stop, run
 
 ROOT = Path(__file__).resolve().parents[2]
-#: Standard-library modules validate's path used to import and does not need.
-NOT_ON_VALIDATES_PATH = ("dataclasses", "inspect", "ast", "dis", "tokenize", "shutil", "json", "difflib", "lzma", "bz2")
+#: Modules validate's path used to import and does not need: standard-library ones, and
+#: trainspec's checkpoint sizing (only for ``size: auto``) and observability rules (only for a
+#: job with a PodMonitor or pod labels).
+NOT_ON_VALIDATES_PATH = (
+    "dataclasses",
+    "inspect",
+    "ast",
+    "dis",
+    "tokenize",
+    "shutil",
+    "json",
+    "difflib",
+    "lzma",
+    "bz2",
+    "trainspec.compiler.sizing",
+    "trainspec.compiler.memory_model",
+    "trainspec.compiler.observability.observability_rules",
+)
+#: All that ``trainspec --help`` imports of trainspec (it lists the commands without importing them).
+HELP_IMPORTS = ["trainspec", "trainspec.cli", "trainspec.cli.main"]
+#: Patterns validate of examples/ddp-cpu.yaml no longer compiles: the name rules and image
+#: references are read without them, the others are compiled only for a value that needs them.
+NOT_COMPILED = {
+    "image reference": "IMAGE_REFERENCE_PATTERN",
+    "DNS-1123 subdomain": "DNS1123_SUBDOMAIN_PATTERN",
+    "DNS-1123 label": "DNS1123_LABEL_PATTERN",
+    "RFC 1035 label": "DNS1035_LABEL_PATTERN",
+    "label value": "LABEL_VALUE_PATTERN",
+    "qualified name": "QUALIFIED_NAME_PATTERN",
+}
+
+
+def _imported_by(words: list[str], names: object) -> str:
+    """The last line ``trainspec WORDS`` leaves in a fresh interpreter: its exit code and which of
+    ``names`` (a Python expression) it imported (an editable install's import hook loads some
+    modules before any command starts: those do not count)."""
+    code = (
+        "import sys\nbefore = set(sys.modules)\nfrom trainspec.cli.main import main\n"
+        f"try:\n    code = main({words!r})\nexcept SystemExit as exc:\n    code = exc.code\n"
+        f"print(code, sorted(m for m in {names} if m in sys.modules and m not in before))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    return out.stdout.strip().splitlines()[-1]
 
 
 def test_validate_imports_none_of_what_it_does_not_need() -> None:
+    assert _imported_by(["validate", "-q", "examples/ddp-cpu.yaml"], repr(NOT_ON_VALIDATES_PATH)) == "0 []"
+
+
+def test_help_imports_no_command() -> None:
+    got = _imported_by(["--help"], "[m for m in sys.modules if m.startswith('trainspec')]")
+    assert got == f"0 {HELP_IMPORTS}"
+    assert _imported_by(["--help"], "('yaml', 'pathlib', 'fractions')") == "0 []"
+
+
+def test_validate_compiles_no_pattern_it_can_do_without() -> None:
+    """Every ``re`` entry point is watched from before trainspec is imported: a pattern compiled at
+    import (``re.compile``) or on first use (``re.fullmatch(PATTERN, ...)``) is seen alike."""
     code = (
-        "import sys; from trainspec.cli.main import main; code = main(['validate', '-q', 'examples/ddp-cpu.yaml']); "
-        f"print(code, sorted(m for m in {NOT_ON_VALIDATES_PATH!r} if m in sys.modules))"
+        "import re, sys\nseen = set()\n"
+        "def watch(real):\n"
+        "    def spy(pattern, *args, **kwargs):\n"
+        "        seen.add(getattr(pattern, 'pattern', pattern))\n"
+        "        return real(pattern, *args, **kwargs)\n"
+        "    return spy\n"
+        "for name in ('compile', 'match', 'fullmatch', 'search', 'sub', 'split', 'finditer', 'findall'):\n"
+        "    setattr(re, name, watch(getattr(re, name)))\n"
+        "from trainspec.cli.main import main\n"
+        "from trainspec.dsl import kube_facts\n"
+        "code = main(['validate', '-q', 'examples/ddp-cpu.yaml'])\n"
+        f"names = {NOT_COMPILED!r}\n"
+        "found = sorted(what for what, name in names.items() if getattr(kube_facts, name) in seen)\n"
+        "found += ['a credential shape'] * any('AKIA' in str(p) for p in seen)\n"
+        "print(code, found)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip().splitlines()[-1] == "0 []"
@@ -135,7 +202,7 @@ def test_a_run_puts_the_collector_thresholds_back(monkeypatch: pytest.MonkeyPatc
     run([str(ROOT / "examples" / "ddp-cpu.yaml")], options)
     assert gc.get_threshold() == before and seen and all(t[0] >= pipeline._GC_THRESHOLD for t in seen)
 
-    def boom(*_: object) -> None:
+    def boom(*_: object) -> NoReturn:
         raise RuntimeError("a pass failed")
 
     monkeypatch.setattr(pipeline, "PASSES", (pipeline.PASSES[0]._replace(run=boom),))
@@ -164,10 +231,10 @@ def test_compiling_into_a_new_directory_parses_no_output_for_lost_volumes(
     """TS410 looks for claims the previous tree had and the new one lacks; with no previous tree
     there is nothing to lose, and re-reading every new file's YAML for it was 45% of a compile
     of 1,000 specs into a new directory (bench/compile_to_dir.py)."""
-    from trainspec.compiler.outtree import tree_plan as plan
+    from trainspec.compiler.outtree import claims, tree_plan as plan
 
     calls: list[int] = []
-    real = plan.claims_in
+    real = claims.claims_in  # what tree_plan calls, patched where it calls it
 
     def counted(text: str) -> list[object]:
         calls.append(1)

@@ -49,9 +49,14 @@ class _Parser(argparse.ArgumentParser):
 
     def _get_formatter(self) -> argparse.HelpFormatter:
         # argparse sizes every formatter to the terminal with shutil (2 ms to import) and
-        # add_argument makes one per option; the same width, found without shutil.
+        # add_argument makes one per option (to check its metavar): the same width, found
+        # without shutil and once per parser (asking the terminal cost a system call and two
+        # caught exceptions per option).
+        width = self.__dict__.get("_trainspec_width")
+        if width is None:
+            width = self._trainspec_width = _terminal_columns() - 2
         # typeshed's formatter_class protocol names prog only; every argparse formatter takes width.
-        return self.formatter_class(prog=self.prog, width=_terminal_columns() - 2)  # type: ignore[call-arg]
+        return self.formatter_class(prog=self.prog, width=width)  # type: ignore[call-arg]
 
 
 def _terminal_columns() -> int:
@@ -69,13 +74,16 @@ def _terminal_columns() -> int:
     return columns or 80
 
 
-def build_parser(only: str | None = None, *, alone: bool = False) -> argparse.ArgumentParser:
+def build_parser(only: str | None = None, *, alone: bool = False, listed: bool = False) -> argparse.ArgumentParser:
     """The command-line parser; with ``only``, just that command's options are added.
 
     Every command is still listed (for ``--help`` and error messages), but importing and
     configuring the others would cost each run a few milliseconds for nothing. With ``alone``
     the other commands are left out altogether: for a command line that starts with ``only``,
-    the top-level parser prints no help or error of its own, so nothing would list them.
+    the top-level parser prints no help or error of its own, so nothing would list them. With
+    ``listed`` (and no ``only``) every command is listed and none has its options: enough for a
+    command line that names no command, which the top-level parser answers alone (its help, the
+    version, or an error).
     """
     from trainspec import __version__
 
@@ -91,7 +99,7 @@ def build_parser(only: str | None = None, *, alone: bool = False) -> argparse.Ar
         if alone and name != only:
             continue
         command = sub.add_parser(name, help=help_text, description=help_text)
-        if only is None or name == only:
+        if (only is None and not listed) or name == only:
             _import(module).add_arguments(command)
         command.set_defaults(module=module)
     return parser
@@ -109,7 +117,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(_import("trainspec.cli.complete_names").main(words[1:]))
     chosen = next((w for w in words if not w.startswith("-")), None)
     known = chosen if chosen in COMMANDS else None
-    args = build_parser(known, alone=known is not None and words[0] == known).parse_args(words)
+    # A line whose first plain word is not a command never reaches a command's parser (argparse
+    # stops at that word, or at --help/--version before it): no command module is imported for it.
+    args = build_parser(known, alone=known is not None and words[0] == known, listed=known is None).parse_args(words)
     try:
         return int(_import(args.module).run(args))
     except KeyboardInterrupt:

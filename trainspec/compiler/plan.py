@@ -10,17 +10,17 @@ import enum
 from typing import TYPE_CHECKING
 
 from trainspec.compiler.engines import DEFAULT_ENGINE, Engine
-from trainspec.compiler.memory_model import CheckpointFormat, format_for
 from trainspec.compiler.observability.settings import Settings, settings_of
 from trainspec.compiler.resolve import ResolvedJob
-from trainspec.compiler.sizing import CheckpointSize, checkpoint_size
 from trainspec.dsl.framework.types import Quantity
 from trainspec.dsl.record import Record
 from trainspec.dsl.spec.models import AccessMode, Data, Framework, Runtime, ShardBy, ShardMode
 from trainspec.k8s.wellknown import DATASET_INITIALIZER, LAUNCHER, NODE
 
 if TYPE_CHECKING:
+    from trainspec.compiler.memory_model import CheckpointFormat
     from trainspec.compiler.parallelism.recommend import Plan as LayoutPlan
+    from trainspec.compiler.sizing import CheckpointSize
 
 SHARDED_SUFFIX = "-sharded"
 # The replicated jobs Trainer knows by name (defined in trainspec.k8s.wellknown).
@@ -170,6 +170,9 @@ def _checkpoint(resolved: ResolvedJob) -> CheckpointPlan | None:
         )
     sized = None
     if spec.size == "auto":
+        # The sizing model is imported here: most jobs give a size, a claim or a URI.
+        from trainspec.compiler.sizing import checkpoint_size
+
         assert spec.model is not None, "Checkpoint._check: size: auto needs a model"
         sized = checkpoint_size(spec.model, spec.keep, checkpoint_format(resolved))
         size = Quantity.parse(f"{sized.volume_gi}Gi")
@@ -193,6 +196,8 @@ def _checkpoint(resolved: ResolvedJob) -> CheckpointPlan | None:
 def checkpoint_format(resolved: ResolvedJob) -> CheckpointFormat:
     """Who writes this job's checkpoints: ``checkpoint.model.format``, else what
     ``parallelism.framework`` or the runtime's framework says, else unknown (sized for the largest)."""
+    from trainspec.compiler.memory_model import format_for
+
     spec = resolved.job.spec
     model = spec.checkpoint.model if spec.checkpoint is not None else None
     declared = model.format.value if model is not None and model.format is not None else None

@@ -114,8 +114,8 @@ def has_errors(diagnostics: list[Diagnostic] | tuple[Diagnostic, ...]) -> bool:
 # (a newline would start a YAML line of its own, an escape sequence rewrites the screen), the line
 # and paragraph separators (line breaks to YAML 1.1 readers), the bidirectional controls, and lone
 # surrogates (a file name's undecodable bytes: written back raw they may be C1 controls, and they
-# cannot be encoded as UTF-8 at all).
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# cannot be encoded as UTF-8 at all). Compiled on first use: most runs never meet such a character.
+_UNSAFE = "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 
 
 def escape_text(text: str, *, backslashes: bool = True) -> str:
@@ -130,4 +130,4 @@ def escape_text(text: str, *, backslashes: bool = True) -> str:
         return text  # the common case, without a regular expression
     if backslashes:
         text = text.replace("\\", "\\\\")
-    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return re.sub(_UNSAFE, lambda m: f"\\u{ord(m.group()):04x}", text)

@@ -8,6 +8,8 @@ import from the rest of trainspec (``trainspec.dsl`` must stay self-contained).
 
 from __future__ import annotations
 
+import re
+
 # -- integer bounds ----------------------------------------------------------------------------
 
 #: Largest value of a Kubernetes ``int32`` field (numNodes, numProcPerNode, replicas, maxRestarts,
@@ -43,6 +45,48 @@ ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 #: characters RFC 3986 allows in a URL path (validation.IsDomainPrefixedPath; no '@').
 HTTP_PATH_PATTERN = r"^[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$"
 
+# The name rules above as checks without a regular expression, for the spec's fields: each
+# accepts exactly what ``re.fullmatch`` of its pattern accepts (tests/dsl/test_name_checks.py
+# compares them on generated names), and no pattern is compiled at start-up for them.
+_LOWER_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+_LOWER_NAME = _LOWER_ALNUM | {"-"}
+_ALNUM = _LOWER_ALNUM | frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_QUALIFIED = _ALNUM | {"-", "_", "."}
+_ENV_FIRST = _ALNUM - frozenset("0123456789") | {"_"}
+_ENV = _ALNUM | {"_"}
+
+
+def is_dns1035_label(text: str) -> bool:
+    """``DNS1035_LABEL_PATTERN``: a lower-case letter, then lower-case letters, digits and '-',
+    ending in a letter or digit."""
+    return bool(text) and "a" <= text[0] <= "z" and text[-1] in _LOWER_ALNUM and _LOWER_NAME.issuperset(text)
+
+
+def is_dns1123_label(text: str) -> bool:
+    """``DNS1123_LABEL_PATTERN``: lower-case letters, digits and '-', a letter or digit at both ends."""
+    return bool(text) and text[0] in _LOWER_ALNUM and text[-1] in _LOWER_ALNUM and _LOWER_NAME.issuperset(text)
+
+
+def is_dns1123_subdomain(text: str) -> bool:
+    """``DNS1123_SUBDOMAIN_PATTERN``: DNS-1123 labels joined by '.'."""
+    return all(is_dns1123_label(label) for label in text.split("."))
+
+
+def is_qualified_name(text: str) -> bool:
+    """``QUALIFIED_NAME_PATTERN``: letters, digits, '-', '_' and '.', a letter or digit at both ends."""
+    return bool(text) and text[0] in _ALNUM and text[-1] in _ALNUM and _QUALIFIED.issuperset(text)
+
+
+def is_label_value(text: str) -> bool:
+    """``LABEL_VALUE_PATTERN``: empty, or as a qualified name."""
+    return not text or is_qualified_name(text)
+
+
+def is_env_name(text: str) -> bool:
+    """``ENV_NAME_PATTERN``: a C identifier."""
+    return bool(text) and text[0] in _ENV_FIRST and _ENV.issuperset(text)
+
+
 #: Longest RFC 1035/1123 label (names, namespaces, label values, key name parts).
 DNS1123_LABEL_MAX = 63
 #: Longest RFC 1123 subdomain (object names, label key prefixes).
@@ -58,6 +102,12 @@ ENV_NAME_MAX = 256
 #: and not starting with ``..``.
 SECRET_KEY_PATTERN = r"^(?!\.\.)(?!\.$)[-._a-zA-Z0-9]+$"  # noqa: S105 (the shape of a key's name)
 SECRET_KEY_MAX = DNS1123_SUBDOMAIN_MAX
+
+
+def is_secret_key(text: str) -> bool:
+    """``SECRET_KEY_PATTERN``, without a regular expression (as the name checks above)."""
+    return bool(text) and _QUALIFIED.issuperset(text) and not text.startswith("..") and text != "."
+
 
 # -- annotations (apimachinery ValidateAnnotationsSize) ------------------------------------------
 
@@ -99,6 +149,43 @@ IMAGE_REFERENCE_PATTERN = (
 )
 #: Longest repository name of a reference (reference.NameTotalLengthMax), tag and digest aside.
 IMAGE_NAME_MAX = 255
+#: The repository's path components and the tag (the pattern's), checked without it below.
+_PATH_COMPONENT = _LOWER_ALNUM | {".", "_", "-"}
+#: Separators a path component may not have: one of '.', '_', '__' or a run of '-' between letters.
+_BAD_SEPARATORS = ("..", "._", ".-", "_.", "_-", "-.", "-_", "___")
+_TAG_FIRST = _ALNUM | {"_"}
+_TAG = _ALNUM | {"_", ".", "-"}
+
+
+def image_repository(text: str) -> str | None:
+    """The repository of an image reference (the ``name`` group of ``IMAGE_REFERENCE_PATTERN``:
+    registry and path, without tag and digest), or None when ``text`` is not a reference.
+
+    The usual reference (``repo/path:tag``, no registry port, digest or IP address) is read
+    without the pattern, which would cost every run a long compile; any other goes through it.
+    """
+    name, colon, tag = text.rpartition(":")
+    if not colon or "/" in tag:  # no tag: a ':' before the last '/' is a registry's port
+        name, tag_ok = text, True
+    else:
+        tag_ok = 0 < len(tag) <= 128 and tag[0] in _TAG_FIRST and _TAG.issuperset(tag)
+    if tag_ok and "@" not in text and all(_is_path_component(part) for part in name.split("/")):
+        return name
+    match = re.fullmatch(IMAGE_REFERENCE_PATTERN, text)
+    return match["name"] if match else None
+
+
+def _is_path_component(text: str) -> bool:
+    """``[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*``, a path component of a repository."""
+    return (
+        bool(text)
+        and text[0] in _LOWER_ALNUM
+        and text[-1] in _LOWER_ALNUM
+        and _PATH_COMPONENT.issuperset(text)
+        and not any(bad in text for bad in _BAD_SEPARATORS)
+    )
+
+
 #: Longest image field of a TrainJob (the Trainer CRD's maxLength for spec.trainer.image).
 IMAGE_MAX = 500
 

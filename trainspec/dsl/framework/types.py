@@ -27,13 +27,18 @@ from trainspec.dsl.kube_facts import (
     ENV_NAME_PATTERN,
     IMAGE_MAX,
     IMAGE_NAME_MAX,
-    IMAGE_REFERENCE_PATTERN,
     LABEL_KEY_MAX,
     LABEL_VALUE_MAX,
     LABEL_VALUE_PATTERN,
     MAX_CPU_MILLI,
     PATH_MAX,
-    QUALIFIED_NAME_PATTERN,
+    image_repository,
+    is_dns1035_label,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_env_name,
+    is_label_value,
+    is_qualified_name,
 )
 from trainspec.dsl.record import Record
 
@@ -128,12 +133,9 @@ class _BoundedQuantity:
 
 # -- Names, labels, env names ------------------------------------------------------------------
 
-_QUALIFIED_NAME = re.compile(QUALIFIED_NAME_PATTERN)
-_LABEL_VALUE = re.compile(LABEL_VALUE_PATTERN)
-_DNS1035 = re.compile(DNS1035_LABEL_PATTERN)
-_DNS1123_LABEL = re.compile(DNS1123_LABEL_PATTERN)
-_DNS1123_SUBDOMAIN = re.compile(DNS1123_SUBDOMAIN_PATTERN)
-_ENV_NAME = re.compile(ENV_NAME_PATTERN)
+# The name rules are checked without regular expressions (the ``is_*`` checks of kube_facts);
+# other patterns are matched as text (``re.fullmatch(PATTERN, raw)``): ``re`` compiles one on its
+# first use and caches it, so a run compiles only the patterns its specs need.
 
 
 def _fail(error_type: str, message: str, hint: str | None) -> Invalid:
@@ -145,14 +147,15 @@ def _fail(error_type: str, message: str, hint: str | None) -> Invalid:
 
 
 class _NameRule:
-    """``Annotated`` marker of a name field: a string of at most ``max_len`` characters that ``check`` accepts."""
+    """``Annotated`` marker of a name field: a string of at most ``max_len`` characters that ``check``
+    accepts (``check`` accepts what ``pattern``, the JSON schema's, matches whole)."""
 
     __slots__ = ("error_type", "check", "what", "pattern", "max_len", "example", "hint")
 
     def __init__(
         self,
         error_type: str,
-        check: Callable[[str], object],
+        check: Callable[[str], bool],
         what: str,
         pattern: str,
         max_len: int,
@@ -195,21 +198,19 @@ class _PlainStr(Record, eq=False):
 #: An RFC 1035 label: lower-case letters, digits and '-', starting with a letter, <= 63 chars.
 Name = Annotated[
     str,
-    _NameRule("ts_name", _DNS1035.fullmatch, "RFC 1035 name", DNS1035_LABEL_PATTERN, DNS1123_LABEL_MAX, "llama-sft"),
+    _NameRule("ts_name", is_dns1035_label, "RFC 1035 name", DNS1035_LABEL_PATTERN, DNS1123_LABEL_MAX, "llama-sft"),
 ]
 #: A namespace name (RFC 1123 label).
 NamespaceName = Annotated[
     str,
-    _NameRule(
-        "ts_name", _DNS1123_LABEL.fullmatch, "namespace name", DNS1123_LABEL_PATTERN, DNS1123_LABEL_MAX, "team-nlp"
-    ),
+    _NameRule("ts_name", is_dns1123_label, "namespace name", DNS1123_LABEL_PATTERN, DNS1123_LABEL_MAX, "team-nlp"),
 ]
 #: A DNS-1123 subdomain, as used for Secret, PVC, LocalQueue and StorageClass names.
 ObjectName = Annotated[
     str,
     _NameRule(
         "ts_name",
-        _DNS1123_SUBDOMAIN.fullmatch,
+        is_dns1123_subdomain,
         "Kubernetes object name",
         DNS1123_SUBDOMAIN_PATTERN,
         DNS1123_SUBDOMAIN_MAX,
@@ -219,9 +220,7 @@ ObjectName = Annotated[
 #: An environment variable name (C identifier).
 EnvName = Annotated[
     str,
-    _NameRule(
-        "ts_env_name", _ENV_NAME.fullmatch, "environment variable name", ENV_NAME_PATTERN, ENV_NAME_MAX, "HF_HOME"
-    ),
+    _NameRule("ts_env_name", is_env_name, "environment variable name", ENV_NAME_PATTERN, ENV_NAME_MAX, "HF_HOME"),
 ]
 
 
@@ -233,9 +232,9 @@ def _shown(raw: str, limit: int = 80) -> str:
 def is_qualified_key(key: str) -> bool:
     """A label/annotation key: optional DNS-1123 subdomain prefix and '/', then a name <= 63."""
     prefix, _, name = key.rpartition("/")
-    if prefix and (len(prefix) > DNS1123_SUBDOMAIN_MAX or not _DNS1123_SUBDOMAIN.fullmatch(prefix)):
+    if prefix and (len(prefix) > DNS1123_SUBDOMAIN_MAX or not is_dns1123_subdomain(prefix)):
         return False
-    return 0 < len(name) <= DNS1123_LABEL_MAX and bool(_QUALIFIED_NAME.fullmatch(name))
+    return 0 < len(name) <= DNS1123_LABEL_MAX and is_qualified_name(name)
 
 
 def _label_key(raw: Any) -> str:
@@ -247,7 +246,7 @@ def _label_key(raw: Any) -> str:
 def _label_value(raw: Any) -> str:
     if not isinstance(raw, str):
         raise fail("string_type", "Input should be a valid string")
-    if len(raw) > LABEL_VALUE_MAX or not _LABEL_VALUE.fullmatch(raw):
+    if len(raw) > LABEL_VALUE_MAX or not is_label_value(raw):
         raise fail(
             "ts_label",
             f"{raw!r} is not a valid label value (<= {LABEL_VALUE_MAX} characters: letters, digits, '-', '_', '.')",
@@ -263,7 +262,7 @@ LabelValue = Annotated[
 
 # -- URIs --------------------------------------------------------------------------------------
 
-_URI_RE = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?P<rest>.+)$")
+_URI = r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?P<rest>.+)$"
 
 
 class UriPolicy(Record):
@@ -277,14 +276,14 @@ class UriPolicy(Record):
         if not isinstance(raw, str):
             raise fail("string_type", "Input should be a valid string")
         allowed = ", ".join(f"{s}://" for s in self.schemes) + (", or an absolute path" if self.allow_path else "")
-        m = _URI_RE.fullmatch(raw)
+        m = re.fullmatch(_URI, raw)
         if m:
             scheme = m["scheme"].lower()
             if scheme not in self.schemes:
                 raise fail(self.error, f"scheme {scheme}:// is not allowed here (allowed: {allowed})")
             if scheme == "pvc":
                 claim = m["rest"].partition("/")[0]
-                if len(claim) > DNS1123_SUBDOMAIN_MAX or not _DNS1123_SUBDOMAIN.fullmatch(claim):
+                if len(claim) > DNS1123_SUBDOMAIN_MAX or not is_dns1123_subdomain(claim):
                     raise fail(
                         self.error,
                         f"{_shown(raw)}: expected pvc://<claim-name>/<path>, the claim's name a Kubernetes "
@@ -321,6 +320,7 @@ def _absolute_path(raw: Any) -> str:
 AbsolutePath = Annotated[str, _PlainStr(_absolute_path, {"type": "string", "pattern": "^/", "maxLength": PATH_MAX})]
 
 
+_HEX = frozenset("0123456789abcdef")
 _IMAGE_HINT = (
     "write an image reference: [registry[:port]/]repository[:tag][@sha256:digest], the repository in lower case"
 )
@@ -331,19 +331,18 @@ def _image(raw: Any) -> str:
         raise fail("string_type", "Input should be a valid string")
     if len(raw) > IMAGE_MAX:
         raise fail("ts_value", f"the image reference is {len(raw)} characters long; at most {IMAGE_MAX}")
-    # Compiled on first use: validate's start-up does not pay for it (re caches it).
-    match = re.fullmatch(IMAGE_REFERENCE_PATTERN, raw)
-    if match is None or re.fullmatch("[a-f0-9]{64}", match["name"]):  # an image id is not a repository
+    name = image_repository(raw)
+    if name is None or (len(name) == 64 and _HEX.issuperset(name)):  # an image id is not a repository
         raise _fail(
             "ts_value",
             f"{_shown(raw)} is not a container image reference (example: nvcr.io/nvidia/pytorch:25.01-py3); "
             "the kubelet would refuse it (InvalidImageName)",
             _IMAGE_HINT,
         )
-    if len(match["name"]) > IMAGE_NAME_MAX:
+    if len(name) > IMAGE_NAME_MAX:
         raise _fail(
             "ts_value",
-            f"the repository name of the image is {len(match['name'])} characters long; at most {IMAGE_NAME_MAX}",
+            f"the repository name of the image is {len(name)} characters long; at most {IMAGE_NAME_MAX}",
             _IMAGE_HINT,
         )
     return raw

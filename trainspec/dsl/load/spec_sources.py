@@ -24,6 +24,9 @@ from trainspec.dsl.load.discovery import (
 from trainspec.dsl.load.loaded import DEFAULT_PYTHON_TIMEOUT, ForeignDoc, LoadedSpec, display_name, spec_problems
 from trainspec.dsl.load.strict_yaml import LoadLimits, SourceDoc, load_file, load_text
 from trainspec.dsl.load.validation import build_spec
+from trainspec.dsl.spec.models import API_GROUP
+
+_OUR_GROUP = API_GROUP + "/"
 
 __all__ = [
     "IGNORE_FILE",
@@ -185,18 +188,22 @@ def load_string(
 def _specs_of(
     docs: list[SourceDoc], problems: list[Diagnostic], values: dict[str, Any] | None, foreign: list[ForeignDoc] | None
 ) -> tuple[list[LoadedSpec], list[Diagnostic]]:
-    from trainspec.dsl.load.doctype import classify
-
     specs: list[LoadedSpec] = []
     for doc in docs:
-        verdict = classify(doc)
-        if verdict.problem is not None:
-            problems.append(verdict.problem)
-            continue
-        if not verdict.spec:
-            if foreign is not None:
-                foreign.append(_foreign(doc))
-            continue
+        api = doc.data.get("apiVersion")
+        # A trainspec apiVersion with a kind is a spec: classify's first rule, decided here so
+        # that a run of specs alone never imports the classifier (the other documents need it).
+        if not (isinstance(api, str) and api.startswith(_OUR_GROUP) and "kind" in doc.data):
+            from trainspec.dsl.load.doctype import classify
+
+            verdict = classify(doc)
+            if verdict.problem is not None:
+                problems.append(verdict.problem)
+                continue
+            if not verdict.spec:
+                if foreign is not None:
+                    foreign.append(_foreign(doc))
+                continue
         loaded, found = _load_doc(doc, values)
         problems.extend(found)
         if loaded is not None:

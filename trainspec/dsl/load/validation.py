@@ -14,7 +14,6 @@ from trainspec.dsl.errors import ValidationError, short_repr, suggest
 from trainspec.dsl.framework.modeling import Model
 from trainspec.dsl.load.strict_yaml import Mark, SourceDoc
 from trainspec.dsl.spec.models import API_GROUP, API_VERSION, KINDS, Spec
-from trainspec.dsl.spec.pipeline_spec import Pipeline
 from trainspec.dsl.spec.project import Project
 
 #: Error kind (:data:`trainspec.dsl.errors.ERROR_KINDS`) -> diagnostic code: every kind, one code each.
@@ -70,7 +69,17 @@ _CODE_BY_ERROR = CODE_BY_ERROR  # the name pyspec imports
 _TYPE_ERRORS = {"string_type", "enum", "literal_error"}
 
 #: Every kind a document may declare.
-ALL_KINDS: dict[str, type[Model]] = {**KINDS, "Pipeline": Pipeline, "Project": Project}
+ALL_KINDS: tuple[str, ...] = (*KINDS, "Pipeline", "Project")
+
+
+def _model_of(kind: str) -> type[Model] | None:
+    """The model of a kind; the pipeline models are imported for a Pipeline document only."""
+    if kind == "Pipeline":
+        from trainspec.dsl.spec.pipeline_spec import Pipeline
+
+        return Pipeline
+    return Project if kind == "Project" else KINDS.get(kind)
+
 
 _HINTS = {
     codes.MISSING_FIELD: "add the field; see `trainspec schema` for what it takes",
@@ -109,7 +118,7 @@ def build_spec(doc: SourceDoc) -> tuple[Spec | Project | None, list[Diagnostic]]
             )
         ]
     kind = data.get("kind")
-    model = ALL_KINDS.get(kind) if isinstance(kind, str) else None
+    model = _model_of(kind) if isinstance(kind, str) else None
     if model is None:
         mark = doc.mark(("kind",))
         close = suggest(str(kind), list(ALL_KINDS))

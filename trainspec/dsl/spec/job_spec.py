@@ -6,12 +6,10 @@ Import these from :mod:`trainspec.dsl.spec.models` (or ``trainspec``), which re-
 
 from __future__ import annotations
 
-import re
 from typing import Annotated
 
 from trainspec.dsl.framework.modeling import Invalid, field
 from trainspec.dsl.framework.types import (
-    _DNS1123_SUBDOMAIN,
     AbsolutePath,
     AutoOrQuantity,
     Count,
@@ -33,6 +31,8 @@ from trainspec.dsl.kube_facts import (
     SECRET_KEY_MAX,
     SECRET_KEY_PATTERN,
     SEED_MAX,
+    is_dns1123_subdomain,
+    is_secret_key,
 )
 from trainspec.dsl.spec.observability import JobObservability
 from trainspec.dsl.spec.parallelism import Parallelism, TransformerModel
@@ -65,7 +65,7 @@ from trainspec.dsl.spec.tracking import Tracking
 #: An object name (DNS-1123 subdomain) and a label value at once, so at most 63 characters.
 _LABEL_OBJECT_NAME = _NameRule(
     "ts_name",
-    _DNS1123_SUBDOMAIN.fullmatch,
+    is_dns1123_subdomain,
     "Kueue queue or priority class name (an object name written as a label value)",
     DNS1123_SUBDOMAIN_PATTERN,
     LABEL_VALUE_MAX,
@@ -91,7 +91,7 @@ SecretKey = Annotated[
     str,
     _NameRule(
         "ts_name",
-        re.compile(SECRET_KEY_PATTERN).fullmatch,
+        is_secret_key,
         "Secret key",
         SECRET_KEY_PATTERN,
         SECRET_KEY_MAX,

@@ -81,17 +81,29 @@ _ABOUT_LAST = frozenset(
 _NOT_SECRET_VALUES = frozenset(("true", "false", "yes", "no", "on", "off", "none", "null"))
 _REFERENCE = r"^(?:\$\([A-Za-z_][A-Za-z0-9_]*\))+$"  # Kubernetes expands $(VAR) from other variables
 _ABSOLUTE_PATH = r"^/[^\s/]+(?:/[^\s/]*)+$"  # a file's location (/run/secrets/db), at least two levels
+_URL_USER = r"://[^/\s:@]+:"  # the user part of a URL with a password
+
+
+#: Text every shape needs (one of these, or "bearer" in any case): a value with none of them cannot
+#: match, and most long values (images, paths, commands) have none, so the shapes are compiled and
+#: scanned only for a value that might hold one.
+_SHAPE_MARKERS = ("AKIA", "ASIA", "hf_", "gh", "github_pat_", "sk-", "xox", "-----BEGIN", '"', "eyJ", "://")
 
 
 @cache
-def _compiled() -> tuple[re.Pattern[str], ...]:
-    """One alternation of the shapes (one scan per value: group i is _CREDENTIALS[i]), then the
-    secret-word, reference, path and W&B patterns."""
-    alternation = "|".join(f"(?P<c{i}>{pattern})" for i, (_, pattern, _) in enumerate(_CREDENTIALS))
-    return tuple(
-        re.compile(p)
-        for p in (alternation, _SECRET_WORD, _REFERENCE, _ABSOLUTE_PATH, _WANDB[1], _WANDB[2], r"://[^/\s:@]+:")
-    )
+def _pattern(pattern: str) -> re.Pattern[str]:
+    """``pattern`` compiled on first use: a run compiles only the patterns its values need."""
+    return re.compile(pattern)
+
+
+@cache
+def _shapes() -> re.Pattern[str]:
+    """One alternation of the shapes (one scan per value: group i is _CREDENTIALS[i])."""
+    return re.compile("|".join(f"(?P<c{i}>{pattern})" for i, (_, pattern, _) in enumerate(_CREDENTIALS)))
+
+
+def _may_hold_shape(value: str) -> bool:
+    return any(marker in value for marker in _SHAPE_MARKERS) or "bearer" in value.lower()
 
 
 def _redact(value: str, keep: int = 0) -> str:
@@ -104,15 +116,14 @@ def credential_shape(value: str, name: str = "") -> tuple[str, str] | None:
     is the value of, if any), else None."""
     if len(value) < _SHORTEST and "://" not in value:
         return None  # most values are short words and numbers: no regular expression for them
-    shapes, _, _, _, wandb_name, wandb_value, url_user = _compiled()
-    match = shapes.search(value)
+    match = _shapes().search(value) if _may_hold_shape(value) else None
     if match and match.lastgroup:  # every alternative is a named group, so a match names one
         what, _, keep = _CREDENTIALS[int(match.lastgroup[1:])]
         found = match.group()
         if what == "a password in a URL":
-            return what, _url_shown(value[: match.start()], url_user.match(found))
+            return what, _url_shown(value[: match.start()], _pattern(_URL_USER).match(found))
         return what, _redact(found, len(found) if keep < 0 else min(keep, len(found) // 2))
-    if name and wandb_name.match(name) and wandb_value.match(value):
+    if name and _pattern(_WANDB[1]).match(name) and _pattern(_WANDB[2]).match(value):
         return _WANDB[0], _redact(value)
     return None
 
@@ -134,14 +145,18 @@ def says_secret(name: str) -> bool:
     last = words[-1]
     if last in _ABOUT_LAST:
         return False
-    secret_word = _compiled()[1]
+    secret_word = _pattern(_SECRET_WORD)
     return last in _SECRET_LAST or any(secret_word.search(word) for word in words)
 
 
 def _plain_secret(name: str, value: str) -> bool:
     """A value under a name that says secret, that is not empty, a setting or a reference."""
-    _, _, reference, path, _, _, _ = _compiled()
-    if not value or value.lower() in _NOT_SECRET_VALUES or reference.match(value) or path.match(value):
+    if (
+        not value
+        or value.lower() in _NOT_SECRET_VALUES
+        or _pattern(_REFERENCE).match(value)
+        or _pattern(_ABSOLUTE_PATH).match(value)
+    ):
         return False
     return says_secret(name)
 

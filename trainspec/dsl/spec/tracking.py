@@ -57,7 +57,7 @@ MLFLOW_SCHEMES = ("http", "https", "file", "sqlite", "postgresql", "mysql", "mss
 URI_MAX = 2048
 EXPERIMENT_MAX = 500
 WANDB_NAME_MAX = 128
-_URI = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?P<rest>\S*)$")
+_URI = r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?P<rest>\S*)$"  # compiled on first use (re caches it)
 _URI_HINT = (
     "write the tracking server's address, such as http://mlflow.mlflow.svc:5000 or https://mlflow.example.com "
     f"(also allowed: {', '.join(s + '://' for s in MLFLOW_SCHEMES)}, or databricks)"
@@ -77,7 +77,7 @@ def _tracking_uri(raw: Any) -> str:
         raise _fail("ts_uri", f"the tracking URI is {len(raw)} characters long; at most {URI_MAX}", _URI_HINT)
     if raw in ("databricks", "databricks-uc"):  # MLflow's names for the Databricks workspace of the profile
         return raw
-    match = _URI.fullmatch(raw)
+    match = re.fullmatch(_URI, raw)
     if match is None:
         raise _fail("ts_uri", f"{raw[:80]!r} is not an MLflow tracking URI (scheme://...)", _URI_HINT)
     scheme = match["scheme"].lower().split("+", 1)[0]

@@ -15,8 +15,9 @@ MAP, SEQ, TIMESTAMP, MERGE, VALUE = T + "map", T + "seq", T + "timestamp", T + "
 #: How a non-string scalar tag is named in messages ("key 'yes' is read by YAML as a boolean").
 TYPE_NAMES = {INT: "an integer", FLOAT: "a float", BOOL: "a boolean", NULL: "null"}
 
-# A node that starts with a tag, possibly after its anchor (``!!int 5``, ``&a !!bool no``).
-TAG_FIRST = re.compile(r"!|&\S+\s+!")
+# A node that starts with a tag, possibly after its anchor (``!!int 5``, ``&a !!bool no``): a
+# pattern compiled on first use (``re`` caches it), since most files have no node that asks.
+TAG_FIRST = r"!|&\S+\s+!"
 
 _yaml_module: Any = None
 

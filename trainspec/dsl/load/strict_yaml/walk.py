@@ -7,6 +7,7 @@ keys it does not allow, duplicate keys, nesting too deep, recursive aliases.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from trainspec.dsl import codes
@@ -63,7 +64,7 @@ class _Walk:
 
     def tagged(self, node: Any) -> bool:
         """Whether the node's text starts with an explicit tag (``!!int 5``, ``&a !!str no``)."""
-        return TAG_FIRST.match(self.text, node.start_mark.index) is not None
+        return re.compile(TAG_FIRST).match(self.text, node.start_mark.index) is not None
 
     def scalar(self, node: Any, path: tuple) -> Any:
         """A scalar whose tag is not ``!!str``: converted, or kept as text with a diagnostic."""
