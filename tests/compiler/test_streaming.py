@@ -6,6 +6,7 @@ Batches are made tiny here (``BATCH_FILES``) so that a few files cross several b
 from __future__ import annotations
 
 import io
+import os
 import tracemalloc
 from pathlib import Path
 
@@ -184,8 +185,12 @@ def test_the_files_kinds_are_told_by_their_kind_lines(tmp_path: Path) -> None:
         for i, text in enumerate(texts):
             path = tmp_path / f"{expected}{i}.yaml"
             path.write_text(text)
-            assert streaming._file_kind(path, None) == expected, text
+            assert streaming._file_kind(str(path), 1 << 20) == expected, text
     big = tmp_path / "big.yaml"
     big.write_text(_job("b"))
-    assert streaming._file_kind(big, 10) == "other"  # the loader refuses it, not this
-    assert streaming._file_kind(tmp_path / "job.py", None) == "other"
+    assert streaming._file_kind(str(big), 10) == "other"  # the loader refuses it, not this
+    assert streaming._file_kind(str(tmp_path / "job.py"), 1 << 20) == "other"
+    assert streaming._file_kind(str(tmp_path / "gone.yaml"), 1 << 20) == "other"
+    # a FIFO put where the walk saw a file: never opened for a blocking read (the run would hang)
+    os.mkfifo(tmp_path / "fifo.yaml")
+    assert streaming._file_kind(str(tmp_path / "fifo.yaml"), 1 << 20) == "other"

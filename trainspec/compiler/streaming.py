@@ -98,11 +98,11 @@ def run_streamed(paths: Iterable[str], options: Options, sink: Sink | None = Non
     # Each file with its place among those found (the whole run's order of specs, for TS306).
     whole_files: list[tuple[str, int]] = []
     job_files: list[tuple[str, int]] = []
-    for place, path in enumerate(found):
+    for place, path in enumerate(map(str, found)):
         kind = _file_kind(path, limit)
         if kind == "pipeline":
             return _whole(paths, options, sink)
-        (job_files if kind == "jobs" else whole_files).append((str(path), place))
+        (job_files if kind == "jobs" else whole_files).append((path, place))
     del found  # a path object per file: the strings serve
     if not job_files:
         return _whole(paths, options, sink)
@@ -128,20 +128,23 @@ def _whole(paths: list[str], options: Options, sink: Sink | None) -> CompileResu
     return result
 
 
-def _file_kind(path: Path, limit: int | None) -> str:
+def _file_kind(path: str, limit: int) -> str:
     """``jobs`` (YAML that can hold no other trainspec kind), ``pipeline`` (may hold one) or ``other``."""
-    if path.suffix.lower() not in (".yaml", ".yml"):
+    from trainspec.dsl.load.safe_read import peek_file
+
+    if not path.lower().endswith((".yaml", ".yml")):
         return "other"  # Python specs run once, with the runtimes
-    try:
-        if limit is not None and path.stat().st_size > limit:
-            return "other"  # the loader refuses it (TS1xx); never read a huge file whole here
-        data = path.read_bytes()
-    except OSError:
+    # Opened without blocking and checked to be a regular file (a FIFO swapped in since the walk
+    # must not hang the run); past the size cap it is the loader's to refuse (TS102).
+    data = peek_file(path, limit + 1)
+    if data is None or len(data) > limit:
         return "other"  # the loader says why
     kinds = {match.group(1) for match in _OTHER_KIND.finditer(data)}
     if b"Pipeline" in kinds:
         return "pipeline"
-    return "other" if kinds or _RUNTIME_MANIFEST.search(data) else "jobs"
+    if kinds or (b"TrainingRuntime" in data and _RUNTIME_MANIFEST.search(data)):
+        return "other"
+    return "jobs"
 
 
 class _StreamedRun:
