@@ -137,10 +137,17 @@ def run(inputs: Iterable[str | os.PathLike[str] | Any] = (), options: Options | 
     Returns every diagnostic of every pass that ran, sorted by location; plans, objects and
     files as far as ``options.stop`` and the absence of errors allow.
     """
+    return run_reaching(inputs, options)[0]
+
+
+def run_reaching(
+    inputs: Iterable[str | os.PathLike[str] | Any] = (), options: Options | None = None
+) -> tuple[CompileResult, list[Product]]:
+    """:func:`run`, and the products the passes reached (for a caller that reads more than the result)."""
     options = options or Options()
     with collector_tuned():
         reached, found, ran = run_passes(sources(inputs), options)
-    return result_of(reached, sorted(dict.fromkeys(found), key=Diagnostic.sort_key), ran)
+    return result_of(reached, sorted(dict.fromkeys(found), key=Diagnostic.sort_key), ran), reached
 
 
 def run_passes(product: Product, options: Options) -> tuple[list[Product], list[Diagnostic], tuple[str, ...]]:
@@ -277,5 +284,6 @@ __all__ = [
     "compile_paths",
     "compile_specs",
     "run",
+    "run_reaching",
     "sources",
 ]

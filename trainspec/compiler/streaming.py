@@ -34,7 +34,7 @@ from typing import Any, Protocol
 
 from trainspec.compiler.passes.options import Options, Stop
 from trainspec.compiler.passes.products import Loaded, Lowered, Output, Product, Projected, Sources
-from trainspec.compiler.pipeline import CompileResult, collector_tuned, result_of, run_passes, sources
+from trainspec.compiler.pipeline import CompileResult, collector_tuned, result_of, run_passes, run_reaching
 from trainspec.dsl.diagnostics import Diagnostic, Related
 from trainspec.dsl.load.loaded import ForeignDoc, LoadedSpec
 from trainspec.dsl.record import replace
@@ -118,9 +118,7 @@ def run_streamed(paths: Iterable[str], options: Options, sink: Sink | None = Non
 def _whole(paths: list[str], options: Options, sink: Sink | None) -> CompileResult:
     if sink is not None:
         sink.reset()
-    with collector_tuned():
-        reached, found, ran = run_passes(sources(paths), options)
-    result = result_of(reached, sorted(dict.fromkeys(found), key=Diagnostic.sort_key), ran)
+    result, reached = run_reaching(paths, options)
     if sink is not None:
         sink.products(reached)
         for output in result.outputs:

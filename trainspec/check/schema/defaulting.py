@@ -30,18 +30,8 @@ def _fill(schema: Mapping[str, Any], value: Any) -> Any:
         return value  # most of a CRD's schema has no default anywhere below: nothing to walk
     fields, properties, extra, items = plan
     if isinstance(value, dict):
-        out = value  # replaced by a shallow copy before the first change
-        for name, sub, default, drop_null in fields:  # in the schema's order, as the server goes
-            # A null is not "absent" for a non-nullable field: the API server drops the
-            # null and then defaults; for nullable fields the null is kept.
-            if drop_null and name in out and out[name] is None:
-                if out is value:
-                    out = dict(value)
-                del out[name]
-            if default and name not in out:
-                if out is value:
-                    out = dict(value)
-                out[name] = sub["default"]  # filled below like any value; never written to
+        out, _ = _own_level(fields, value)  # a shallow copy once anything changes
+        for name, sub, _, _ in fields:
             if name in out:
                 filled = _fill(sub, out[name])
                 if filled is not out[name]:
@@ -77,8 +67,21 @@ def fill_level(schema: Mapping[str, Any], value: Any) -> Any:
     plan = _plan(schema)
     if plan is None or not isinstance(value, dict):
         return value
+    out, added = _own_level(plan[0], value)
+    for name, sub in added:
+        out[name] = _fill(sub, out[name])
+    return out
+
+
+def _own_level(fields: list[tuple[str, Any, bool, bool]], value: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
+    """``value`` with the nulls of its non-nullable fields dropped and its absent defaults added
+    (the default itself, never written to), copied only if either happened; and the defaulted
+    ``(name, schema)`` pairs. In the schema's order, as the server goes."""
     out = value
-    for name, sub, default, drop_null in plan[0]:
+    added = []
+    for name, sub, default, drop_null in fields:
+        # A null is not "absent" for a non-nullable field: the API server drops the null and then
+        # defaults; for nullable fields the null is kept.
         if drop_null and name in out and out[name] is None:
             if out is value:
                 out = dict(value)
@@ -86,8 +89,9 @@ def fill_level(schema: Mapping[str, Any], value: Any) -> Any:
         if default and name not in out:
             if out is value:
                 out = dict(value)
-            out[name] = _fill(sub, sub["default"])
-    return out
+            out[name] = sub["default"]
+            added.append((name, sub))
+    return out, added
 
 
 _Plan = tuple[list[tuple[str, Any, bool, bool]], "Mapping[str, Any] | None", Any, Any]
