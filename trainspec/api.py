@@ -132,11 +132,9 @@ def load(
 def _project_file(project: Any) -> str | None:
     """The real path of the project file the load pass reads besides the paths (None: none)."""
     if project is DISCOVER:
-        from pathlib import Path
-
         from trainspec.dsl.spec.project import find_project_file
 
-        found = find_project_file(Path.cwd())
+        found = find_project_file(os.getcwd())
         return os.path.realpath(found) if found else None
     return os.path.realpath(project) if isinstance(project, (str, os.PathLike)) else None
 

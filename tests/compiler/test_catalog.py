@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from trainspec.runtimes import CATALOG_DIR, builtin_names, builtin_runtime, builtin_runtimes
 
 
@@ -11,7 +13,7 @@ def test_each_file_holds_the_runtime_it_is_named_after() -> None:
         runtime = builtin_runtime(name)
         assert runtime is not None and runtime.name == name
         assert runtime.file == f"<built-in>/{name}.yaml"
-        assert (CATALOG_DIR / f"{name}.yaml").is_file()
+        assert (Path(CATALOG_DIR) / f"{name}.yaml").is_file()
 
 
 def test_every_builtin_can_shard_and_restarts() -> None:

@@ -155,7 +155,7 @@ def test_every_emitted_image_was_named_by_an_input(tmp_path: Path) -> None:
     result = compile_docs(tmp_path, *jobs, stage_image=PROJECT_IMAGE)
     assert result.ok, [d.message for d in result.diagnostics]
     named = (tmp_path / "specs.yaml").read_text() + (tmp_path / "trainspec.yaml").read_text()
-    named += "".join(p.read_text() for p in CATALOG_DIR.glob("*.yaml"))
+    named += "".join(p.read_text() for p in Path(CATALOG_DIR).glob("*.yaml"))
     images = [
         line.split("image:", 1)[1].strip()
         for line in render_stream(result.outputs).splitlines()

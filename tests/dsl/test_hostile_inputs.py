@@ -33,7 +33,7 @@ def test_fifo_in_a_walk_is_skipped_with_a_warning_not_opened(tmp_path: Path) -> 
     (tmp_path / "job.yaml").write_text(JOB)
     os.mkfifo(tmp_path / "pipe.yaml")  # opening it for reading would block until a writer comes
     files, problems = discover([str(tmp_path)])
-    assert files == [tmp_path / "job.yaml"]
+    assert files == [str(tmp_path / "job.yaml")]
     assert codes(problems) == [("TS118", "warning")]
     assert problems[0].file.endswith("pipe.yaml") and "FIFO" in problems[0].message
     assert problems[0].hint
@@ -90,7 +90,7 @@ def test_ignore_file_that_is_a_fifo_does_not_hang_the_walk(tmp_path: Path) -> No
     (tmp_path / "job.yaml").write_text(JOB)
     os.mkfifo(tmp_path / ".trainspecignore")
     files, _ = discover([str(tmp_path)])
-    assert files == [tmp_path / "job.yaml"]
+    assert files == [str(tmp_path / "job.yaml")]
 
 
 def test_self_looping_symlink_in_a_walk_is_a_warning(tmp_path: Path) -> None:
@@ -162,7 +162,7 @@ def test_upper_case_extensions_are_loaded(tmp_path: Path) -> None:
     (tmp_path / "a.YAML").write_text(JOB)
     (tmp_path / "b.Yml").write_text(JOB.replace("ddp-cpu", "ddp-two"))
     files, problems = discover([str(tmp_path)])
-    assert [f.name for f in files] == ["a.YAML", "b.Yml"] and problems == []
+    assert [Path(f).name for f in files] == ["a.YAML", "b.Yml"] and problems == []
     specs, problems = load_files(files)
     assert sorted(s.name for s in specs) == ["ddp-cpu", "ddp-two"]
 
@@ -230,7 +230,7 @@ def test_every_command_walks_a_directory_alike(tmp_path: Path) -> None:
     specs, spec_problems = discover([str(tree)])
     manifests, manifest_problems = yaml_files([tree])
     assert manifests == specs
-    assert [p.relative_to(tree).as_posix() for p in specs] == ["a.yaml", "caf\udce9.yaml", "sub/c.yml"]
+    assert [Path(p).relative_to(tree).as_posix() for p in specs] == ["a.yaml", "caf\udce9.yaml", "sub/c.yml"]
     assert [(d.code, d.severity.value, d.file) for d in manifest_problems] == [
         (d.code, d.severity.value, d.file) for d in spec_problems
     ]
@@ -270,3 +270,41 @@ def test_the_one_safe_reader_refuses_what_could_block_or_was_planted(tmp_path: P
     with pytest.raises(IsADirectoryError):
         read_file(tmp_path)
     assert peek_file(tmp_path / "file", 2) == b"12" and peek_file(tmp_path / "pipe", 2) is None
+
+
+def test_the_safe_reader_reads_files_whose_size_is_not_what_fstat_said(tmp_path: Path) -> None:
+    """A file that grew after ``fstat`` (or one like /proc's that says 0) is read to its end, and
+    still only as far as the cap."""
+    from trainspec.dsl.load import safe_read
+
+    data = bytes(range(256)) * 1000  # longer than one chunk after the size hint
+    (tmp_path / "grew").write_bytes(data)
+    fd = os.open(tmp_path / "grew", os.O_RDONLY)
+    try:
+        assert safe_read._read_up_to(fd, 10, None) == data  # fstat said 10 bytes
+        os.lseek(fd, 0, os.SEEK_SET)
+        assert safe_read._read_up_to(fd, 0, 70_000) == data[:70_000]
+        os.lseek(fd, 0, os.SEEK_SET)
+        assert safe_read._read_up_to(fd, len(data), len(data) + 1) == data
+    finally:
+        os.close(fd)
+    if os.path.exists("/proc/self/status"):  # a regular file whose st_size is 0
+        assert safe_read.read_file("/proc/self/status", 1 << 20).startswith(b"Name:")
+
+
+def test_the_safe_reader_allocates_the_file_not_the_cap(tmp_path: Path) -> None:
+    """Reading a small file under a 16 MiB cap must not allocate 16 MiB (it did: a buffer of the
+    cap per file read, which cost more than the read)."""
+    import tracemalloc
+
+    from trainspec.dsl.load.safe_read import peek_file, read_file
+
+    (tmp_path / "small.yaml").write_bytes(b"kind: TrainingJob\n" * 10)
+    tracemalloc.start()
+    try:
+        assert read_file(tmp_path / "small.yaml", 16 << 20).startswith(b"kind")
+        assert peek_file(tmp_path / "small.yaml", 16 << 20) is not None
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20

@@ -233,7 +233,7 @@ def test_input_does_not_wait_for_the_terminal(tmp_path: Path) -> None:
 def test_walks_find_every_import_style(tmp_path: Path, source: str) -> None:
     write(tmp_path, "spec.py", source)
     files, _ = discover([str(tmp_path)])
-    assert [f.name for f in files] == ["spec.py"]
+    assert [Path(f).name for f in files] == ["spec.py"]
 
 
 @pytest.mark.parametrize(

@@ -59,11 +59,19 @@ def test_a_record_is_built_like_a_dataclass() -> None:
 
 
 @pytest.mark.parametrize(
-    "make", [lambda: Point(), lambda: Point(1, x=2), lambda: Point(1, w=2), lambda: Point(1, 2, [], 4)]
+    ("make", "message"),
+    [
+        (lambda: Point(), "Point() missing required argument: 'x'"),
+        (lambda: Point(1, x=2), "Point() got multiple values for argument 'x'"),
+        (lambda: Point(1, w=2), "Point() got an unexpected keyword argument 'w'"),
+        (lambda: Point(y=1, w=2), "Point() missing required argument: 'x'"),  # as a call with no x says first
+        (lambda: Point(1, 2, [], 4), "Point() takes 3 positional arguments but 4 were given"),
+    ],
 )
-def test_wrong_arguments_are_type_errors(make: typing.Callable[[], object]) -> None:
-    with pytest.raises(TypeError):
+def test_wrong_arguments_are_type_errors(make: typing.Callable[[], object], message: str) -> None:
+    with pytest.raises(TypeError) as error:
         make()
+    assert str(error.value) == message
 
 
 def test_frozen_records_compare_hash_and_refuse_assignment() -> None:

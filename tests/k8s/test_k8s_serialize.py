@@ -158,16 +158,26 @@ def test_to_dict_needs_a_model_instance(bad: object) -> None:
         to_dict(bad)
 
 
-def test_models_are_frozen_slotted_and_keyword_only() -> None:
+def test_models_are_frozen_and_keyword_only() -> None:
+    import copy
+    import pickle
+
     env = EnvVar(name="A", value="1")
     with pytest.raises(dataclasses.FrozenInstanceError):
         env.value = "2"  # type: ignore[misc]
-    assert not hasattr(env, "__dict__")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del env.value  # type: ignore[misc]
     with pytest.raises(TypeError):
         EnvVar("A", "1")  # type: ignore[call-arg]
-    with pytest.raises(TypeError):
-        Container()  # type: ignore[call-arg]  # name is required
-    assert dataclasses.replace(env, value="2") == EnvVar(name="A", value="2")
+    with pytest.raises(TypeError, match=r"Container.__init__\(\) missing 1 required keyword-only argument: 'name'"):
+        Container()  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"EnvVar.__init__\(\) got an unexpected keyword argument 'vaule'"):
+        EnvVar(name="A", vaule="1")  # type: ignore[call-arg]
+    assert dataclasses.replace(env, value="2") == EnvVar(name="A", value="2") and env.value == "1"
+    assert env.value_from is None  # a field left out reads as None
+    assert dataclasses.is_dataclass(env) and [f.name for f in dataclasses.fields(env)][:2] == ["name", "value"]
+    for copied in (pickle.loads(pickle.dumps(env)), copy.deepcopy(env), copy.copy(env)):
+        assert copied == env and copied is not env
 
 
 def test_models_have_value_equality_hashing_and_a_compact_repr() -> None:
@@ -180,14 +190,18 @@ def test_models_have_value_equality_hashing_and_a_compact_repr() -> None:
     assert repr(Trainer(image="i", num_nodes=2)) == "Trainer(image='i', num_nodes=2)"
 
 
-def test_every_model_is_a_frozen_slotted_kw_only_dataclass() -> None:
+def test_every_model_is_declared_as_a_frozen_kw_only_model() -> None:
+    """Declared with ``model``: its own field tables (construction checks the keywords against
+    them), keyword-only fields, and the frozen base's ``__setattr__``."""
     for name in k8s.__all__:
         obj = getattr(k8s, name)
         if isinstance(obj, type) and dataclasses.is_dataclass(obj):
-            params = obj.__dataclass_params__  # type: ignore[attr-defined]
-            assert params.frozen, name
-            assert "__slots__" in obj.__dict__, name
-            assert all(f.kw_only for f in dataclasses.fields(obj)), name
+            declared = dataclasses.fields(obj)
+            assert obj.__dict__.get("__model_fields__") == {f.name for f in declared}, name
+            required = {f.name for f in declared if f.default is dataclasses.MISSING}
+            assert obj.__dict__.get("__model_required__") == required, name
+            assert obj.__setattr__ is k8s.Model.__setattr__ and "__init__" not in obj.__dict__, name
+            assert all(f.kw_only for f in declared), name
             assert issubclass(obj, k8s.Model), name
             assert obj.__doc__ and not obj.__doc__.startswith(f"{name}("), name  # own docstring
 
@@ -211,3 +225,18 @@ def test_importing_the_package_defines_no_models_yet() -> None:
         "assert 'trainspec.k8s.core' in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO_ROOT)
+
+
+def test_with_fields_is_dataclasses_replace_for_a_model() -> None:
+    import dataclasses
+
+    from trainspec.k8s import ObjectMeta
+    from trainspec.k8s.base import field_values, with_fields
+
+    meta = ObjectMeta(name="a", namespace="ns", labels={"x": "1"})
+    changed = with_fields(meta, {"name": "b", "labels": None})
+    assert changed == dataclasses.replace(meta, name="b", labels=None) and changed is not meta
+    assert meta.name == "a" and meta.labels == {"x": "1"}  # the original is left as it was
+    assert field_values(changed)[1] == tuple(getattr(changed, f.name) for f in dataclasses.fields(changed))
+    with pytest.raises(TypeError, match="no field 'nmae'"):
+        with_fields(meta, {"nmae": "b"})

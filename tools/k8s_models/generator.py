@@ -7,8 +7,9 @@ sub-trees trainspec emits from the pod and PVC templates embedded in the JobSet 
 the full core schemas), drops every description, adds the enums the Kubernetes API documents but
 the embedded schemas leave out, and gives ``core.json``. A few pieces no CRD carries (top-level
 ObjectMeta, OwnerReference, Trainer v2.1 overrides) are in ``manual.json``.
-Generated modules are frozen slotted dataclasses, like the hand-written ones they replaced:
-the cheapest typed structs to import among those measured (see docs/k8s-models.md).
+Generated classes are declared with :func:`trainspec.k8s.base.model`: frozen keyword-only
+dataclasses whose methods are shared, the cheapest typed structs to define among those measured
+(see docs/k8s-models.md).
 
 ``python -m tools.regenerate`` runs it (with ``--check``: writes nothing, exits 1 when stale).
 """
@@ -110,7 +111,7 @@ def _annotation(prop: dict[str, Any], spec: Field, ctx: _Context, where: str) ->
 
 # --- rendering ---------------------------------------------------------------------------------
 
-_DATACLASS = "@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)"
+_DATACLASS = "@model"
 
 
 def _docstring(text: str, indent: str) -> str:
@@ -186,11 +187,13 @@ def _with_enum(prop: dict[str, Any], enum: tuple[str, ...] | None) -> dict[str, 
 
 def _imports(ctx: _Context) -> list[str]:
     lines = ["from __future__ import annotations", ""]
-    lines.append("from dataclasses import dataclass" + (", field" if ctx.wire_fields else ""))
+    if ctx.wire_fields:
+        lines.append("from dataclasses import field")
     if ctx.typing:
         lines.append("from typing import " + ", ".join(sorted(ctx.typing)))
-    lines.append("")
-    bases = ["Model"] + (["Resource"] if any(c.resource for c in ctx.module.classes) else [])
+    if ctx.wire_fields or ctx.typing:
+        lines.append("")
+    bases = ["Model"] + (["Resource"] if any(c.resource for c in ctx.module.classes) else []) + ["model"]
     found = dict(ctx.imports)
     for owner, name in ctx.module.reexports:
         found.setdefault(owner, set()).add(name)

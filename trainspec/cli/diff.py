@@ -83,12 +83,9 @@ def _streamed(*sides: Any) -> bool:
 
 
 def _nearest_project(path: str) -> str | None:
-    from pathlib import Path
-
     from trainspec.dsl.spec.project import find_project_file
 
-    found = find_project_file(Path(path))
-    return str(found) if found else None
+    return find_project_file(path)
 
 
 def _relocate(diagnostics: list, root: str, ref: str) -> list:

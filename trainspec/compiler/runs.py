@@ -115,15 +115,15 @@ def finish(plan: JobPlan, lowered: list[Lowered]) -> list[Lowered]:
 
 
 def _rename(obj: Any, name: str, job: str, run_id: str, replace: bool) -> Any:
-    import dataclasses
-
     metadata = obj.metadata
     labels = {**(metadata.labels or {}), JOB_LABEL: job, RUN_LABEL: run_id}
     annotations = metadata.annotations
     if replace:  # both controllers' words, whichever applies the tree; the job's own win
         annotations = dict(sorted({**dict(RECREATE_ANNOTATIONS), **(annotations or {})}.items()))
-    metadata = dataclasses.replace(metadata, name=name, labels=dict(sorted(labels.items())), annotations=annotations)
-    return dataclasses.replace(obj, metadata=metadata)
+    from trainspec.k8s.base import with_fields
+
+    metadata = with_fields(metadata, {"name": name, "labels": dict(sorted(labels.items())), "annotations": annotations})
+    return with_fields(obj, {"metadata": metadata})
 
 
 def substitute(value: Any, old: str, new: str) -> Any:
@@ -132,37 +132,56 @@ def substitute(value: Any, old: str, new: str) -> Any:
     Only whole strings are replaced (never a part of one), and unchanged parts are returned as
     they are (the same objects), so the cost is one walk of the object.
     """
-    import dataclasses
+    from trainspec.k8s.base import given_fields, with_fields  # dataclasses: not among validate's imports
 
-    return _walk(value, old, new, dataclasses.replace)
+    return _walk(value, old, new, given_fields, with_fields)
+
+
+#: Values that hold no string to replace, by their exact type (bool is an int subclass: listed).
+_LEAVES = frozenset({int, float, bool, type(None)})
 
 
 # A module-level function, not a closure: a recursive closure is a reference cycle that keeps
 # every object it walked alive until the next full collection (tests/compiler/test_no_reference_cycles.py).
-def _walk(value: Any, old: str, new: str, rebuild: Any) -> Any:
-    if isinstance(value, str):
+# It runs over every object of every job: scalars are decided inline, without a call each.
+def _walk(value: Any, old: str, new: str, fields_of: Any, rebuild: Any) -> Any:
+    kind = type(value)
+    if kind is str:
         return new if value == old else value
-    if isinstance(value, (int, float, bool)) or value is None:
+    if kind in _LEAVES:
         return value
-    if isinstance(value, list):
-        items = [_walk(item, old, new, rebuild) for item in value]
+    if kind is list:
+        items = [
+            (new if item == old else item) if type(item) is str else _walk(item, old, new, fields_of, rebuild)
+            for item in value
+        ]
         return value if all(a is b for a, b in zip(items, value, strict=True)) else items
-    if isinstance(value, dict):
-        pairs = {_walk(k, old, new, rebuild): _walk(v, old, new, rebuild) for k, v in value.items()}
+    if kind is dict:
+        pairs = {
+            (new if k == old else k) if type(k) is str else _walk(k, old, new, fields_of, rebuild): (
+                (new if v == old else v) if type(v) is str else _walk(v, old, new, fields_of, rebuild)
+            )
+            for k, v in value.items()
+        }
         same = all(a is b for a, b in zip(pairs.values(), value.values(), strict=True)) and list(pairs) == list(value)
         return value if same else pairs
-    names = getattr(type(value), "__dataclass_fields__", None)  # a model (the class's own field table)
-    if names is None:
+    if getattr(kind, "__dataclass_fields__", None) is None:  # not a model: kept as it is
+        if isinstance(value, str):  # a str subclass (an enum's value): compared as text
+            return new if value == old else value
         return value
     changes = {}
-    for name in names:
-        current = getattr(value, name)
-        if current is None:
+    for name, current in fields_of(value):  # the fields given: most of a model's are not
+        kind = type(current)
+        if kind in _LEAVES:
             continue
-        updated = _walk(current, old, new, rebuild)
+        if kind is str:
+            if current == old:
+                changes[name] = new
+            continue
+        updated = _walk(current, old, new, fields_of, rebuild)
         if updated is not current:
             changes[name] = updated
-    return rebuild(value, **changes) if changes else value
+    return rebuild(value, changes) if changes else value
 
 
 __all__ = [

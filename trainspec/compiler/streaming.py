@@ -29,7 +29,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any, Protocol
 
 from trainspec.compiler.passes.options import Options, Stop
@@ -45,11 +44,11 @@ BATCH_FILES = 256
 #: A ``kind`` of another trainspec kind as YAML or JSON usually spells it (``kind: Runtime``,
 #: ``"kind": "Pipeline"``, a tag before it). Any other spelling (an escape sequence, an alias) is
 #: found when the batch is read, and the run starts over whole.
-_OTHER_KIND = re.compile(rb"""kind["']?\s*:\s*(?:![^\s]*\s+)?["']?(Runtime|Project|Pipeline)\b""")
+_OTHER_KIND = rb"""kind["']?\s*:\s*(?:![^\s]*\s+)?["']?(Runtime|Project|Pipeline)\b"""
 #: A Kubeflow runtime manifest (a document's own ``kind``, at the start of a line): read whole, so
 #: that ``check`` knows it when a TrainJob of any batch names it. A TrainJob's ``runtimeRef``
 #: also says ``kind: ClusterTrainingRuntime``, indented.
-_RUNTIME_MANIFEST = re.compile(rb"""(?m)^["']?kind["']?[ \t]*:[ \t]*["']?(?:Cluster)?TrainingRuntime\b""")
+_RUNTIME_MANIFEST = rb"""(?m)^["']?kind["']?[ \t]*:[ \t]*["']?(?:Cluster)?TrainingRuntime\b"""
 #: Orders of specs for TS306 (a whole run's: runtimes first, then jobs by file, then within it).
 _RUNTIMES_FIRST = 1 << 62
 _PER_FILE = 1 << 20
@@ -137,10 +136,12 @@ def _file_kind(path: str, limit: int) -> str:
     data = peek_file(path, limit + 1)
     if data is None or len(data) > limit:
         return "other"  # the loader says why
-    kinds = {match.group(1) for match in _OTHER_KIND.finditer(data)}
+    # The patterns are compiled on the first streamed run (re caches them), not when a run of a few
+    # files imports this module.
+    kinds = {match.group(1) for match in re.finditer(_OTHER_KIND, data)}
     if b"Pipeline" in kinds:
         return "pipeline"
-    if kinds or (b"TrainingRuntime" in data and _RUNTIME_MANIFEST.search(data)):
+    if kinds or (b"TrainingRuntime" in data and re.search(_RUNTIME_MANIFEST, data)):
         return "other"
     return "jobs"
 
@@ -166,9 +167,9 @@ class _StreamedRun:
         if projected is not None:
             for index, runtime in enumerate(projected.runtimes):
                 self.names.add(runtime, index - _RUNTIMES_FIRST, kept=True)  # runtimes before any job
-            self._jobs(projected, files, kept=True)
+            self._jobs(projected, _places(files), kept=True)
         self.first_run = result_of(reached, [d for _, d in self.found], ran)
-        self._foreign(self.first_run.foreign, files)
+        self._foreign(self.first_run.foreign, _places(files))
         project = self.first_run.project_spec
         self.options = replace(
             self.options,
@@ -183,11 +184,9 @@ class _StreamedRun:
 
     def batch(self, files: list[tuple[str, int]]) -> bool:
         """One batch of job-only files; False when it holds another kind after all."""
-        from trainspec.dsl.load.loaded import display_name
-
         reached, _ = self._passes([f for f, _ in files], self.options)
         loaded = _product(reached, Loaded)
-        shown = {display_name(Path(f)) for f, _ in files}
+        shown = _places(files)  # the batch's files as specs name them
         if (
             loaded is None
             or loaded.pipeline_specs
@@ -198,10 +197,10 @@ class _StreamedRun:
             return False
         projected = _product(reached, Projected)
         if projected is not None:
-            self._jobs(projected, files, kept=False)
+            self._jobs(projected, shown, kept=False)
         self.streamed += sum(s.file in shown for s in loaded.specs)
         self.files += loaded.files
-        self._foreign(loaded.foreign, files)
+        self._foreign(loaded.foreign, shown)
         self._emit(reached)
         return True
 
@@ -214,13 +213,11 @@ class _StreamedRun:
         self.failed = self.failed or any(d.is_error for d in found)
         return reached, ran
 
-    def _foreign(self, docs: Iterable[ForeignDoc], files: list[tuple[str, int]]) -> None:
-        place = _places(files)
+    def _foreign(self, docs: Iterable[ForeignDoc], place: dict[str, int]) -> None:
         # the parsed document: only check reads it, from the batch's own products
         self.foreign += [(place.get(doc.file, len(place)), replace(doc, doc=None)) for doc in docs]
 
-    def _jobs(self, projected: Projected, files: list[tuple[str, int]], *, kept: bool) -> None:
-        place = _places(files)
+    def _jobs(self, projected: Projected, place: dict[str, int], *, kept: bool) -> None:
         for seq, (job, _) in enumerate(projected.jobs):
             # a job's place in the whole run: its file's, then its own within the file
             order = place.get(job.file, len(place)) * _PER_FILE + seq
@@ -258,7 +255,7 @@ def _places(files: list[tuple[str, int]]) -> dict[str, int]:
     """Display name (as specs and documents name their file) -> place among the files found."""
     from trainspec.dsl.load.loaded import display_name
 
-    return {display_name(Path(f)): i for f, i in files}
+    return {display_name(f): i for f, i in files}
 
 
 def _product(reached: list[Product], kind: type[Any]) -> Any:

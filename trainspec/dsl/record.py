@@ -116,6 +116,7 @@ class Record:
     __slots__ = ()
     #: The fields in constructor order; set for every subclass.
     __record_fields__: ClassVar[tuple[Field, ...]] = ()
+    __record_names__: ClassVar[frozenset[str]] = frozenset()
     __match_args__: ClassVar[tuple[str, ...]] = ()
     __record_frozen__: ClassVar[bool] = True
 
@@ -141,6 +142,7 @@ class Record:
             declared.pop(name, None)
             declared[name] = spec
         cls.__record_fields__ = tuple(declared.values())
+        cls.__record_names__ = frozenset(declared)
         setattr(cls, "__match_args__", tuple(declared))  # noqa: B010 - a ClassVar to type checkers
         own = cls.__dict__
         if not frozen:
@@ -161,28 +163,32 @@ class Record:
     if not TYPE_CHECKING:  # type checkers synthesize a typed __init__ from the annotations
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
-            specs = type(self).__record_fields__
-            if len(args) > len(specs):
-                raise TypeError(
-                    f"{type(self).__name__}() takes {len(specs)} positional arguments but {len(args)} were given"
-                )
-            put = object.__setattr__
-            for spec, value in zip(specs, args, strict=False):  # the fields not given come next
-                if spec.name in kwargs:
-                    raise TypeError(f"{type(self).__name__}() got multiple values for argument {spec.name!r}")
-                put(self, spec.name, value)
-            for spec in specs[len(args) :]:
-                if spec.name in kwargs:
-                    value = kwargs.pop(spec.name)
-                elif spec.default_factory is not None:
-                    value = spec.default_factory()
-                elif spec.default is not _MISSING:
-                    value = spec.default
-                else:
-                    raise TypeError(f"{type(self).__name__}() missing required argument: {spec.name!r}")
-                put(self, spec.name, value)
-            if kwargs:  # every field's keyword was taken above: what is left is no field's
-                raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {next(iter(kwargs))!r}")
+            # The fields are put in one dict update: the common call (every field by position, or
+            # a few by name) runs no Python loop over the fields, as it runs for every spec.
+            cls = type(self)
+            names = cls.__match_args__
+            if len(args) > len(names):
+                raise TypeError(f"{cls.__name__}() takes {len(names)} positional arguments but {len(args)} were given")
+            values = dict(zip(names, args, strict=False))  # fewer args than fields: the rest by name or default
+            if kwargs:
+                if args and not values.keys().isdisjoint(kwargs):
+                    twice = next(name for name in names if name in values and name in kwargs)
+                    raise TypeError(f"{cls.__name__}() got multiple values for argument {twice!r}")
+                values.update(kwargs)
+            if len(values) != len(names) or (kwargs and not cls.__record_names__.issuperset(kwargs)):
+                for spec in cls.__record_fields__:  # fields not given take their defaults
+                    if spec.name in values:
+                        continue
+                    if spec.default_factory is not None:
+                        values[spec.name] = spec.default_factory()
+                    elif spec.default is not _MISSING:
+                        values[spec.name] = spec.default
+                    else:
+                        raise TypeError(f"{cls.__name__}() missing required argument: {spec.name!r}")
+                if kwargs and not cls.__record_names__.issuperset(kwargs):
+                    other = next(name for name in kwargs if name not in cls.__record_names__)
+                    raise TypeError(f"{cls.__name__}() got an unexpected keyword argument {other!r}")
+            self.__dict__.update(values)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise FrozenInstanceError(f"cannot assign to field {name!r}")

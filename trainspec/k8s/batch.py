@@ -5,10 +5,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
-from trainspec.k8s.base import Model
+from trainspec.k8s.base import Model, model
 from trainspec.k8s.core import PodTemplateSpec
 from trainspec.k8s.meta import ObjectMeta
 
@@ -22,7 +21,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class PodFailurePolicyOnExitCodesRequirement(Model):
     """Matches a pod failure by a container's exit code."""
 
@@ -31,7 +30,7 @@ class PodFailurePolicyOnExitCodesRequirement(Model):
     values: list[int]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class PodFailurePolicyOnPodConditionsPattern(Model):
     """Matches a pod failure by a pod condition (e.g. ``DisruptionTarget``)."""
 
@@ -39,7 +38,7 @@ class PodFailurePolicyOnPodConditionsPattern(Model):
     status: Literal["True", "False", "Unknown"] | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class PodFailurePolicyRule(Model):
     """What to do with a matching pod failure. Needs pod ``restartPolicy: Never``."""
 
@@ -48,14 +47,14 @@ class PodFailurePolicyRule(Model):
     on_pod_conditions: list[PodFailurePolicyOnPodConditionsPattern] | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class PodFailurePolicy(Model):
     """Per-Job handling of pod failures; the first matching rule wins."""
 
     rules: list[PodFailurePolicyRule]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class JobSpec(Model):
     """A Job specification.
 
@@ -77,7 +76,7 @@ class JobSpec(Model):
     template: PodTemplateSpec
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class JobTemplateSpec(Model):
     """Job metadata + spec, the template of a JobSet replicatedJob.
 

@@ -9,10 +9,9 @@ with ``name`` first in list items; the serialiser keeps it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-from trainspec.k8s.base import Model, Resource
+from trainspec.k8s.base import Model, Resource, model
 from trainspec.k8s.meta import ObjectMeta
 
 __all__ = [
@@ -69,14 +68,14 @@ RestartPolicy = Literal["Always", "OnFailure", "Never"]
 AccessMode = Literal["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class LocalObjectReference(Model):
     """A reference to an object in the same namespace, by name (e.g. an image pull secret)."""
 
     name: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class ObjectFieldSelector(Model):
     """Selects a pod field (the node rank is the annotation
     ``batch.kubernetes.io/job-completion-index``).
@@ -86,7 +85,7 @@ class ObjectFieldSelector(Model):
     field_path: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class ResourceFieldSelector(Model):
     """Selects a container resource (limits/requests) to expose as env."""
 
@@ -95,7 +94,7 @@ class ResourceFieldSelector(Model):
     divisor: Quantity | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class ConfigMapKeySelector(Model):
     """One key of a ConfigMap."""
 
@@ -104,7 +103,7 @@ class ConfigMapKeySelector(Model):
     optional: bool | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class SecretKeySelector(Model):
     """One key of a Secret."""
 
@@ -113,7 +112,7 @@ class SecretKeySelector(Model):
     optional: bool | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class EnvVarSource(Model):
     """Where an env var's value comes from (set exactly one)."""
 
@@ -123,7 +122,7 @@ class EnvVarSource(Model):
     secret_key_ref: SecretKeySelector | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class EnvVar(Model):
     """An environment variable: a literal ``value`` or a ``value_from`` source."""
 
@@ -132,7 +131,7 @@ class EnvVar(Model):
     value_from: EnvVarSource | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class ConfigMapEnvSource(Model):
     """All keys of a ConfigMap as env vars."""
 
@@ -140,7 +139,7 @@ class ConfigMapEnvSource(Model):
     optional: bool | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class SecretEnvSource(Model):
     """All keys of a Secret as env vars."""
 
@@ -148,7 +147,7 @@ class SecretEnvSource(Model):
     optional: bool | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class EnvFromSource(Model):
     """An ``envFrom`` entry (set one of ``config_map_ref`` / ``secret_ref``)."""
 
@@ -157,7 +156,7 @@ class EnvFromSource(Model):
     secret_ref: SecretEnvSource | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class ResourceRequirements(Model):
     """Container requests and limits (extended resources like GPUs need requests == limits)."""
 
@@ -165,7 +164,7 @@ class ResourceRequirements(Model):
     limits: dict[str, Quantity] | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class VolumeResourceRequirements(Model):
     """PVC size: ``requests: {storage: 100Gi}``."""
 
@@ -173,7 +172,7 @@ class VolumeResourceRequirements(Model):
     limits: dict[str, Quantity] | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class VolumeMount(Model):
     """Mounts a pod volume (by name) into a container."""
 
@@ -184,7 +183,7 @@ class VolumeMount(Model):
     sub_path_expr: str | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class KeyToPath(Model):
     """Projects one Secret/ConfigMap key to a relative file path."""
 
@@ -193,7 +192,7 @@ class KeyToPath(Model):
     mode: int | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class EmptyDirVolumeSource(Model):
     """Scratch space; ``medium="Memory"`` gives a tmpfs (the usual /dev/shm for NCCL loaders)."""
 
@@ -201,7 +200,7 @@ class EmptyDirVolumeSource(Model):
     size_limit: Quantity | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class PersistentVolumeClaimVolumeSource(Model):
     """Mounts an existing PVC."""
 
@@ -209,7 +208,7 @@ class PersistentVolumeClaimVolumeSource(Model):
     read_only: bool | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class SecretVolumeSource(Model):
     """Mounts a Secret as files."""
 
@@ -219,7 +218,7 @@ class SecretVolumeSource(Model):
     optional: bool | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class ConfigMapVolumeSource(Model):
     """Mounts a ConfigMap as files."""
 
@@ -229,7 +228,7 @@ class ConfigMapVolumeSource(Model):
     optional: bool | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class Volume(Model):
     """A pod volume: a name plus exactly one source."""
 
@@ -240,7 +239,7 @@ class Volume(Model):
     config_map: ConfigMapVolumeSource | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class Capabilities(Model):
     """Linux capabilities to add or drop (``drop: [ALL]`` for the restricted profile)."""
 
@@ -248,7 +247,7 @@ class Capabilities(Model):
     drop: list[str] | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class SeccompProfile(Model):
     """Seccomp profile (``type: RuntimeDefault`` for the restricted profile)."""
 
@@ -256,7 +255,7 @@ class SeccompProfile(Model):
     localhost_profile: str | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class SecurityContext(Model):
     """Container-level security settings (override the pod-level ones)."""
 
@@ -270,7 +269,7 @@ class SecurityContext(Model):
     seccomp_profile: SeccompProfile | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class PodSecurityContext(Model):
     """Pod-level security settings (``fs_group`` makes mounted volumes group-writable)."""
 
@@ -283,7 +282,7 @@ class PodSecurityContext(Model):
     seccomp_profile: SeccompProfile | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class Toleration(Model):
     """Lets pods schedule onto nodes with a matching taint."""
 
@@ -294,7 +293,7 @@ class Toleration(Model):
     toleration_seconds: int | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class NodeSelectorRequirement(Model):
     """``key operator values``, e.g. ``nvidia.com/gpu.product In [H100-SXM]``."""
 
@@ -303,7 +302,7 @@ class NodeSelectorRequirement(Model):
     values: list[str] | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class NodeSelectorTerm(Model):
     """Requirements ANDed together (terms in a list are ORed)."""
 
@@ -311,14 +310,14 @@ class NodeSelectorTerm(Model):
     match_fields: list[NodeSelectorRequirement] | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class NodeSelector(Model):
     """The required node-affinity rule: any one of the terms must match."""
 
     node_selector_terms: list[NodeSelectorTerm]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class PreferredSchedulingTerm(Model):
     """A weighted (1-100) soft node preference."""
 
@@ -326,7 +325,7 @@ class PreferredSchedulingTerm(Model):
     preference: NodeSelectorTerm
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class NodeAffinity(Model):
     """Hard and soft node constraints."""
 
@@ -336,21 +335,21 @@ class NodeAffinity(Model):
     ) = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class Affinity(Model):
     """Pod affinity rules; only node affinity is modelled (pod (anti-)affinity is not emitted)."""
 
     node_affinity: NodeAffinity | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class PodSchedulingGate(Model):
     """A gate that keeps the pod unschedulable until removed (Kueue uses these)."""
 
     name: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class ContainerPort(Model):
     """A port the container listens on (informational, but names it for probes/services)."""
 
@@ -359,7 +358,7 @@ class ContainerPort(Model):
     protocol: Literal["TCP", "UDP", "SCTP"] | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class TCPSocketAction(Model):
     """Probe by opening a TCP connection to ``port`` (a number or a named port)."""
 
@@ -367,7 +366,7 @@ class TCPSocketAction(Model):
     host: str | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class Probe(Model):
     """A readiness/liveness probe; only the TCP handler is modelled."""
 
@@ -379,7 +378,7 @@ class Probe(Model):
     failure_threshold: int | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class Container(Model):
     """A container of a pod (also used for init containers)."""
 
@@ -400,7 +399,7 @@ class Container(Model):
     restart_policy: Literal["Always"] | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class PodSpec(Model):
     """A pod specification."""
 
@@ -421,7 +420,7 @@ class PodSpec(Model):
     scheduling_gates: list[PodSchedulingGate] | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class PodTemplateSpec(Model):
     """Pod metadata + spec, as embedded in a Job."""
 
@@ -429,7 +428,7 @@ class PodTemplateSpec(Model):
     spec: PodSpec
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class PersistentVolumeClaimSpec(Model):
     """What storage a PVC asks for."""
 
@@ -440,7 +439,7 @@ class PersistentVolumeClaimSpec(Model):
     volume_mode: Literal["Filesystem", "Block"] | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class PersistentVolumeClaimTemplate(Model):
     """A PVC without apiVersion/kind, as embedded in JobSet ``volumeClaimPolicies[].templates``.
 
@@ -452,7 +451,7 @@ class PersistentVolumeClaimTemplate(Model):
     spec: PersistentVolumeClaimSpec
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class PersistentVolumeClaim(Resource):
     """A standalone PVC (top-level ``v1`` resource)."""
 

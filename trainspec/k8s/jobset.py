@@ -5,10 +5,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal
 
-from trainspec.k8s.base import Model
+from trainspec.k8s.base import Model, model
 from trainspec.k8s.batch import JobTemplateSpec
 from trainspec.k8s.core import PersistentVolumeClaimTemplate
 
@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class DependsOn(Model):
     """Start this rjob only once rjob ``name`` reaches ``status``.
 
@@ -39,7 +39,7 @@ class DependsOn(Model):
     status: Literal["Ready", "Complete"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class ReplicatedJob(Model):
     """A group of identical Jobs named ``<jobset>-<name>-<index>``.
 
@@ -54,7 +54,7 @@ class ReplicatedJob(Model):
     template: JobTemplateSpec
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class Network(Model):
     """Pod DNS: hostnames ``<jobset>-<rjob>-<jobIdx>-<podIdx>.<subdomain>``. Immutable."""
 
@@ -63,7 +63,7 @@ class Network(Model):
     publish_not_ready_addresses: bool | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class SuccessPolicy(Model):
     """When the JobSet counts as complete; target ``node`` so initializers don't decide it."""
 
@@ -71,7 +71,7 @@ class SuccessPolicy(Model):
     target_replicated_jobs: list[str] | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class FailurePolicyRule(Model):
     """A failure rule; the first matching rule wins, no match means RestartJobSet."""
 
@@ -90,7 +90,7 @@ class FailurePolicyRule(Model):
     target_replicated_jobs: list[str] | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class FailurePolicy(Model):
     """How often and how the whole JobSet is restarted on a Job failure. Immutable."""
 
@@ -99,14 +99,14 @@ class FailurePolicy(Model):
     rules: list[FailurePolicyRule] | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class StartupPolicy(Model):
     """Deprecated rjob start ordering; prefer ``depends_on``."""
 
     startup_policy_order: Literal["AnyOrder", "InOrder"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class Coordinator(Model):
     """Stamps a stable coordinator endpoint label on every pod."""
 
@@ -115,14 +115,14 @@ class Coordinator(Model):
     pod_index: int | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class VolumeRetentionPolicy(Model):
     """What happens to the shared PVCs when the JobSet is deleted (``Retain`` keeps checkpoints)."""
 
     when_deleted: Literal["Delete", "Retain"] | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class VolumeClaimPolicy(Model):
     """Shared PVCs created by JobSet, one per template, named ``<claim>-<jobset>``.
 
@@ -134,7 +134,7 @@ class VolumeClaimPolicy(Model):
     retention_policy: VolumeRetentionPolicy | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class JobSetSpec(Model):
     """A JobSet specification (the runtime's ``template.spec``)."""
 

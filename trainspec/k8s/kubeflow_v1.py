@@ -10,10 +10,9 @@ has the same shapes and reuses them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-from trainspec.k8s.base import Model, Resource
+from trainspec.k8s.base import Model, Resource, model
 from trainspec.k8s.core import PodTemplateSpec, Quantity
 from trainspec.k8s.meta import ObjectMeta
 from trainspec.k8s.wellknown import KUBEFLOW_V1_API_VERSION
@@ -34,7 +33,7 @@ CleanPodPolicy = Literal["None", "Running", "All"]
 RestartPolicy = Literal["Always", "OnFailure", "Never", "ExitCode"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class SchedulingPolicy(Model):
     """What a gang scheduler (Volcano, scheduler-plugins coscheduling) gets in the job's PodGroup."""
 
@@ -45,7 +44,7 @@ class SchedulingPolicy(Model):
     schedule_timeout_seconds: int | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class RunPolicy(Model):
     """Job-wide policies: pod clean-up, retries, deadline, gang scheduling and Kueue's ``suspend``."""
 
@@ -60,7 +59,7 @@ class RunPolicy(Model):
     managed_by: str | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class ReplicaSpec(Model):
     """One replica type (Master, Worker, Launcher): how many pods, their template and restart policy."""
 
@@ -69,7 +68,7 @@ class ReplicaSpec(Model):
     restart_policy: RestartPolicy | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class ElasticPolicy(Model):
     """torchrun's elastic launch: the operator turns it into ``PET_NNODES=min:max``, the rendezvous
     endpoint (``<job>-worker-0``) and ``PET_MAX_RESTARTS``.
@@ -86,7 +85,7 @@ class ElasticPolicy(Model):
     max_restarts: int | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class PyTorchJobSpec(Model):
     """Master (exactly one) and Workers, or Workers only when elastic; ``nprocPerNode`` is a string
     (``auto``, ``cpu``, ``gpu`` or a number).
@@ -98,7 +97,7 @@ class PyTorchJobSpec(Model):
     nproc_per_node: str | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class PyTorchJob(Resource):
     """A PyTorch job of the Training Operator (namespaced). Kueue reads the queue label here."""
 
@@ -109,7 +108,7 @@ class PyTorchJob(Resource):
     spec: PyTorchJobSpec
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class JAXJobSpec(Model):
     """Workers only; the operator sets the JAX coordinator address and process ids."""
 
@@ -117,7 +116,7 @@ class JAXJobSpec(Model):
     jax_replica_specs: dict[str, ReplicaSpec]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class JAXJob(Resource):
     """A JAX job of the Training Operator (namespaced)."""
 

@@ -16,10 +16,9 @@ Not part of the lazily re-exported ``trainspec.k8s`` names: import this module d
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
-from trainspec.k8s.base import Model, Resource
+from trainspec.k8s.base import Model, Resource, model
 from trainspec.k8s.core import (
     Affinity,
     EnvVar,
@@ -45,14 +44,14 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class PodTemplateOverrideTargetJob(Model):
     """A replicatedJob of the runtime that an override applies to (by name)."""
 
     name: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class ContainerOverride(Model):
     """Additions to an existing container of the targeted jobs: env and volume mounts."""
 
@@ -61,7 +60,7 @@ class ContainerOverride(Model):
     volume_mounts: list[VolumeMount] | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class PodTemplateOverrideSpec(Model):
     """The pod-spec fields a v2.1 override may set."""
 
@@ -76,7 +75,7 @@ class PodTemplateOverrideSpec(Model):
     image_pull_secrets: list[LocalObjectReference] | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class PodTemplateOverride(Model):
     """Pod metadata and spec overrides for the replicatedJobs named in ``target_jobs``."""
 
@@ -85,7 +84,7 @@ class PodTemplateOverride(Model):
     spec: PodTemplateOverrideSpec | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class TrainerV21(Model):
     """``spec.trainer`` of v2.1: as in v2.2+, but numProcPerNode may also be auto/cpu/gpu."""
 
@@ -98,7 +97,7 @@ class TrainerV21(Model):
     num_proc_per_node: int | str | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class TrainJobSpecV21(Model):
     """A v2.1 TrainJob specification (no runtimePatches, no activeDeadlineSeconds)."""
 
@@ -112,7 +111,7 @@ class TrainJobSpecV21(Model):
     managed_by: str | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class TrainJobV21(Resource):
     """A TrainJob as Kubeflow Trainer v2.1 (and Kueue 0.15-0.16) understand it."""
 

@@ -5,9 +5,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from trainspec.k8s.base import Model
+from trainspec.k8s.base import Model, model
 
 __all__ = [
     "ObjectMeta",
@@ -15,7 +13,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class OwnerReference(Model):
     """A reference to the owning object (garbage collection follows it)."""
 
@@ -27,7 +25,7 @@ class OwnerReference(Model):
     block_owner_deletion: bool | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class ObjectMeta(Model):
     """Standard object metadata.
 

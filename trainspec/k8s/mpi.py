@@ -8,10 +8,9 @@ Run policy and replica specs have the Training Operator's shapes (:mod:`trainspe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-from trainspec.k8s.base import Model, Resource
+from trainspec.k8s.base import Model, Resource, model
 from trainspec.k8s.kubeflow_v1 import ReplicaSpec, RunPolicy
 from trainspec.k8s.meta import ObjectMeta
 from trainspec.k8s.wellknown import MPI_API_VERSION
@@ -23,7 +22,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class MPIJobSpec(Model):
     """Launcher (exactly one) and Workers; the operator writes the hostfile (``slotsPerWorker`` slots
     per worker) and mounts the SSH keys at ``sshAuthMountPath``.
@@ -42,7 +41,7 @@ class MPIJobSpec(Model):
     mpi_implementation: Literal["OpenMPI", "Intel", "MPICH"] | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class MPIJob(Resource):
     """An MPI job of mpi-operator (namespaced). Kueue reads the queue label here."""
 

@@ -11,10 +11,10 @@ tolerance, auth, deletion rules). A RayJob carries the whole cluster it runs on
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import ClassVar
 
-from trainspec.k8s.base import Model, Resource
+from trainspec.k8s.base import Model, Resource, model
 from trainspec.k8s.core import PodTemplateSpec
 from trainspec.k8s.meta import ObjectMeta
 from trainspec.k8s.wellknown import RAY_API_VERSION
@@ -32,7 +32,7 @@ __all__ = [
 SubmissionMode = str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class HeadGroupSpec(Model):
     """The head pod: GCS, dashboard, and (in K8sJobMode) where the job's driver runs.
 
@@ -44,7 +44,7 @@ class HeadGroupSpec(Model):
     template: PodTemplateSpec
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class WorkerGroupSpec(Model):
     """One group of identical worker pods; KubeRay 1.7 requires min and max replicas without autoscaling."""
 
@@ -57,7 +57,7 @@ class WorkerGroupSpec(Model):
     template: PodTemplateSpec
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class RayClusterSpec(Model):
     """The cluster a RayJob creates: one head group and worker groups."""
 
@@ -67,7 +67,7 @@ class RayClusterSpec(Model):
     worker_group_specs: list[WorkerGroupSpec] | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class RayJobSpec(Model):
     """What to run (``entrypoint``), on which cluster, and how long and how often."""
 
@@ -83,7 +83,7 @@ class RayJobSpec(Model):
     suspend: bool | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class RayJob(Resource):
     """A Ray job with its own Ray cluster (top-level, namespaced). Kueue reads the queue label here."""
 

@@ -5,10 +5,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-from trainspec.k8s.base import Model, Resource
+from trainspec.k8s.base import Model, Resource, model
 from trainspec.k8s.core import (
     Affinity,
     EnvVar,
@@ -64,7 +63,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class RuntimeRef(Model):
     """The runtime a TrainJob instantiates. Immutable; the runtime must exist before the job."""
 
@@ -73,7 +72,7 @@ class RuntimeRef(Model):
     kind: Literal["ClusterTrainingRuntime", "TrainingRuntime"] | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class DatasetInitializer(Model):
     """Feeds the ``dataset-initializer`` container of the rjob with that ancestor label.
 
@@ -86,7 +85,7 @@ class DatasetInitializer(Model):
     secret_ref: LocalObjectReference | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class ModelInitializer(Model):
     """Feeds the ``model-initializer`` container of the rjob with that ancestor label."""
 
@@ -95,7 +94,7 @@ class ModelInitializer(Model):
     secret_ref: LocalObjectReference | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class Initializer(Model):
     """Dataset and model initializers. Immutable."""
 
@@ -103,7 +102,7 @@ class Initializer(Model):
     model: ModelInitializer | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class Trainer(Model):
     """Overrides for container ``node`` of the trainer-ancestor rjob. Immutable.
 
@@ -121,7 +120,7 @@ class Trainer(Model):
     num_proc_per_node: int | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class MetadataPatch(Model):
     """Labels/annotations to merge into the patched object (the only metadata allowed)."""
 
@@ -129,7 +128,7 @@ class MetadataPatch(Model):
     annotations: dict[str, str] | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class ContainerPatch(Model):
     """Patch for an existing container of the rjob.
 
@@ -143,7 +142,7 @@ class ContainerPatch(Model):
     security_context: SecurityContext | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class PodSpecPatch(Model):
     """Patch for a pod spec.
 
@@ -165,7 +164,7 @@ class PodSpecPatch(Model):
     termination_grace_period_seconds: int | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class PodTemplatePatch(Model):
     """Patch for a Job's pod template (labels here land on the pods)."""
 
@@ -173,14 +172,14 @@ class PodTemplatePatch(Model):
     spec: PodSpecPatch | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class JobSpecPatch(Model):
     """Patch for a Job spec: only the pod template can be patched."""
 
     template: PodTemplatePatch | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class JobTemplatePatch(Model):
     """Patch for an rjob's Job template (labels here land on the Job, not the pods)."""
 
@@ -188,7 +187,7 @@ class JobTemplatePatch(Model):
     spec: JobSpecPatch | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class ReplicatedJobPatch(Model):
     """Patch for one rjob, matched by name (which must exist in the runtime)."""
 
@@ -196,14 +195,14 @@ class ReplicatedJobPatch(Model):
     template: JobTemplatePatch | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class JobSetSpecPatch(Model):
     """Patch for the JobSet spec: only replicatedJobs can be patched."""
 
     replicated_jobs: list[ReplicatedJobPatch] | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class JobSetTemplatePatch(Model):
     """Patch for the runtime's JobSet template (metadata lands on the JobSet)."""
 
@@ -211,14 +210,14 @@ class JobSetTemplatePatch(Model):
     spec: JobSetSpecPatch | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class TrainingRuntimeSpecPatch(Model):
     """Patch for the referenced runtime's spec."""
 
     template: JobSetTemplatePatch | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class RuntimePatch(Model):
     """One ``runtimePatches`` entry, keyed by ``manager`` (a domain-prefixed path).
 
@@ -229,7 +228,7 @@ class RuntimePatch(Model):
     training_runtime_spec: TrainingRuntimeSpecPatch | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class TrainJobSpec(Model):
     """A TrainJob specification. Only ``suspend`` is freely mutable after creation."""
 
@@ -242,7 +241,7 @@ class TrainJobSpec(Model):
     managed_by: str | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class TrainJob(Resource):
     """A training job (top-level, namespaced). The controller creates one JobSet of the same name.
 
@@ -257,7 +256,7 @@ class TrainJob(Resource):
     spec: TrainJobSpec
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class EnvInjectionTarget(Model):
     """Extra containers (not ``node``, 1-8 names) of rjob ``job_name`` that get the PET_* env."""
 
@@ -265,14 +264,14 @@ class EnvInjectionTarget(Model):
     container_names: list[str]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class TorchEnvInjection(Model):
     """Where else the torch plugin injects PET_* env (v2.3+)."""
 
     targets: list[EnvInjectionTarget] | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class TorchMLPolicySource(Model):
     """PyTorch policy; ``TorchMLPolicySource()`` serialises to ``torch: {}``.
 
@@ -282,7 +281,7 @@ class TorchMLPolicySource(Model):
     env_injection: TorchEnvInjection | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class MPIMLPolicySource(Model):
     """MPI (OpenMPI) policy: rjobs ``launcher`` + ``node``, SSH keys and hostfile injected."""
 
@@ -292,24 +291,24 @@ class MPIMLPolicySource(Model):
     run_launcher_as_node: bool | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class JAXMLPolicySource(Model):
     """JAX policy: an empty struct, serialises to ``jax: {}``."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class XGBoostMLPolicySource(Model):
     """XGBoost policy: an empty struct, serialises to ``xgboost: {}``."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class FluxMLPolicySource(Model):
     """Flux framework policy."""
 
     num_proc_per_node: int | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class MLPolicy(Model):
     """Node count plus at most ONE framework source (CEL); none at all means plain ML."""
 
@@ -321,14 +320,14 @@ class MLPolicy(Model):
     flux: FluxMLPolicySource | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class CoschedulingPodGroupPolicySource(Model):
     """scheduler-plugins gang scheduling; the pod template must also set ``schedulerName``."""
 
     schedule_timeout_seconds: int | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class VolcanoNetworkTopology(Model):
     """Volcano network-topology-aware placement."""
 
@@ -336,7 +335,7 @@ class VolcanoNetworkTopology(Model):
     highest_tier_allowed: int | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class VolcanoPodGroupPolicySource(Model):
     """Volcano gang scheduling; the queue comes from JobSet annotation
     ``scheduling.volcano.sh/queue-name``.
@@ -345,7 +344,7 @@ class VolcanoPodGroupPolicySource(Model):
     network_topology: VolcanoNetworkTopology | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class PodGroupPolicy(Model):
     """Gang scheduling through a PodGroup; set one source (Kueue users usually set none)."""
 
@@ -353,7 +352,7 @@ class PodGroupPolicy(Model):
     volcano: VolcanoPodGroupPolicySource | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class JobSetTemplateSpec(Model):
     """The runtime's JobSet blueprint (metadata lands on the JobSet)."""
 
@@ -361,7 +360,7 @@ class JobSetTemplateSpec(Model):
     spec: JobSetSpec
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class TrainingRuntimeSpec(Model):
     """Shared spec of TrainingRuntime and ClusterTrainingRuntime.
 
@@ -374,7 +373,7 @@ class TrainingRuntimeSpec(Model):
     template: JobSetTemplateSpec
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class ClusterTrainingRuntime(Resource):
     """A cluster-scoped runtime blueprint (metadata carries no namespace)."""
 
@@ -385,7 +384,7 @@ class ClusterTrainingRuntime(Resource):
     spec: TrainingRuntimeSpec
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class TrainingRuntime(Resource):
     """A namespaced runtime blueprint; only TrainJobs of the same namespace can use it."""
 

@@ -15,10 +15,9 @@ Standalone KFP grants its ``pipeline-runner`` account nothing on ``trainer.kubef
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
-from trainspec.k8s.base import Model, Resource
+from trainspec.k8s.base import Model, Resource, model
 from trainspec.k8s.meta import ObjectMeta
 from trainspec.k8s.wellknown import COMPONENT_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, TRAINER_GROUP
 
@@ -43,7 +42,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class PolicyRule(Model):
     """Verbs allowed on resources of API groups (``""`` is the core group)."""
 
@@ -52,7 +51,7 @@ class PolicyRule(Model):
     verbs: list[str]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class Subject(Model):
     """Who a binding grants to; here always a ServiceAccount."""
 
@@ -61,7 +60,7 @@ class Subject(Model):
     namespace: str | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class RoleRef(Model):
     """The Role or ClusterRole a binding grants."""
 
@@ -70,7 +69,7 @@ class RoleRef(Model):
     name: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class Role(Resource):
     api_version: ClassVar[str] = RBAC_API_VERSION
     kind: ClassVar[str] = "Role"
@@ -79,7 +78,7 @@ class Role(Resource):
     rules: list[PolicyRule]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class ClusterRole(Resource):
     api_version: ClassVar[str] = RBAC_API_VERSION
     kind: ClassVar[str] = "ClusterRole"
@@ -88,7 +87,7 @@ class ClusterRole(Resource):
     rules: list[PolicyRule]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class RoleBinding(Resource):
     api_version: ClassVar[str] = RBAC_API_VERSION
     kind: ClassVar[str] = "RoleBinding"
@@ -98,7 +97,7 @@ class RoleBinding(Resource):
     role_ref: RoleRef
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class ClusterRoleBinding(Resource):
     api_version: ClassVar[str] = RBAC_API_VERSION
     kind: ClassVar[str] = "ClusterRoleBinding"

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from os import PathLike
-from pathlib import Path
 from typing import Any
 
 from trainspec.dsl import codes
@@ -69,7 +68,7 @@ class Located:
         return f"{self.kind} {where}{self.name}"
 
 
-def yaml_files(paths: Iterable[str | PathLike[str]]) -> tuple[list[Path], list[Diagnostic]]:
+def yaml_files(paths: Iterable[str | PathLike[str]]) -> tuple[list[str], list[Diagnostic]]:
     """YAML files under ``paths``, sorted: the walk of every command (:func:`trainspec.dsl.load.discovery.discover`:
     hidden entries, ``.trainspecignore``, symbolic links, FIFOs and odd names alike), taking
     ``*.yaml`` and ``*.yml`` only."""
@@ -78,7 +77,9 @@ def yaml_files(paths: Iterable[str | PathLike[str]]) -> tuple[list[Path], list[D
     return discover([str(p) for p in paths], YAML_SUFFIXES)
 
 
-def read_objects(files: Iterable[Path], limits: LoadLimits | None = None) -> tuple[list[Located], list[Diagnostic]]:
+def read_objects(
+    files: Iterable[str | PathLike[str]], limits: LoadLimits | None = None
+) -> tuple[list[Located], list[Diagnostic]]:
     """Every document with an ``apiVersion`` and ``kind`` in ``files``, except trainspec's own specs.
     ``limits``: a :class:`~trainspec.dsl.load.strict_yaml.LoadLimits` (None: the loader's defaults)."""
     from trainspec.dsl.load.loaded import display_name

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import os
 from functools import cache, lru_cache
-from pathlib import Path
 
 from trainspec.dsl.load.loaded import LoadedSpec
 from trainspec.dsl.load.spec_sources import load_path
 
-CATALOG_DIR = Path(__file__).parent
+#: The folder of the built-in runtimes (a string: ``pathlib`` is not imported to find them).
+CATALOG_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 @lru_cache(maxsize=1)
@@ -30,15 +30,13 @@ def builtin_runtime(name: str) -> LoadedSpec | None:
     """One built-in runtime, read on first use (most runs need one or none of them)."""
     if name not in builtin_names():
         return None
-    path = CATALOG_DIR / f"{name}.yaml"
-    specs, problems = load_path(path)
+    file = f"{name}.yaml"
+    specs, problems = load_path(os.path.join(CATALOG_DIR, file))
     errors = [d for d in problems if d.is_error]
     if errors or len(specs) != 1:  # a packaging defect, not user input
-        raise RuntimeError(
-            f"built-in runtime {path.name} is invalid: {errors[0].message if errors else 'not one spec'}"
-        )
+        raise RuntimeError(f"built-in runtime {file} is invalid: {errors[0].message if errors else 'not one spec'}")
     (spec,) = specs
-    return LoadedSpec(spec=spec.spec, file=f"<built-in>/{path.name}", doc=spec.doc, origin=spec.origin)
+    return LoadedSpec(spec=spec.spec, file=f"<built-in>/{file}", doc=spec.doc, origin=spec.origin)
 
 
 def builtin_runtimes() -> tuple[LoadedSpec, ...]:

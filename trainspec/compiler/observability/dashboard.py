@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from trainspec.k8s.base import Resource
+from trainspec.k8s.base import Resource, model
 from trainspec.k8s.meta import ObjectMeta
 from trainspec.k8s.wellknown import (
     GRAFANA_DASHBOARD_LABEL,
@@ -218,7 +218,7 @@ def dashboard_json(name: str, namespace: str, *, runtime: str | None = None) -> 
     return json.dumps(dashboard(name, namespace, runtime=runtime), indent=2, sort_keys=True) + "\n"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class ConfigMap(Resource):
     """A ``v1`` ConfigMap (what the Grafana sidecar reads dashboards from)."""
 

@@ -9,10 +9,9 @@ GPU metrics dcgm-exporter labels with the pod's labels.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from trainspec.k8s.base import Model, Resource
+from trainspec.k8s.base import Model, Resource, model
 from trainspec.k8s.meta import ObjectMeta
 from trainspec.k8s.wellknown import (
     JOB_LABEL,
@@ -30,14 +29,14 @@ METRICS_PATH = "/metrics"
 SCRAPE_INTERVAL = "30s"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class LabelSelector(Model):
     """A label selector by exact labels (all trainspec needs)."""
 
     match_labels: dict[str, str]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class PodMetricsEndpoint(Model):
     """One endpoint of the selected pods: a named container port and its path."""
 
@@ -47,7 +46,7 @@ class PodMetricsEndpoint(Model):
     scheme: str | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class PodMonitorSpec(Model):
     """The fields of ``PodMonitor.spec`` trainspec emits."""
 
@@ -56,7 +55,7 @@ class PodMonitorSpec(Model):
     pod_target_labels: list[str] | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+@model
 class PodMonitor(Resource):
     """A Prometheus Operator PodMonitor."""
 

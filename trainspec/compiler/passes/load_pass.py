@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trainspec.compiler.passes.options import DISCOVER, Options
 from trainspec.compiler.passes.products import Loaded, Sources
 from trainspec.dsl.diagnostics import Diagnostic
 from trainspec.dsl.load.loaded import LoadedSpec
-from trainspec.dsl.spec.pipeline_spec import Pipeline
 from trainspec.dsl.spec.project import Project
 
 if TYPE_CHECKING:
@@ -34,8 +32,7 @@ def load(sources: Sources, options: Options) -> Loaded:
     files, problems = discover(paths)
     found += problems
     project_file, project_obj = _project_choice(options)
-    seen = {os.path.realpath(f) for f in files}
-    extra = [Path(project_file)] if project_file and os.path.realpath(project_file) not in seen else []
+    extra = [project_file] if project_file and not _among(project_file, files) else []
     timeout = options.python_timeout if options.python_timeout is not None else DEFAULT_PYTHON_TIMEOUT
     foreign: list[ForeignDoc] = []
     specs, problems = load_files(
@@ -57,19 +54,41 @@ def load(sources: Sources, options: Options) -> Loaded:
     graphs, inline, problems = _pipelines(specs)
     found += problems
     return Loaded(
-        specs=(*(s for s in specs if not isinstance(s.spec, Pipeline)), *inline, *given_project),
+        specs=(*(s for s in specs if not _is_pipeline(s)), *inline, *given_project),
         files=len(files) + stdin,
         foreign=tuple(foreign),
         diagnostics=tuple(found),
         pipelines=tuple(graphs),
-        pipeline_specs=sum(isinstance(s.spec, Pipeline) for s in specs),
+        pipeline_specs=sum(map(_is_pipeline, specs)),
     )
+
+
+def _among(file: str, files: list[str]) -> bool:
+    """Whether ``file`` is one of ``files`` (by identity: a link to it, or a second name, is it)."""
+    try:
+        st = os.stat(file)
+    except OSError:
+        return False  # the loader reports it
+    wanted = (st.st_dev, st.st_ino)
+    for path in files:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) == wanted:
+            return True
+    return False
+
+
+def _is_pipeline(spec: LoadedSpec) -> bool:
+    # By its kind: a run with no Pipeline in it never imports the pipeline models.
+    return spec.kind == "Pipeline"
 
 
 def _pipelines(specs: list[LoadedSpec]) -> tuple[list[PipelineGraph], list[LoadedSpec], list[Diagnostic]]:
     """Each Pipeline checked and its inline job steps as TrainingJobs (which every later pass
     treats like any other job); job steps by name resolve against the input TrainingJobs."""
-    pipelines = [s for s in specs if isinstance(s.spec, Pipeline)]
+    pipelines = [s for s in specs if _is_pipeline(s)]
     if not pipelines:
         return [], [], []
     from trainspec.dsl.load.pipeline_steps import expand
@@ -98,6 +117,5 @@ def _project_choice(options: Options) -> tuple[str | None, Project | None]:
     if choice is DISCOVER:
         from trainspec.dsl.spec.project import find_project_file
 
-        found = find_project_file(Path(options.cwd or os.getcwd()))
-        return (str(found) if found else None), None
+        return find_project_file(options.cwd or os.getcwd()), None
     return os.fspath(choice), None

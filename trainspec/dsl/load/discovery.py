@@ -27,7 +27,6 @@ import errno
 import fnmatch
 import os
 import stat
-from pathlib import Path
 
 from trainspec.dsl import codes
 from trainspec.dsl.codes import Code
@@ -89,9 +88,16 @@ def unsafe_name(path: str) -> Diagnostic | None:
 
     NUL is left to the readers: no file can have it in its name (TS100).
     """
-    if not any(_unsafe_char(char) for char in path if char != "\x00"):
+    if not _has_unsafe(path):
         return None
     return _unsafe(path)
+
+
+def _has_unsafe(name: str) -> bool:
+    """Whether ``name`` holds a control or bidi character (NUL aside)."""
+    if name.isascii() and name.isprintable():  # nearly every name: no character to look at
+        return False
+    return any(_unsafe_char(char) for char in name if char != "\x00")
 
 
 def _unsafe(path: str) -> Diagnostic:
@@ -136,8 +142,10 @@ def split_stdin(paths: list[str]) -> tuple[list[str], bool, list[Diagnostic]]:
 
 def discover(
     paths: list[str], suffixes: tuple[str, ...] = SPEC_SUFFIXES, *, file_links: bool = True
-) -> tuple[list[Path], list[Diagnostic]]:
+) -> tuple[list[str], list[Diagnostic]]:
     """Spec files under ``paths`` (files as given; directories recursively), sorted, de-duplicated.
+
+    Each file is named as :func:`posix_path` writes it (``./specs//a.yaml`` is ``specs/a.yaml``).
 
     The one directory walker of every command: ``suffixes`` is what a walk takes (the spec
     files by default; :data:`YAML_SUFFIXES` for the commands that read manifests), every other
@@ -145,7 +153,7 @@ def discover(
     links to files in a walk (a TS118 warning each): a previous output tree is trainspec's own
     writing, so a link in it was put there by someone else and is not read.
     """
-    found: list[Path] = []
+    found: list[str] = []
     problems: list[Diagnostic] = []
     for raw in paths:
         unsafe = unsafe_name(raw)
@@ -156,17 +164,35 @@ def discover(
         if problem is not None:
             problems.append(problem)
         elif kind == "dir":
-            found.extend(_walk(Path(raw), problems, suffixes, file_links))
+            found.extend(_walk(posix_path(raw), problems, suffixes, file_links))
         else:
-            found.append(Path(raw))
+            found.append(posix_path(raw))
     return _unique(found), problems
 
 
-def _unique(found: list[Path]) -> list[Path]:
+def posix_path(text: str) -> str:
+    """``text`` as ``pathlib.PurePosixPath(text)`` writes it: no empty or ``.`` parts, no trailing
+    slash, ``.`` for nothing; ``..`` kept (a link may be on the way). Strings, not ``Path``: every
+    command finds its files here, and ``pathlib`` costs more to import than the walk of a few files."""
+    lead = ""
+    if text.startswith("/"):  # POSIX keeps exactly two leading slashes apart; three or more are one
+        lead = "//" if text[:2] == "//" and text[:3] != "///" else "/"
+    parts = [part for part in text.split("/") if part and part != "."]
+    return lead + "/".join(parts) if parts or lead else "."
+
+
+def _child(directory: str, name: str) -> str:
+    """``directory / name`` as a path object would write it."""
+    if directory == ".":
+        return name
+    return directory + name if directory.endswith("/") else f"{directory}/{name}"
+
+
+def _unique(found: list[str]) -> list[str]:
     """Sorted, each file once: by path, then by identity (device and inode) for aliases."""
     seen: set[tuple[int, int]] = set()
-    out: list[Path] = []
-    for path in sorted(set(found), key=lambda p: p.as_posix()):
+    out: list[str] = []
+    for path in sorted(set(found)):
         try:
             st = os.stat(path)
         except OSError:
@@ -254,9 +280,9 @@ def _stat_error(file: str, exc: OSError, severity: Severity) -> Diagnostic:
     return _diag(codes.UNREADABLE_FILE, file, f"{file}: {exc.strerror or exc}", "check the path")
 
 
-def _walk(root: Path, problems: list[Diagnostic], suffixes: tuple[str, ...], file_links: bool = True) -> list[Path]:
+def _walk(root: str, problems: list[Diagnostic], suffixes: tuple[str, ...], file_links: bool = True) -> list[str]:
     """Spec files below ``root``, depth first in name order (see the module docstring)."""
-    out: list[Path] = []
+    out: list[str] = []
     stack = [root]
     while stack:
         here = stack.pop()
@@ -267,15 +293,15 @@ def _walk(root: Path, problems: list[Diagnostic], suffixes: tuple[str, ...], fil
             problems.append(_directory_error(here, exc))
             continue
         ignored = _ignore_patterns(here)
-        subdirs: list[Path] = []
+        subdirs: list[str] = []
         for entry in entries:
             name = entry.name
             if name.startswith(".") or name == "__pycache__":
                 continue
-            path = here / name
-            if any(_unsafe_char(char) for char in name):  # refused before anything looks further
+            path = _child(here, name)
+            if _has_unsafe(name):  # refused before anything looks further
                 if _taken(entry, name, ignored, suffixes):
-                    problems.append(_unsafe(str(path)))
+                    problems.append(_unsafe(path))
                 continue
             found = _entry(entry, path, ignored, problems, suffixes, file_links)
             if found == "dir":
@@ -301,7 +327,7 @@ def _taken(entry: os.DirEntry, name: str, ignored: list[str], suffixes: tuple[st
 
 def _entry(
     entry: os.DirEntry,
-    path: Path,
+    path: str,
     ignored: list[str],
     problems: list[Diagnostic],
     suffixes: tuple[str, ...],
@@ -320,18 +346,16 @@ def _entry(
         st = os.stat(path)
     except OSError as exc:
         if exc.errno == errno.ENAMETOOLONG:
-            problems.append(_too_long(str(path)))
+            problems.append(_too_long(path))
         elif wanted:
-            problems.append(
-                _stat_error(str(path), exc, Severity.WARNING if exc.errno == errno.ELOOP else Severity.ERROR)
-            )
+            problems.append(_stat_error(path, exc, Severity.WARNING if exc.errno == errno.ELOOP else Severity.ERROR))
         return ""
     if stat.S_ISDIR(st.st_mode):  # only a symlink gets here: a real directory was seen above
         if link and not _matches(name + "/", ignored) and not _matches(name, ignored):
             problems.append(
                 _diag(
                     codes.NOT_A_REGULAR_FILE,
-                    str(path),
+                    path,
                     f"symbolic link to a directory ({os.readlink(path)}): not followed",
                     "name the directory on the command line to include it, or list the link in .trainspecignore",
                     Severity.WARNING,
@@ -341,13 +365,13 @@ def _entry(
     if not wanted:
         return ""
     if not stat.S_ISREG(st.st_mode):
-        problems.append(_not_regular(str(path), st.st_mode, Severity.WARNING))
+        problems.append(_not_regular(path, st.st_mode, Severity.WARNING))
         return ""
     if link and not file_links:
         problems.append(
             _diag(
                 codes.NOT_A_REGULAR_FILE,
-                str(path),
+                path,
                 f"symbolic link to a file ({os.readlink(path)}): not followed here",
                 "replace the link with the file it points to",
                 Severity.WARNING,
@@ -357,20 +381,20 @@ def _entry(
     return "file"
 
 
-def _directory_error(path: Path, exc: OSError) -> Diagnostic:
+def _directory_error(path: str, exc: OSError) -> Diagnostic:
     if exc.errno == errno.ENAMETOOLONG:
-        return _too_long(str(path))
+        return _too_long(path)
     reason = "permission denied" if exc.errno == errno.EACCES else (exc.strerror or str(exc))
     return _diag(
         codes.UNREADABLE_FILE,
-        str(path),
+        path,
         f"cannot read the directory: {reason}",
         "fix the permissions, or list the directory in .trainspecignore",
     )
 
 
-def _ignore_patterns(directory: Path) -> list[str]:
-    data = peek_file(directory / IGNORE_FILE, _PEEK_BYTES)
+def _ignore_patterns(directory: str) -> list[str]:
+    data = peek_file(_child(directory, IGNORE_FILE), _PEEK_BYTES)
     if data is None:
         return []
     text = data.decode("utf-8", errors="replace")
@@ -382,7 +406,7 @@ def _matches(name: str, patterns: list[str]) -> bool:
     return any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(name.rstrip("/"), p.rstrip("/")) for p in patterns)
 
 
-def is_spec_module(path: Path) -> bool:
+def is_spec_module(path: str | os.PathLike[str]) -> bool:
     """Whether a Python file found by a directory walk is a spec module.
 
     Running a module executes it, so a walk only picks files that import trainspec's API and

@@ -52,10 +52,9 @@ def read_file(path: str | os.PathLike[str], max_bytes: int | None = None, *, fol
     a symbolic link when ``follow_symlinks`` is false, any other ``OSError`` of ``open``, and
     ``ValueError`` for a path holding a NUL character.
     """
-    fd = _open_regular(path, follow_symlinks)
+    fd, size = _open_regular(path, follow_symlinks)
     try:
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read() if max_bytes is None else handle.read(max_bytes + 1)
+        data = _read_up_to(fd, size, None if max_bytes is None else max_bytes + 1)
         if max_bytes is not None and len(data) > max_bytes:
             try:
                 size = max(os.fstat(fd).st_size, len(data))
@@ -74,31 +73,55 @@ def peek_file(path: str | os.PathLike[str], limit: int) -> bytes | None:
     file: what cannot be read is left to whoever reads it for real, who reports why.
     """
     try:
-        fd = _open_regular(path, True)
+        fd, size = _open_regular(path, True)
     except (OSError, ValueError):
         return None
     try:
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read(limit)
+        return _read_up_to(fd, size, limit)
     except OSError:
         return None
     finally:
         os.close(fd)
 
 
-def _open_regular(path: str | os.PathLike[str], follow_symlinks: bool) -> int:
-    """A descriptor of ``path``, opened without blocking and checked to be a regular file."""
+def _open_regular(path: str | os.PathLike[str], follow_symlinks: bool) -> tuple[int, int]:
+    """A descriptor of ``path``, opened without blocking and checked to be a regular file, and
+    the file's size then."""
     fd = os.open(path, _FLAGS if follow_symlinks else _FLAGS | getattr(os, "O_NOFOLLOW", 0))
     try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
             raise IsADirectoryError(errno.EISDIR, "is a directory", os.fspath(path))
-        if not stat.S_ISREG(mode):
-            raise NotRegularFile(path, mode)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(path, st.st_mode)
     except BaseException:
         os.close(fd)
         raise
-    return fd
+    return fd, st.st_size
+
+
+#: Bytes asked for per read once the file turned out longer than its size said (it grew).
+_CHUNK = 1 << 16
+
+
+def _read_up_to(fd: int, size: int, limit: int | None) -> bytes:
+    """The file's bytes to its end, or its first ``limit`` bytes (None: no limit).
+
+    Asks for the size ``fstat`` gave, plus one byte to see the end, rather than for ``limit``:
+    a buffer of ``limit`` bytes (16 MiB for a spec file) would be allocated and mapped for every
+    file read, which cost more than the read itself. A file that grew is read on in chunks.
+    """
+    parts: list[bytes] = []
+    total = 0
+    want = size + 1
+    while limit is None or total < limit:
+        chunk = os.read(fd, want if limit is None else min(want, limit - total))
+        if not chunk:
+            break
+        parts.append(chunk)
+        total += len(chunk)
+        want = _CHUNK
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 __all__ = ["FileTooLarge", "NotRegularFile", "peek_file", "read_file"]

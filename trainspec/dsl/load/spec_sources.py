@@ -7,7 +7,8 @@ Finding files is :mod:`trainspec.dsl.load.discovery`; telling specs from other Y
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
+from collections.abc import Sequence
 from typing import Any
 
 from trainspec.dsl.diagnostics import Diagnostic
@@ -73,7 +74,7 @@ def load_specs(
 
 
 def load_files(
-    files: list[Path],
+    files: Sequence[str | os.PathLike[str]],
     *,
     values: dict[str, Any] | None = None,
     limits: LoadLimits | None = None,
@@ -96,14 +97,16 @@ def load_files(
     results: list[tuple[list[LoadedSpec], list[Diagnostic]]] = [([], [])] * len(files)
     modules: list[int] = []
     for index, path in enumerate(files):
-        if Path(path).suffix.lower() == ".py":
+        if _is_python(path):
             modules.append(index)
         else:
             results[index] = load_path(path, values=values, limits=limits, foreign=foreign)
     if stdin:  # read before any module runs: a Project document piped in has its say on Python
-        files = [*files, Path(STDIN_NAME)]
+        files = [*files, STDIN_NAME]  # named as diagnostics name it
         results.append(load_stdin(values=values, limits=limits, foreign=foreign))
     if modules:
+        from pathlib import Path
+
         from trainspec.dsl.load.python.permission import load_modules
 
         python_files = set(modules)
@@ -121,7 +124,7 @@ def load_files(
 
 
 def load_path(
-    path: Path,
+    path: str | os.PathLike[str],
     *,
     values: dict[str, Any] | None = None,
     limits: LoadLimits | None = None,
@@ -133,17 +136,26 @@ def load_path(
 
     A file name with control characters is refused before anything reads it (TS124).
     """
-    path = Path(path)
-    refused = unsafe_name(str(path))
+    path = os.fspath(path)
+    refused = unsafe_name(path)
     if refused is not None:
         return [], [refused]
     display = display_name(path)
-    if path.suffix.lower() == ".py":
+    if _is_python(path):
+        from pathlib import Path
+
         from trainspec.dsl.load.python.permission import load_modules
 
-        return load_modules([path], python=python, timeout=python_timeout)[0]
+        return load_modules([Path(path)], python=python, timeout=python_timeout)[0]
     docs, problems = load_file(path, display, limits or LoadLimits())
     return _specs_of(docs, problems, values, foreign)
+
+
+def _is_python(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path``'s suffix is ``.py`` in any letter case (as ``Path(path).suffix`` reads it:
+    a file named ``.py`` has none)."""
+    name = os.fspath(path).rstrip("/").rsplit("/", 1)[-1]
+    return name.lower().endswith(".py") and name.rfind(".") > 0
 
 
 def load_stdin(

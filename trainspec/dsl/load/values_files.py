@@ -11,7 +11,6 @@ only some specs use. It is an error where a template writes it into a spec.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from trainspec.dsl import codes
@@ -46,7 +45,7 @@ def load_values(files: list[str] | tuple[str, ...]) -> tuple[dict[str, Any] | No
     merged = Values()
     problems: list[Diagnostic] = []
     for file in files:
-        display = display_name(Path(file))
+        display = display_name(file)
         docs, found = load_file(file, display)
         problems.extend(found)
         if len(docs) > 1:

@@ -7,7 +7,7 @@ and lets a platform team set rules that ``validate`` and ``check`` enforce.
 from __future__ import annotations
 
 import enum
-from pathlib import Path
+import os
 from typing import Literal
 
 from trainspec.dsl.framework.modeling import field
@@ -136,13 +136,16 @@ class Project(_Model):
     spec: ProjectSpec = field(default_factory=ProjectSpec, description="Settings.")
 
 
-def find_project_file(start: Path) -> Path | None:
+def find_project_file(start: str | os.PathLike[str]) -> str | None:
     """``trainspec.yaml`` in ``start`` or the nearest parent, stopping at the repository root."""
-    directory = start.resolve()
-    for candidate in (directory, *directory.parents):
-        path = candidate / PROJECT_FILE
-        if path.is_file():
+    directory = os.path.realpath(start)
+    while True:
+        path = os.path.join(directory, PROJECT_FILE)
+        if os.path.isfile(path):
             return path
-        if (candidate / ".git").exists():
+        if os.path.exists(os.path.join(directory, ".git")):
             return None
-    return None
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent

@@ -273,9 +273,10 @@ def _shaped(spec: Model, skip: tuple[tuple[str, ...], ...]) -> Iterator[Finding]
 
 
 def _strings(spec: Model) -> list[tuple[tuple[Any, ...], str]]:
-    """Every plain string of a spec model with its field path (YAML names); keys are names, not
-    values. A loop over a stack, not recursion, through the fields that can hold text only: it
-    runs on every spec of every command."""
+    """Every plain string of a spec model that may hold a credential (see :func:`credential_shape`:
+    long enough, or a URL), with its field path (YAML names); keys are names, not values. A loop
+    over a stack, not recursion, through the fields that can hold text only, and no path made for
+    the short words most values are: it runs on every spec of every command."""
     found: list[tuple[tuple[Any, ...], str]] = []
     stack: list[tuple[tuple[Any, ...], Any]] = [((), spec)]
     while stack:
@@ -285,13 +286,18 @@ def _strings(spec: Model) -> list[tuple[tuple[Any, ...], str]]:
         elif isinstance(value, Model):
             for name, alias in _text_fields(type(value)):
                 item = getattr(value, name)
-                if item is not None:
+                if item is not None and _worth_a_look(item):
                     stack.append(((*path, alias), item))
         elif isinstance(value, dict):
-            stack.extend(((*path, key), item) for key, item in value.items())
+            stack.extend(((*path, key), item) for key, item in value.items() if _worth_a_look(item))
         elif isinstance(value, (list, tuple)):
-            stack.extend(((*path, index), item) for index, item in enumerate(value))
+            stack.extend(((*path, index), item) for index, item in enumerate(value) if _worth_a_look(item))
     return found
+
+
+def _worth_a_look(value: Any) -> bool:
+    """False for a string no credential shape can match (the first test of credential_shape)."""
+    return type(value) is not str or len(value) >= _SHORTEST or "://" in value
 
 
 _TEXT_FIELDS: dict[type[Model], tuple[tuple[str, str], ...]] = {}

@@ -33,6 +33,60 @@ def pyyaml() -> Any:
     return _yaml_module
 
 
+_loader_class: Any = None
+#: Plain scalars up to this many characters have their resolved tag remembered.
+_MEMO_LENGTH = 64
+#: Tags remembered at most (then forgotten all at once): keys and short values repeat across files.
+_MEMO_SIZE = 1024
+
+
+def loader_class() -> Any:
+    """PyYAML's safe loader (libyaml's C composer when built) with a faster scalar resolver.
+
+    The composer asks the resolver for the tag of every node, and PyYAML's answers a plain scalar
+    by trying its YAML 1.1 patterns in Python each time. A plain scalar whose first character
+    starts none of those patterns is a string (most values: names, images, paths); the others
+    are mostly the same few texts in file after file (keys such as ``nodes``, numbers), so their
+    tags are remembered (the tag of a plain scalar depends on its text alone). A safe loader has
+    no path resolvers, so a quoted scalar is a string, and a mapping or sequence node a map or
+    seq, as PyYAML's own resolver says.
+    """
+    global _loader_class
+    if _loader_class is None:
+        yaml = pyyaml()
+        base = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
+        resolve = base.resolve
+        scalar, mapping = yaml.ScalarNode, yaml.MappingNode
+        tags: dict[str, str] = {}
+        # The first characters some implicit resolver is registered for ("" for the empty scalar).
+        starts = frozenset(key for key in base.yaml_implicit_resolvers if key)
+        assert None not in base.yaml_implicit_resolvers, "a safe loader has no resolver for any character"
+
+        class Loader(base):  # type: ignore[misc,valid-type]  # a class of PyYAML's, chosen at run time
+            def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+                if kind is scalar:
+                    if not implicit[0] or (value and value[0] not in starts):
+                        return STR
+                    tag = tags.get(value)
+                    if tag is None:
+                        tag = resolve(self, kind, value, implicit)
+                        if len(value) <= _MEMO_LENGTH:
+                            if len(tags) >= _MEMO_SIZE:
+                                tags.clear()
+                            tags[value] = tag
+                    return tag
+                return MAP if kind is mapping else SEQ
+
+            def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+                return None  # no path resolvers
+
+            def ascend_resolver(self) -> None:
+                return None
+
+        _loader_class = Loader
+    return _loader_class
+
+
 def shown(tag: str) -> str:
     """A tag as users write it: ``!!int``."""
     return tag.replace(T, "!!")

@@ -12,7 +12,7 @@ from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.dsl.load.safe_read import FileTooLarge, NotRegularFile, read_file
 from trainspec.dsl.load.strict_yaml.documents import SourceDoc
 from trainspec.dsl.load.strict_yaml.limits import DEFAULT_LIMITS, LoadLimits, too_big
-from trainspec.dsl.load.strict_yaml.scalars import NULL, TYPE_NAMES, pyyaml
+from trainspec.dsl.load.strict_yaml.scalars import NULL, TYPE_NAMES, loader_class, pyyaml
 from trainspec.dsl.load.strict_yaml.syntax import (
     decode,
     empty_document_mark,
@@ -28,8 +28,7 @@ def _parse(text: str, file: str, limits: LoadLimits, docs: list[SourceDoc], diag
     """Compose each document of ``text`` and build the mappings; report the rest."""
     yaml = pyyaml()
     tabs = tab_lines(text) if "\t" in text else {}
-    loader_class = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
-    loader = loader_class(text)
+    loader = loader_class()(text)
     index = 0
     floor = 0  # first line not part of an earlier document
     failed_at = -1
