@@ -278,3 +278,49 @@ def test_the_writers_caches_stay_bounded() -> None:
     assert writer.render({"k": long}) == f"k: {long}\n" and long not in writer._values
     # Cached text is the same text: a second run through the caches writes the same bytes.
     assert writer.render({"k1": "v1", "k2": "yes"}) == yaml_writer.Writer().render({"k1": "v1", "k2": "yes"})
+
+
+def test_the_ascii_shapes_agree_with_the_unicode_ones_on_ascii_text() -> None:
+    """The writer checks ASCII values against patterns over printable ASCII (compiled at import)
+    and the rest against the BMP-wide ones: on ASCII they must decide alike, character by
+    character and on the shapes' edge cases."""
+    from trainspec.compiler import yaml_writer
+
+    ascii_shapes, unicode_shapes = yaml_writer._ASCII, yaml_writer._unicode()
+    samples = [chr(c) for c in range(128)] + [
+        "a: b",
+        "a :b",
+        "- a",
+        "-a",
+        "? x",
+        ":x",
+        "x:",
+        "a #b",
+        "a#b",
+        " a",
+        "a ",
+        "---",
+        "...",
+        "a\nb",
+        "a \nb",
+        "a\n",
+        "\n",
+        "'q'",
+        '"q"',
+        "%x",
+        "@x",
+        "`x",
+        "a,b",
+        "[a]",
+        "{a}",
+        "&a",
+        "*a",
+        "!a",
+        "|a",
+        ">a",
+        "a\tb",
+    ]
+    for text in samples:
+        for shape in ("plain", "quotable", "block"):
+            mine = getattr(ascii_shapes, shape).fullmatch(text) is not None
+            assert mine == (getattr(unicode_shapes, shape).fullmatch(text) is not None), (shape, text)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import cache
 from typing import Any
 
 from yaml.resolver import Resolver
@@ -48,16 +49,45 @@ AMBIGUOUS = re.compile(
 # BMP, less the BOM and what emit's ASCII re-dump guards against (bidi controls, line and paragraph
 # separators). No space and no colon: the patterns below place those. libyaml escapes characters
 # beyond the BMP, PyYAML's own emitter does not: they are left to the dumper.
-_TEXT = "!-9;-~\u00a0-\u061b\u061d-\u200d\u2010-\u2027\u202f-\u2065\u206a-\ud7ff\ue000-\ufefe\uff00-\ufffd"
-# A single-line scalar both emitters would write plain in block context (their analyze_scalar):
-# no indicator first, no "- ", "? ", ": " first, no document marker, no ": " or " #" inside, no
-# space at either end. Whether it also reads back as a string is the resolver's question.
-_PLAIN = re.compile(rf"(?![ #,\[\]{{}}&*!|>'\"%@`]|[-?:](?: |\Z)|---|\.\.\.)(?:[{_TEXT}]|:(?! |\Z)| (?!#|\Z))+")
-# A single-line scalar either emitter writes single-quoted unchanged but for doubled quotes.
-_QUOTABLE = re.compile(rf"[{_TEXT}: ]*")
-# A multi-line string written as a literal block: no space right before a break and none at the
-# end (the emitters then switch to double quotes).
-_BLOCK = re.compile(rf"(?:[{_TEXT}:\n]| (?!\n|\Z))*")
+_ASCII_TEXT = "!-9;-~"
+_TEXT = _ASCII_TEXT + "\u00a0-\u061b\u061d-\u200d\u2010-\u2027\u202f-\u2065\u206a-\ud7ff\ue000-\ufefe\uff00-\ufffd"
+
+
+class _Shapes:
+    """The three scalar shapes over one set of text characters.
+
+    ``plain``: a single-line scalar both emitters would write plain in block context (their
+    analyze_scalar): no indicator first, no "- ", "? ", ": " first, no document marker, no ": "
+    or " #" inside, no space at either end. Whether it also reads back as a string is the
+    resolver's question. ``quotable``: a single-line scalar either emitter writes single-quoted
+    unchanged but for doubled quotes. ``block``: a multi-line string written as a literal block
+    (no space right before a break and none at the end: the emitters then switch to double quotes).
+    """
+
+    __slots__ = ("block", "plain", "quotable")
+
+    def __init__(self, text: str) -> None:
+        self.plain = re.compile(
+            rf"(?![ #,\[\]{{}}&*!|>'\"%@`]|[-?:](?: |\Z)|---|\.\.\.)(?:[{text}]|:(?! |\Z)| (?!#|\Z))+"
+        )
+        self.quotable = re.compile(rf"[{text}: ]*")
+        self.block = re.compile(rf"(?:[{text}:\n]| (?!\n|\Z))*")
+
+
+# For ASCII text (nearly every value) the character class is one small bitmap, compiled here in a
+# fraction of a millisecond; the BMP-wide class takes about 3 ms a pattern to compile, paid by the
+# first run that writes a non-ASCII string. Both agree on every ASCII string.
+_ASCII = _Shapes(_ASCII_TEXT)
+
+
+@cache
+def _unicode() -> _Shapes:
+    return _Shapes(_TEXT)
+
+
+def _shapes(value: str) -> _Shapes:
+    return _ASCII if value.isascii() else _unicode()
+
 
 # Beyond this length a plain or quoted scalar could reach the emit width (1 << 16 columns) and
 # be folded; the indentation is bounded by the recursion limit well below the rest.
@@ -216,7 +246,7 @@ def _key(key: Any) -> str:
 def _value(value: str) -> str:
     """A string value's text, or "" for a literal block (its text depends on the indentation)."""
     if "\n" in value:
-        if not _BLOCK.fullmatch(value) or value.endswith("\n\n") or value == "\n":
+        if not _shapes(value).block.fullmatch(value) or value.endswith("\n\n") or value == "\n":
             raise _Unsupported  # double-quoted, or keep-chomping "|+" (which may end the stream with "...")
         return ""
     return _inline(value)
@@ -228,9 +258,10 @@ def _inline(value: str) -> str:
         raise _Unsupported
     if AMBIGUOUS.match(value):
         return f"'{value}'"  # digits, letters, dots, signs, colons, underscores, tildes: nothing to double
-    if _PLAIN.fullmatch(value) and _resolve(value) == _STR:
+    shapes = _shapes(value)
+    if shapes.plain.fullmatch(value) and _resolve(value) == _STR:
         return value
-    if _QUOTABLE.fullmatch(value):
+    if shapes.quotable.fullmatch(value):
         return "'" + value.replace("'", "''") + "'"
     raise _Unsupported
 
