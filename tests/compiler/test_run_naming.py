@@ -107,3 +107,27 @@ def test_substitute_replaces_whole_strings_only_and_keeps_what_is_unchanged() ->
     assert out.labels == {"k": "abc123", "other": f"{PLACEHOLDER}x"}
     env = [EnvVar(name="A", value="1")]
     assert substitute(env, PLACEHOLDER, "z") is env  # nothing to replace: the same object back
+
+
+def test_the_run_id_is_the_lowercased_base32_of_the_digest() -> None:
+    """The id is the first characters of the digest's RFC 4648 base32: ids of existing runs must
+    not change when the encoding is computed another way."""
+    import base64
+    import hashlib
+    import json
+
+    from trainspec.compiler.runs import RUN_ID_LENGTH, run_digest
+
+    for n in range(300):
+        document = {"apiVersion": "v", "kind": "TrainJob", "metadata": {"namespace": f"n{n}"}, "spec": {"x": n}}
+        defining = {
+            "apiVersion": "v",
+            "kind": "TrainJob",
+            "namespace": f"n{n}",
+            "labels": {},
+            "prioritized": False,
+            "spec": {"x": n},
+        }
+        canonical = json.dumps(defining, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+        expected = base64.b32encode(hashlib.sha256(canonical).digest()).decode().lower()[:RUN_ID_LENGTH]
+        assert run_digest(document) == expected

@@ -240,3 +240,15 @@ def test_with_fields_is_dataclasses_replace_for_a_model() -> None:
     assert field_values(changed)[1] == tuple(getattr(changed, f.name) for f in dataclasses.fields(changed))
     with pytest.raises(TypeError, match="no field 'nmae'"):
         with_fields(meta, {"nmae": "b"})
+
+
+def test_fields_are_written_in_field_order_whatever_order_they_were_given_in() -> None:
+    """A model holds the fields it was given in the order given; the wire form follows the class."""
+    given_backwards = Container(image="img", name="main", env=[EnvVar(value="1", name="A")])
+    given_forwards = Container(name="main", image="img", env=[EnvVar(name="A", value="1")])
+    assert list(to_dict(given_backwards)) == list(to_dict(given_forwards)) == ["name", "image", "env"]
+    assert list(to_dict(given_backwards)["env"][0]) == ["name", "value"]
+    assert to_dict(dataclasses.replace(given_backwards, image=None)) == {
+        "name": "main",
+        "env": [{"name": "A", "value": "1"}],
+    }

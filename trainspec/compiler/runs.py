@@ -73,7 +73,6 @@ def run_object_name(plan: JobPlan, run_id: str) -> str:
 
 def run_digest(document: dict[str, Any], rerun: int = 0) -> str:
     """The run id of an emitted run object (a plain dict, as rendered, with the placeholder)."""
-    import base64
     import hashlib
     import json
 
@@ -91,8 +90,13 @@ def run_digest(document: dict[str, Any], rerun: int = 0) -> str:
         defining["rerun"] = rerun
     canonical = json.dumps(defining, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     digest = hashlib.sha256(canonical).digest()
-    # base32, lowercased: a-z and 2-7 only, a valid part of a name and a label value.
-    return base64.b32encode(digest).decode("ascii").lower()[:RUN_ID_LENGTH]
+    # base32 (RFC 4648), lowercased: a-z and 2-7 only, a valid part of a name and a label value.
+    # The id is the encoding's first characters, 5 bits each from the digest's first bits.
+    bits = int.from_bytes(digest[:4], "big") >> (32 - 5 * RUN_ID_LENGTH)
+    return "".join(_BASE32[(bits >> (5 * place)) & 31] for place in reversed(range(RUN_ID_LENGTH)))
+
+
+_BASE32 = "abcdefghijklmnopqrstuvwxyz234567"
 
 
 def finish(plan: JobPlan, lowered: list[Lowered]) -> list[Lowered]:
