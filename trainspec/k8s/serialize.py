@@ -30,14 +30,8 @@ __all__ = ["SerializationError", "to_dict", "wire_name"]
 
 _SCALARS: frozenset[type] = frozenset({str, int, float, bool})
 
-#: Per-class cache: (header items, wire names in field order, getter returning all field values,
-#: and for a class declared with ``k8s.base.model``, each field's place and wire name by field name).
-_Table = tuple[
-    tuple[tuple[str, str], ...],
-    tuple[str, ...],
-    Callable[[Any], tuple[Any, ...]],
-    "dict[str, tuple[int, str]] | None",
-]
+#: Per-class cache: (header items, wire names in field order, getter returning all field values).
+_Table = tuple[tuple[tuple[str, str], ...], tuple[str, ...], Callable[[Any], tuple[Any, ...]]]
 _TABLES: dict[type, _Table] = {}
 
 
@@ -84,18 +78,9 @@ def _build_table(cls: type) -> _Table:
         getter = lambda obj: (single(obj),)  # noqa: E731
     else:
         getter = lambda obj: ()  # noqa: E731
-    # A model keeps the fields it was given in its instance dict (k8s.base): walking those, in
-    # field order, skips the many it was not given (a PodSpec has 40, a job sets a handful).
-    places = {name: (index, wire) for index, (name, wire) in enumerate(zip(names, wires, strict=True))}
-    table = (header, wires, getter, places if cls.__dict__.get("__model_fields__") is not None else None)
+    table = (header, wires, getter)
     _TABLES[cls] = table
     return table
-
-
-def _given(obj: Any, places: dict[str, tuple[int, str]]) -> list[tuple[str, Any]]:
-    """(wire name, value) of each field ``obj`` was given, in field order."""
-    state = obj.__dict__
-    return [(places[name][1], state[name]) for name in sorted(state, key=places.__getitem__)]
 
 
 def _object(obj: Any) -> dict[str, Any]:
@@ -103,10 +88,11 @@ def _object(obj: Any) -> dict[str, Any]:
     table = _TABLES.get(cls)
     if table is None:
         table = _build_table(cls)
-    header, wires, getter, places = table
+    header, wires, getter = table
     out: dict[str, Any] = dict(header) if header else {}
-    pairs = zip(wires, getter(obj)) if places is None else _given(obj, places)  # noqa: B905
-    for wire, value in pairs:
+    # Every field in one C call, then the Nones skipped: measured faster than visiting only the
+    # fields a model was given (k8s.base keeps those in its dict) in field order.
+    for wire, value in zip(wires, getter(obj)):  # noqa: B905  (same length by construction)
         if value is None:
             continue
         if type(value) in _SCALARS:
