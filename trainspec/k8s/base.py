@@ -4,7 +4,7 @@ Each model is declared with :func:`model` (a keyword-only dataclass, as type che
 and inherits ``__init__``, ``__setattr__``, ``__eq__``, ``__hash__`` and ``__repr__`` from
 :class:`Model`. On Python 3.11 ``dataclass`` compiles every method it writes with a separate
 ``exec`` (``__init__``, and ``__setattr__`` and ``__delattr__`` for a frozen class) and rebuilds a
-slotted class: about 0.4 ms a class, 80 ms for the ~115 models a ``compile`` defines. Here those
+slotted class: about 0.4 ms a class, some 60 ms of a cold ``compile``. Here those
 methods are shared functions: the dataclass machinery only records the fields (``fields()``,
 ``replace()`` and ``is_dataclass`` work as for any dataclass) and a class costs about 50 us.
 A model keeps its fields in its ``__dict__`` (the fields left out read the class's ``None``), so
