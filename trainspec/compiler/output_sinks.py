@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Iterator, Mapping
-from typing import IO, TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from trainspec.compiler.emit import KUSTOMIZATION, dump_objects, kustomization, manifest_dicts, render_output
 from trainspec.compiler.yaml_writer import Writer
@@ -29,12 +29,39 @@ if TYPE_CHECKING:
 __all__ = ["SpilledStream", "TreeTexts"]
 
 
+class _SpillFile:
+    """An anonymous temporary file that texts are appended to and read back from by place.
+
+    Unlinked at once where the platform allows: nothing is left behind, even after a kill.
+    """
+
+    def __init__(self) -> None:
+        self._file = tempfile.TemporaryFile()  # noqa: SIM115  # closed by close()
+
+    def append(self, text: str) -> tuple[int, int]:
+        """Spill ``text``; its (offset, length) in bytes."""
+        data = text.encode("utf-8")
+        offset = self._file.seek(0, os.SEEK_END)
+        self._file.write(data)
+        return offset, len(data)
+
+    def read(self, offset: int, length: int) -> str:
+        self._file.seek(offset)
+        return self._file.read(length).decode("utf-8")
+
+    def clear(self) -> None:
+        self._file.seek(0)
+        self._file.truncate()
+
+    def close(self) -> None:
+        self._file.close()
+
+
 class SpilledStream:
     """``compile -o -``'s stream, spilled to a temporary file as the batches are lowered."""
 
     def __init__(self) -> None:
-        # Unlinked at once where the platform allows: nothing is left behind, even after a kill.
-        self._file = tempfile.TemporaryFile()  # noqa: SIM115  # closed by close() / the with block
+        self._file = _SpillFile()  # closed by close() / the with block
         # Where each output's text is: (wave, path, offset, length) packed in one growing buffer,
         # a few dozen bytes per output instead of a tuple and a dict entry.
         self._index = bytearray()
@@ -47,11 +74,9 @@ class SpilledStream:
             if output.path in self._runtimes:
                 return
             self._runtimes.add(output.path)
-        data = dump_objects(manifest_dicts(output.objects, gitops=gitops), self._writer).encode("utf-8")
-        offset = self._file.seek(0, os.SEEK_END)
-        self._file.write(data)
+        offset, length = self._file.append(dump_objects(manifest_dicts(output.objects, gitops=gitops), self._writer))
         # paths hold no tab or newline (names and namespaces are DNS labels)
-        self._index += f"{output.wave}\t{output.path}\t{offset}\t{len(data)}\n".encode()
+        self._index += f"{output.wave}\t{output.path}\t{offset}\t{length}\n".encode()
 
     def products(self, reached: list[Any]) -> bool | None:
         """Nothing but the outputs is written."""
@@ -59,8 +84,7 @@ class SpilledStream:
 
     def reset(self) -> None:
         """Forget everything spilled."""
-        self._file.seek(0)
-        self._file.truncate()
+        self._file.clear()
         self._index.clear()
         self._runtimes.clear()
 
@@ -72,8 +96,7 @@ class SpilledStream:
         )
         separator = ""
         for _, _, offset, length in entries:
-            self._file.seek(offset)
-            stream.write(separator + self._file.read(length).decode("utf-8"))
+            stream.write(separator + self._file.read(offset, length))
             separator = "---\n"
 
     def close(self) -> None:
@@ -95,7 +118,7 @@ class TreeTexts:
 
     def __init__(self, root: str | os.PathLike[str] | None) -> None:
         self._root = root
-        self._file = tempfile.TemporaryFile()  # noqa: SIM115  # closed by close() / the with block
+        self._file = _SpillFile()  # closed by close() / the with block
         # path -> (wave, offset, length, the spec files it was compiled from)
         self._places: dict[str, tuple[int, int, int, tuple[str, ...]]] = {}
         self._writer = Writer()
@@ -105,10 +128,8 @@ class TreeTexts:
         if output.path in self._places:
             return
         text = render_output(output, gitops=gitops, root=self._root, writer=self._writer)
-        data = text.encode("utf-8")
-        offset = self._file.seek(0, os.SEEK_END)
-        self._file.write(data)
-        self._places[output.path] = (output.wave, offset, len(data), output.sources)
+        offset, length = self._file.append(text)
+        self._places[output.path] = (output.wave, offset, length, output.sources)
 
     def products(self, reached: list[Any]) -> bool | None:
         """Nothing but the outputs is written."""
@@ -116,8 +137,7 @@ class TreeTexts:
 
     def reset(self) -> None:
         """Forget every file."""
-        self._file.seek(0)
-        self._file.truncate()
+        self._file.clear()
         self._places.clear()
 
     def sources(self, paths: list[str] | None = None) -> list[str]:
@@ -153,7 +173,7 @@ class TreeTexts:
 class _Spilled(Mapping[str, str]):
     """Relative path -> text, read back from the spill file on each access; sorted by path."""
 
-    def __init__(self, file: IO[bytes], places: dict[str, tuple[int, int]], extra: dict[str, str]) -> None:
+    def __init__(self, file: _SpillFile, places: dict[str, tuple[int, int]], extra: dict[str, str]) -> None:
         self._file = file
         self._places = places
         self._extra = extra
@@ -162,9 +182,7 @@ class _Spilled(Mapping[str, str]):
     def __getitem__(self, path: str) -> str:
         if path in self._extra:
             return self._extra[path]
-        offset, length = self._places[path]
-        self._file.seek(offset)
-        return self._file.read(length).decode("utf-8")
+        return self._file.read(*self._places[path])
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._order)

@@ -44,19 +44,27 @@ def _field_names(cls: type) -> tuple[str, ...]:
     return names
 
 
+def fields_getter(cls: type) -> Callable[[Any], tuple[Any, ...]]:
+    """A function returning every field value of a ``cls`` instance, in field order, in one C call
+    (``attrgetter``); the serialiser and :func:`field_values` share it."""
+    getter = _GETTERS.get(cls)
+    if getter is None:
+        names = _field_names(cls)
+        if len(names) >= 2:
+            getter = attrgetter(*names)
+        elif names:
+            single = attrgetter(names[0])
+            getter = lambda obj: (single(obj),)  # noqa: E731
+        else:
+            getter = lambda obj: ()  # noqa: E731
+        _GETTERS[cls] = getter
+    return getter
+
+
 def field_values(obj: Any) -> tuple[tuple[str, ...], tuple[Any, ...]]:
     """A model's field names, in order, and their values (read in one C call)."""
     cls = type(obj)
-    getter = _GETTERS.get(cls)
-    names = _field_names(cls)
-    if getter is None:
-        if len(names) >= 2:
-            getter = attrgetter(*names)
-        else:
-            single = attrgetter(*names) if names else None
-            getter = (lambda o: (single(o),)) if single is not None else (lambda o: ())
-        _GETTERS[cls] = getter
-    return names, getter(obj)
+    return _field_names(cls), fields_getter(cls)(obj)
 
 
 def with_fields(obj: _M, changes: dict[str, Any]) -> _M:

@@ -21,10 +21,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import fields, is_dataclass
 from enum import Enum
-from operator import attrgetter
 from typing import Any
 
 from trainspec.dsl.errors import TrainspecError
+from trainspec.k8s.base import fields_getter
 
 __all__ = ["SerializationError", "to_dict", "wire_name"]
 
@@ -70,15 +70,7 @@ def _build_table(cls: type) -> _Table:
     if isinstance(api_version, str) and isinstance(kind, str) and "api_version" not in names and "kind" not in names:
         header = (("apiVersion", api_version), ("kind", kind))
     wires = tuple(f.metadata.get("wire") or wire_name(f.name) for f in attrs)
-    getter: Callable[[Any], tuple[Any, ...]]
-    if len(names) >= 2:
-        getter = attrgetter(*names)  # one C call returns every field value as a tuple
-    elif names:
-        single = attrgetter(names[0])
-        getter = lambda obj: (single(obj),)  # noqa: E731
-    else:
-        getter = lambda obj: ()  # noqa: E731
-    table = (header, wires, getter)
+    table = (header, wires, fields_getter(cls))  # one C call returns every field value as a tuple
     _TABLES[cls] = table
     return table
 
