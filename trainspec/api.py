@@ -134,7 +134,7 @@ def _project_file(project: Any) -> str | None:
     if project is DISCOVER:
         from trainspec.dsl.spec.project import find_project_file
 
-        found = find_project_file(os.getcwd())
+        found = find_project_file(os.curdir)
         return os.path.realpath(found) if found else None
     return os.path.realpath(project) if isinstance(project, (str, os.PathLike)) else None
 

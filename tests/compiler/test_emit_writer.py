@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sys
 from typing import Any
 
@@ -324,3 +325,45 @@ def test_the_ascii_shapes_agree_with_the_unicode_ones_on_ascii_text() -> None:
         for shape in ("plain", "quotable", "block"):
             mine = getattr(ascii_shapes, shape).fullmatch(text) is not None
             assert mine == (getattr(unicode_shapes, shape).fullmatch(text) is not None), (shape, text)
+
+
+# Go's YAML reader (gopkg.in/yaml.v2, behind kubectl, Argo CD and Flux), as its resolve() reads a
+# plain scalar, written out here from its rules: a first character of + - or a digit makes it
+# drop every "_" and try Go's ParseInt/ParseUint with base 0 (0x 0X 0b 0B 0o 0O, a leading 0 for
+# octal), then its YAML float pattern; a leading "." tries ParseFloat; then a table of words.
+_GO_INT = re.compile(r"[+-]?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|0[oO][0-7]+|0[0-7]*|[1-9][0-9]*)")
+_GO_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
+_GO_WORDS = {"", "~", "<<", "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "on", "On", "ON"}
+_GO_WORDS |= {"off", "Off", "OFF", "true", "True", "TRUE", "false", "False", "FALSE", "null", "Null", "NULL"}
+_GO_WORDS |= {".nan", ".NaN", ".NAN"}
+_GO_WORDS |= {f"{sign}.{inf}" for sign in ("", "+", "-") for inf in ("inf", "Inf", "INF")}
+
+
+def _go_reads_as_other_than_text(text: str) -> bool:
+    if text in _GO_WORDS:
+        return True
+    if text[:1] == ".":
+        return re.fullmatch(r"\.[0-9]+(?:[eE][-+]?[0-9]+)?", text) is not None
+    if text[:1] and text[0] in "+-0123456789":
+        plain = text.replace("_", "")
+        return bool(_GO_INT.fullmatch(plain) or _GO_FLOAT.fullmatch(plain))
+    return False
+
+
+def test_no_string_is_written_plain_that_gos_reader_takes_for_something_else() -> None:
+    """Every string of up to four characters over the characters numbers are made of: written
+    plain only when Go's reader keeps it text (``0X1F``, ``-_1`` and ``1e_5`` were written plain)."""
+    import itertools
+
+    alphabet = "0159+-._eExXbBoO"
+    wrong = [
+        text
+        for size in range(1, 5)
+        for text in map("".join, itertools.product(alphabet, repeat=size))
+        if _go_reads_as_other_than_text(text) and render({"v": text}) == f"v: {text}\n"
+    ]
+    assert wrong == [], wrong[:20]
+    for text in ("0X1F", "0B101", "0O17", "-_1", "1e_5", "1.5e1_0", "0_x1F"):
+        assert render({"v": text}) == f"v: '{text}'\n"
+        assert dump_objects([{"v": text}]).endswith(f"v: '{text}'\n")  # the dumper's choice is the writer's
+    assert render({"v": "0x1G"}) == "v: 0x1G\n" and render({"v": "_1"}) == "v: _1\n"  # text to every reader

@@ -13,7 +13,11 @@ from trainspec.dsl.load.loaded import display_name
 
 
 def _by_the_working_directory(path: str) -> str:
-    """The rule spelled out the long way: absolute, then relative to the working directory."""
+    """The rule spelled out the long way: absolute, then relative to the working directory; as
+    given when a ``..`` follows a name (``link/..`` is not where the text says)."""
+    parts = Path(path).parts
+    if any(part == ".." and any(p not in ("..", "/") for p in parts[:i]) for i, part in enumerate(parts)):
+        return Path(path).as_posix()
     absolute = os.path.abspath(path)
     cwd = os.getcwd()
     if absolute == cwd or not absolute.startswith(cwd.rstrip(os.sep) + os.sep):
@@ -51,6 +55,16 @@ def test_a_relative_path_is_named_as_the_long_way_names_it(
     assert display_name(Path(path)) == _by_the_working_directory(str(Path(path)))
 
 
+def test_a_climb_out_of_a_linked_directory_names_the_file_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``lnk/../spec.yaml`` with ``lnk`` a link to ``real/sub`` is ``real/spec.yaml``, not ``spec.yaml``."""
+    (tmp_path / "real" / "sub").mkdir(parents=True)
+    (tmp_path / "lnk").symlink_to(tmp_path / "real" / "sub")
+    monkeypatch.chdir(tmp_path)
+    assert display_name("lnk/../spec.yaml") == "lnk/../spec.yaml"
+    assert display_name(str(tmp_path / "lnk" / ".." / "spec.yaml")) == f"{tmp_path.as_posix()}/lnk/../spec.yaml"
+    assert display_name("../" + tmp_path.name + "/spec.yaml") == "spec.yaml"  # a leading climb is no name's
+
+
 def test_an_absolute_path_below_the_working_directory_is_relative(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -63,3 +77,20 @@ def test_an_absolute_path_below_the_working_directory_is_relative(
 @given(st.text(alphabet="/.a-", max_size=12))
 def test_posix_path_writes_a_path_as_pathlib_writes_it(text: str) -> None:
     assert posix_path(text) == PurePosixPath(text).as_posix()
+
+
+def test_problems_found_while_walking_are_named_like_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A FIFO met in a walk (TS118) and a spec's own problem (TS105), under a directory given by
+    its absolute path, are both named from the working directory."""
+    from trainspec.dsl.load.spec_sources import load_specs
+
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    os.mkfifo(specs / "fifo.yaml")
+    (specs / "dup.yaml").write_text("apiVersion: trainspec.dev/v1alpha1\nkind: TrainingJob\nkind: TrainingJob\n")
+    monkeypatch.chdir(tmp_path)
+    _, problems = load_specs([str(specs)])
+    named = {d.code: d.file for d in problems}
+    assert named["TS118"] == "specs/fifo.yaml" and named["TS105"] == "specs/dup.yaml", named

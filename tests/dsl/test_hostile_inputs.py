@@ -241,7 +241,9 @@ def test_every_command_reports_a_walk_alike(tmp_path: Path) -> None:
     tree = _odd_tree(tmp_path)
     runs = {
         "compile": run_cli("compile", str(tree), "-o", "-", "--no-project", cwd=tmp_path),
-        "check --cluster": run_cli("check", str(EXAMPLES / "ddp-cpu.yaml"), "--cluster", str(tree), "--no-project"),
+        "check --cluster": run_cli(
+            "check", str(EXAMPLES / "ddp-cpu.yaml"), "--cluster", str(tree), "--no-project", cwd=tmp_path
+        ),
         "migrate": run_cli("migrate", str(tree), cwd=tmp_path),
     }
     walked = {}

@@ -230,3 +230,31 @@ def test_missing_values_file(tmp_path: Path) -> None:
 
 def test_new_template_codes_are_registered() -> None:
     assert {"TS309", "TS310", "TS311"} <= set(CODES)
+
+
+@pytest.mark.parametrize(
+    ("written", "read_as"),
+    [("1.10", "the number 1.1"), ("017", "the number 15"), ("on", "the boolean True"), ("1_000", "the number 1000")],
+)
+def test_a_values_entry_yaml_reads_as_other_text_is_an_error_at_its_use(
+    tmp_path: Path, monkeypatch, written: str, read_as: str
+) -> None:
+    """``tag: 1.10`` is the float 1.1 to YAML: the image would silently become ``eval:1.1``."""
+    monkeypatch.chdir(tmp_path)
+    values_file(tmp_path, f"registry: r.io\ntag: {written}\n")
+    values, problems = load_values(["values.yaml"])
+    assert problems == []
+    _specs, problems = render("{{ values.registry }}/eval:{{ values.tag }}", values)
+    (diag,) = problems
+    assert (diag.code, diag.severity.value, diag.line, diag.column) == ("TS109", "error", *IMAGE_AT)
+    assert f"values.tag is written {written}" in diag.message and read_as in diag.message
+    assert [(r.file, r.line, r.column) for r in diag.related] == [("values.yaml", 2, 6)]
+    assert f"tag: '{written}'" in diag.hint
+
+
+def test_a_values_number_that_reads_back_as_written_is_fine(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    values_file(tmp_path, "tag: 2\nratio: 0.5\nquoted: '1.10'\n")
+    values, _ = load_values(["values.yaml"])
+    specs, problems = render("r.io/eval:{{ values.tag }}-{{ values.ratio }}-{{ values.quoted }}", values)
+    assert problems == [] and specs[0].spec.spec.image == "r.io/eval:2-0.5-1.10"

@@ -405,6 +405,13 @@ def test_timestamps_stay_strings() -> None:
     assert doc.plain == {}
 
 
+def test_an_explicit_timestamp_tag_is_refused_like_any_other_tag() -> None:
+    """Only a timestamp YAML finds by itself stays text; ``!!timestamp`` written out is a tag specs
+    do not allow (TS113), as ``!!binary`` is."""
+    _, diags = load("a: !!timestamp hello\nb: !!timestamp 2001-12-14\nc: 2001-12-14\n")
+    assert where(diags) == [("TS113", 1, 4), ("TS113", 2, 4)]
+
+
 def test_quoted_and_explicitly_tagged_scalars_are_not_plain() -> None:
     doc = clean("queue: no\nq2: 'no'\nq3: \"yes\"\nq4: !!bool no\nq5: &z no\nq6:\n")
     assert doc.data == {"queue": False, "q2": "no", "q3": "yes", "q4": False, "q5": False, "q6": None}

@@ -252,3 +252,24 @@ def test_fields_are_written_in_field_order_whatever_order_they_were_given_in() -
         "name": "main",
         "env": [{"name": "A", "value": "1"}],
     }
+
+
+def test_model_refuses_what_its_shared_init_cannot_honour() -> None:
+    """``Model.__init__`` stores the keywords given and nothing else: a field's default must be a
+    class attribute. A ``default_factory`` (or a mutable default, which dataclasses refuses
+    anyway) would leave the field unset, so declaring one fails at once, not at first read."""
+    from trainspec.k8s.base import Model, model
+
+    with pytest.raises(TypeError, match="'items' has a default_factory"):
+
+        @model
+        class Listing(Model):
+            items: list[str] = dataclasses.field(default_factory=list)
+
+    @model
+    class Plain(Model):
+        name: str
+        kind_of: str = "x"
+        note: str | None = None
+
+    assert Plain(name="a").kind_of == "x" and Plain(name="a").note is None

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from trainspec.compiler.outtree.marker import LARGEST_FILE
 from trainspec.compiler.runs import RUN_KINDS
 from trainspec.dsl import codes
 from trainspec.dsl.record import replace
@@ -56,7 +57,7 @@ def parse_objects(texts: Iterable[bytes | str]) -> list[dict[str, Any]]:
 
 
 #: A previous tree is a GitOps directory: a file this large is not one of its manifests.
-MAX_PREVIOUS_FILE = 16 * 1024 * 1024
+MAX_PREVIOUS_FILE = LARGEST_FILE
 
 
 def read_previous(location: str, cwd: str | None = None) -> list[dict[str, Any]]:
@@ -131,8 +132,8 @@ def changed_files(output: str, files: Mapping[str, str]) -> dict[str, bytes]:
     changed: dict[str, bytes] = {}
     for rel, text in files.items():
         try:
-            current = read_file(root / rel, follow_symlinks=False)
-        except OSError:
+            current = read_file(root / rel, max(MAX_PREVIOUS_FILE, len(text)), follow_symlinks=False)
+        except OSError:  # FileTooLarge among them: not a file trainspec wrote (the tree plan says so)
             continue  # absent (a new file), a symlink, or unreadable: the tree's own checks say so
         if current != text.encode("utf-8"):
             changed[rel] = current

@@ -17,7 +17,7 @@ import yaml
 
 from trainspec.compiler.outtree.marker import seal
 from trainspec.compiler.passes.products import Output
-from trainspec.compiler.yaml_writer import AMBIGUOUS, Writer
+from trainspec.compiler.yaml_writer import Writer, ambiguous
 from trainspec.dsl.diagnostics import escape_text
 from trainspec.k8s import Resource, to_dict
 from trainspec.k8s.wellknown import (
@@ -52,7 +52,7 @@ class _Dumper(_BaseDumper):  # type: ignore[misc]  # the base is libyaml's dumpe
 def _represent_str(dumper: Any, value: str) -> Any:
     if "\n" in value:
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
-    if AMBIGUOUS.match(value):
+    if ambiguous(value):
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="'")
     return dumper.represent_scalar("tag:yaml.org,2002:str", value)
 
@@ -157,10 +157,17 @@ def relative_source(source: str, root: str | os.PathLike[str]) -> str:
     """``source`` (a display path relative to the working directory) relative to ``root``, posix.
 
     Pseudo-sources (``<built-in>``, ``<python>``) stay as they are. Both paths are made absolute
-    lexically (no symlink resolution), the way display paths were made relative.
+    lexically (no symlink resolution), the way display paths were made relative; a source that
+    climbs out of a directory it names (``link/../spec.yaml``) is found the real way.
     """
     if source.startswith("<"):
         return source
+    from trainspec.dsl.load.discovery import climbs_after_a_name
+
+    if ".." in source and climbs_after_a_name(source):
+        return os.path.relpath(os.path.realpath(source), os.path.realpath(os.fspath(root) or os.curdir)).replace(
+            os.sep, "/"
+        )
     base = os.path.abspath(os.fspath(root) or os.curdir)
     return os.path.relpath(os.path.abspath(source), base).replace(os.sep, "/")
 

@@ -9,7 +9,7 @@ would write the same way whichever emitter PyYAML uses (libyaml's or its pure-Py
   ``float``; mappings in block style, a sequence under a key not indented (``key:\\n- a``), empty
   ones in flow style (``{}``, ``[]``);
 * a string as the emitter chooses: plain when that reads back as the same string, single-quoted
-  when :data:`AMBIGUOUS` says so or plain is not allowed (an indicator, ``": "``, ``" #"``, a space
+  when :func:`ambiguous` says so or plain is not allowed (an indicator, ``": "``, ``" #"``, a space
   at either end), a literal block (``|``, ``|-``, ``|2-``) when it holds a line break.
 
 Everything else makes :func:`render` return ``None`` and the caller dumps that object with PyYAML:
@@ -32,18 +32,32 @@ from typing import Any
 
 from yaml.resolver import Resolver
 
-__all__ = ["AMBIGUOUS", "Writer", "render"]
+__all__ = ["AMBIGUOUS", "Writer", "ambiguous", "render"]
 
 # Strings any YAML reader (1.1 or 1.2, PyYAML or Go) could take for a number, boolean or null.
-# PyYAML quotes only what *it* would misread; kubectl's parser also reads 3e-4 as a float. The
-# compiler's dumper requests single quotes for these; the writer does the same.
+# PyYAML quotes only what *it* would misread; kubectl's parser also reads 3e-4 as a float, and
+# takes the base prefixes in either case (0X1F, 0B1, 0O7: Go's strconv). The compiler's dumper
+# requests single quotes for these; the writer does the same. See :func:`ambiguous` for ``_``.
 AMBIGUOUS = re.compile(
     r"^(?:[-+]?(?:\.[0-9]+|[0-9][0-9_]*(?:\.[0-9_]*)?)(?:[eE][-+]?[0-9]+)?"
-    r"|[-+]?0(?:b[01_]+|o?[0-7_]+|x[0-9a-fA-F_]+)|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+"
+    r"|[-+]?0(?:[bB][01_]+|[oO]?[0-7_]+|[xX][0-9a-fA-F_]+)|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+"
     r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
     r"|y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF"
     r"|~|null|Null|NULL|)$"
 )
+
+#: First characters after which Go's YAML reader (kubectl, Argo CD, Flux) drops every ``_``
+#: before it tries the text as a number: ``-_1``, ``1e_5`` and ``0_x1F`` are numbers to it.
+_GO_NUMBER_START = frozenset("+-0123456789")
+
+
+def ambiguous(value: str) -> bool:
+    """Whether some YAML reader would take the plain scalar ``value`` for something else than
+    this string: :data:`AMBIGUOUS`, with the ``_`` Go's reader deletes from a would-be number."""
+    if AMBIGUOUS.match(value):
+        return True
+    return "_" in value and value[:1] in _GO_NUMBER_START and AMBIGUOUS.match(value.replace("_", "")) is not None
+
 
 # Characters both emitters write as they are with allow_unicode: printable ASCII and the printable
 # BMP, less the BOM and what emit's ASCII re-dump guards against (bidi controls, line and paragraph
@@ -256,7 +270,7 @@ def _inline(value: str) -> str:
     """A single-line string as the dumper writes it: single-quoted when ambiguous, else plain if allowed."""
     if len(value) > _LONGEST:
         raise _Unsupported
-    if AMBIGUOUS.match(value):
+    if ambiguous(value):
         return f"'{value}'"  # digits, letters, dots, signs, colons, underscores, tildes: nothing to double
     shapes = _shapes(value)
     if shapes.plain.fullmatch(value) and _resolve(value) == _STR:

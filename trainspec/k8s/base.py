@@ -101,10 +101,13 @@ def model(cls: _C) -> _C:
     """Declares a model class: its annotated fields, keyword-only, frozen (see the module docstring)."""
     made: Any = dataclasses.dataclass(init=False, eq=False, repr=False, kw_only=True)(cls)
     declared = fields(made)
+    for f in declared:  # Model.__init__ stores what it is given: a default must be a class attribute
+        if f.default_factory is not dataclasses.MISSING:
+            raise TypeError(
+                f"{made.__name__}: field {f.name!r} has a default_factory; a model field defaults to a value"
+            )
     made.__model_fields__ = frozenset(f.name for f in declared)
-    made.__model_required__ = frozenset(
-        f.name for f in declared if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-    )
+    made.__model_required__ = frozenset(f.name for f in declared if f.default is dataclasses.MISSING)
     return made  # the class it was given, with its dataclass fields
 
 

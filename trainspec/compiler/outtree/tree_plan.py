@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from trainspec.compiler.outtree.claims import Claim, claims_in, header_sources
-from trainspec.compiler.outtree.marker import MARKER, Marker, entry_problem, ownership, sha256
+from trainspec.compiler.outtree.marker import LARGEST_FILE, MARKER, Marker, entry_problem, ownership, sha256
 from trainspec.dsl.errors import TrainspecError
-from trainspec.dsl.load.safe_read import read_file
+from trainspec.dsl.load.safe_read import FileTooLarge, read_file
 
 #: An output directory holds a few hundred files; far more means ``-o`` names something else.
 MAX_ENTRIES = 100_000
@@ -170,7 +170,11 @@ def plan_tree(
         if entry.kind != "file":
             plan.conflicts.append((rel, f"a {_KIND_NAMES[entry.kind]} is in the way"))
             continue
-        current = read_file(root / rel, follow_symlinks=False)
+        largest = max(LARGEST_FILE, len(data))
+        current = _read_owned(root / rel, entry, largest)
+        if current is None:
+            plan.conflicts.append((rel, f"a file larger than {largest} bytes is in the way (not one trainspec wrote)"))
+            continue
         if current == data:
             plan.unchanged.append(rel)
             if expected_mode is not None and entry.mode != expected_mode:
@@ -189,12 +193,12 @@ def plan_tree(
             continue  # produced, not a file, or below something of the user's
         if rel not in legacy and (entry_problem(rel) is not None or entry.size < len(_MIN_SEALED)):
             continue  # not a name trainspec writes: the user's
-        current = read_file(root / rel, follow_symlinks=False)
-        state = _state(rel, current, legacy)
-        if state is None:
+        owned = _read_owned(root / rel, entry, LARGEST_FILE)
+        state = _state(rel, owned, legacy) if owned is not None else None
+        if owned is None or state is None:
             continue  # the user's file at a name trainspec could write: kept
         plan.removed.append(rel)
-        previous[rel] = current
+        previous[rel] = owned
         if state == "edited":
             plan.hand_edited.append((rel, False))
     _find_lost_claims(plan, previous)
@@ -202,6 +206,17 @@ def plan_tree(
     # The old central marker goes with the first compile that finds it.
     plan.marker_current = MARKER not in old
     return plan
+
+
+def _read_owned(path: Path, entry: Entry, largest: int) -> bytes | None:
+    """The bytes of a file of the old tree, or None when it is larger than ``largest``: then it is
+    not a file trainspec wrote, and reading it whole could take the machine's memory."""
+    if entry.size > largest:
+        return None
+    try:
+        return read_file(path, largest, follow_symlinks=False)
+    except FileTooLarge:  # grown since the scan
+        return None
 
 
 # The shortest file trainspec writes: its header and its seal.

@@ -117,5 +117,5 @@ def _project_choice(options: Options) -> tuple[str | None, Project | None]:
     if choice is DISCOVER:
         from trainspec.dsl.spec.project import find_project_file
 
-        return find_project_file(options.cwd or os.getcwd()), None
+        return find_project_file(options.cwd or os.curdir), None
     return os.fspath(choice), None

@@ -181,6 +181,44 @@ def posix_path(text: str) -> str:
     return lead + "/".join(parts) if parts or lead else "."
 
 
+def climbs_after_a_name(text: str) -> bool:
+    """Whether a ``..`` part of ``text`` follows a name (``a/..``; not a leading ``../..``): where
+    such a path leads depends on whether the name is a link, so its text cannot be shortened."""
+    named = False
+    for part in text.split(os.sep):
+        if part == os.pardir:
+            if named:
+                return True
+        elif part and part != os.curdir:
+            named = True
+    return False
+
+
+def display_name(path: str | os.PathLike[str]) -> str:
+    """A stable display path: relative to the working directory when below it.
+
+    A path that climbs out of a directory it named (``link/../spec.yaml``) is shown as given:
+    the kernel resolves that ``..`` from where ``link`` really is, so shortening the text could
+    name another file.
+    """
+    text = os.fspath(path)
+    if ".." in text and climbs_after_a_name(text):
+        return posix_path(text)
+    if not os.path.isabs(text):
+        # Below the working directory unless it climbs out: no need to ask where that is.
+        normal = os.path.normpath(text)
+        if normal != os.curdir and normal != os.pardir and not normal.startswith(os.pardir + os.sep):
+            return normal if os.sep == "/" else posix_path(normal.replace(os.sep, "/"))
+    try:
+        cwd = os.getcwd()
+    except OSError:  # the working directory was removed
+        return posix_path(os.path.abspath(text) if os.path.isabs(text) else text)
+    absolute = os.path.abspath(text)  # no symlink resolution: a syscall-free string operation
+    if absolute == cwd or not absolute.startswith(cwd.rstrip(os.sep) + os.sep):
+        return posix_path(text)
+    return os.path.relpath(absolute, cwd)
+
+
 def _child(directory: str, name: str) -> str:
     """``directory / name`` as a path object would write it."""
     if directory == ".":
@@ -206,7 +244,8 @@ def _unique(found: list[str]) -> list[str]:
 
 
 def _diag(code: Code, file: str, message: str, hint: str, severity: Severity = Severity.ERROR) -> Diagnostic:
-    return Diagnostic(code=code, message=message, severity=severity, file=file, hint=hint)
+    # Named as every other diagnostic names its file: relative to the working directory when below it.
+    return Diagnostic(code=code, message=message, severity=severity, file=display_name(file), hint=hint)
 
 
 def _too_long(file: str) -> Diagnostic:

@@ -7,13 +7,12 @@ not trainspec's) and the checks one spec needs on its own. The loaders build the
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from trainspec.dsl import codes
 from trainspec.dsl.codes import Code
 from trainspec.dsl.diagnostics import Diagnostic, Related, Severity
-from trainspec.dsl.load.discovery import posix_path
+from trainspec.dsl.load.discovery import display_name as display_name  # where callers have found it
 from trainspec.dsl.load.strict_yaml import Mark, SourceDoc
 from trainspec.dsl.load.validation import locate
 from trainspec.dsl.record import Record, field
@@ -156,21 +155,3 @@ def _python_name(model: Any, wire: Any) -> str:
         if spec_field.alias == wire or name == wire:
             return name
     return str(wire)
-
-
-def display_name(path: str | os.PathLike[str]) -> str:
-    """A stable display path: relative to the working directory when below it."""
-    text = os.fspath(path)
-    if not os.path.isabs(text):
-        # Below the working directory unless it climbs out: no need to ask where that is.
-        normal = os.path.normpath(text)
-        if normal != os.curdir and normal != os.pardir and not normal.startswith(os.pardir + os.sep):
-            return normal if os.sep == "/" else posix_path(normal.replace(os.sep, "/"))
-    try:
-        cwd = os.getcwd()
-    except OSError:  # the working directory was removed
-        return posix_path(os.path.abspath(text) if os.path.isabs(text) else text)
-    absolute = os.path.abspath(text)  # no symlink resolution: a syscall-free string operation
-    if absolute == cwd or not absolute.startswith(cwd.rstrip(os.sep) + os.sep):
-        return posix_path(text)
-    return os.path.relpath(absolute, cwd)

@@ -98,6 +98,8 @@ def _render(state: _State, path: tuple, text: str) -> str:
             "fix the expression; it is evaluated with the values given with --values",
         )
     else:
+        if _reread(state, path, text, paths):
+            return text
         state.rendered += len(out)
         if state.rendered <= MAX_RENDERED_DOCUMENT:
             return out
@@ -148,6 +150,35 @@ def _unusable(state: _State, path: tuple, text: str, value: Any, paths: tuple[tu
     else:
         hint = f"use one entry of it ({name}.<key>), or join a list with {{{{ {name} | join(',') }}}}"
     state.report(path, codes.TEMPLATE_NOT_TEXT, message, hint, related)
+
+
+def _reread(state: _State, path: tuple, text: str, paths: tuple[tuple, ...]) -> bool:
+    """TS109 when the template reads a values entry YAML took for a bool or number written
+    otherwise (``1.10`` is 1.1, ``017`` is 15, ``on`` is True): the text would change unseen."""
+    plain = getattr(state.values, "plain", None)
+    if not plain:
+        return False
+    for p in paths:
+        written = plain.get(p)
+        value = _lookup(state.values, p)
+        if written is None or not isinstance(value, (bool, int, float)) or written == str(value):
+            continue
+        name = f"values.{_dotted(p)}"
+        kind = "boolean" if isinstance(value, bool) else "number"
+        origin = (getattr(state.values, "origins", {}) or {}).get(p)
+        related = (
+            () if origin is None else (Related(f"{name} is written here", origin[0], origin[1].line, origin[1].column),)
+        )
+        state.report(
+            path,
+            codes.YAML11_IMPLICIT,
+            f"template {shown(text)}: {name} is written {written} in the values file, which YAML reads as the "
+            f"{kind} {value!r}: the template would write {str(value)!r}",
+            f"quote it in the values file ({p[-1]}: '{written}') to keep the text as written",
+            related,
+        )
+        return True
+    return False
 
 
 _MISSING = object()

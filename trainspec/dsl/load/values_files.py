@@ -5,6 +5,9 @@ files and FIFOs are errors). Later files win key by key at the top level. The re
 where each value was written (:attr:`Values.origins`), so a template that uses a null or a
 mapping where text is needed (TS311) can point at the values file line as well.
 
+A value YAML reads as other text than written (``tag: 1.10`` is the number 1.1, ``on`` the
+boolean True) is an error where a template uses it (TS109), pointing at the values file entry.
+
 A null is not an error in the values file itself: environments often leave keys empty that
 only some specs use. It is an error where a template writes it into a spec.
 """
@@ -25,11 +28,18 @@ class Values(dict):
         super().__init__(*args, **kwargs)
         #: Top-level key -> {path: (file, mark)} of the file that set it.
         self._origins: dict[Any, dict[tuple, tuple[str, Mark]]] = {}
+        #: Top-level key -> {path: text} of its unquoted scalars YAML read as a bool, number or null.
+        self._plain: dict[Any, dict[tuple, str]] = {}
 
     @property
     def origins(self) -> dict[tuple, tuple[str, Mark]]:
         """Where each value (by path) was written; read on errors only, so built on demand."""
         return {path: origin for entries in self._origins.values() for path, origin in entries.items()}
+
+    @property
+    def plain(self) -> dict[tuple, str]:
+        """The text of each unquoted scalar YAML read as a bool, number or null (``1.10``, ``on``)."""
+        return {path: text for entries in self._plain.values() for path, text in entries.items()}
 
 
 def load_values(files: list[str] | tuple[str, ...]) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
@@ -72,5 +82,10 @@ def _merge(merged: Values, doc: SourceDoc, display: str) -> None:
     for path, mark in doc.values.items():
         if path and path[0] in entries:
             entries[path[0]][path] = (display, mark)
+    plain: dict[Any, dict[tuple, str]] = {key: {} for key in doc.data}
+    for path, text in doc.plain.items():
+        if path and path[0] in plain:
+            plain[path[0]][path] = text
     merged.update(doc.data)
     merged._origins.update(entries)  # a later file replaces the whole entry of a key
+    merged._plain.update(plain)

@@ -137,15 +137,29 @@ class Project(_Model):
 
 
 def find_project_file(start: str | os.PathLike[str]) -> str | None:
-    """``trainspec.yaml`` in ``start`` or the nearest parent, stopping at the repository root."""
-    directory = os.path.realpath(start)
+    """``trainspec.yaml`` in ``start`` or the nearest parent, stopping at the repository root.
+
+    The path returned leads from ``start`` (``start/../trainspec.yaml``): the kernel resolves
+    ``..`` from the real directory, as this search climbs, so it names the file found also from a
+    symlinked directory, and holds no directory name above ``start`` (nothing of the machine's
+    layout reaches a diagnostic). Any directory entry of that name is the project file: a
+    dangling link, a directory or a FIFO is then reported when it is read, never skipped for a
+    parent's file or none (the project file holds the gate's policy). None when ``start`` no
+    longer exists (a removed working directory).
+    """
+    try:
+        directory = os.path.realpath(start, strict=True)
+    except OSError:
+        return None
+    climbed: list[str] = []
     while True:
         path = os.path.join(directory, PROJECT_FILE)
-        if os.path.isfile(path):
-            return path
-        if os.path.exists(os.path.join(directory, ".git")):
+        if os.path.lexists(path):
+            return os.path.join(os.fspath(start), *climbed, PROJECT_FILE)
+        if os.path.lexists(os.path.join(directory, ".git")):
             return None
         parent = os.path.dirname(directory)
         if parent == directory:
             return None
         directory = parent
+        climbed.append(os.pardir)

@@ -71,8 +71,8 @@ class _Walk:
         tag, value = node.tag, node.value
         convert = CONVERT.get(tag)
         if convert is None:
-            if tag == TIMESTAMP or (tag in (MERGE, VALUE) and not self.tagged(node)):
-                return value  # implicit timestamp, or a bare `<<`/`=` value: kept as text
+            if tag in (TIMESTAMP, MERGE, VALUE) and not self.tagged(node):
+                return value  # an implicit timestamp, or a bare `<<`/`=` value: kept as text
             self.report(
                 codes.DISALLOWED_TAG_OR_KEY,
                 node,
