@@ -27,7 +27,7 @@ from trainspec.compiler.pipeline import compile_paths
 from trainspec.compiler.yaml_writer import render
 
 
-class _PythonDumper(yaml.SafeDumper):
+class _PythonDumper(emit._PythonSafeDumper):
     """The compiler's dumper on PyYAML's pure-Python emitter (what an install without libyaml uses)."""
 
 
@@ -367,3 +367,26 @@ def test_no_string_is_written_plain_that_gos_reader_takes_for_something_else() -
         assert render({"v": text}) == f"v: '{text}'\n"
         assert dump_objects([{"v": text}]).endswith(f"v: '{text}'\n")  # the dumper's choice is the writer's
     assert render({"v": "0x1G"}) == "v: 0x1G\n" and render({"v": "_1"}) == "v: _1\n"  # text to every reader
+
+
+_HOSTILE = st.sampled_from(
+    ["\U0001f389", "\U0010fffd", "\x85", "\r", "\u2028", "\ufeff", "\x1b", "'", '"', ":", "#", " "]
+)
+_LINE = st.text(st.one_of(st.characters(exclude_categories=["Cs"], exclude_characters="\n"), _HOSTILE), max_size=12)
+
+
+@_SETTINGS
+@given(_documents(_LINE, _LINE))
+def test_an_install_without_libyaml_writes_the_same_bytes(obj: dict[Any, Any]) -> None:
+    """What the writer leaves to the dumper comes out of PyYAML's pure-Python emitter as libyaml
+    writes it (an emoji was written raw and plain there, escaped and double-quoted by libyaml).
+    Strings without a line feed: a keep-chomped block (``|+``) before more keys still ends the
+    document with ``...`` under libyaml only."""
+    assert emit._Dumper.__mro__[1] is yaml.CSafeDumper  # the reference below is libyaml's
+    assert reference(obj, _PythonDumper) == reference(obj)
+
+
+def test_an_emoji_is_written_as_libyaml_writes_it_by_either_dumper() -> None:
+    obj = {"env": [{"name": "MSG", "value": "done \U0001f389"}]}
+    expected = 'env:\n- name: MSG\n  value: "done \\U0001F389"\n'
+    assert reference(obj, _PythonDumper) == reference(obj) == dump_objects([obj]) == expected

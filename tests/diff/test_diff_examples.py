@@ -132,3 +132,15 @@ def test_the_docs_show_the_real_output(run_cli) -> None:
     quoted = "".join(f"> {line}\n" if line else ">\n" for line in markdown.splitlines())
     assert quoted in docs
     assert f"```\n{expected_text()}```" in docs
+
+
+def test_two_trees_of_manifests_are_no_spec_not_no_changes(run_cli, tmp_path: Path) -> None:
+    """Two compiled ``deploy/`` trees hold no spec: "no changes" (exit 0) said nothing of them."""
+    for side, nodes in (("old", "2"), ("new", "3")):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "job.yaml").write_text(
+            "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: a, namespace: n}\n"
+            f"spec: {{runtimeRef: {{name: r}}, trainer: {{numNodes: {nodes}}}}}\n"
+        )
+    code, out, err = run_cli("diff", str(tmp_path / "old"), str(tmp_path / "new"), "--no-project")
+    assert code == 2 and out == "" and "TS418" in err and "no spec on either side" in err, err

@@ -67,7 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from trainspec.cli import report
     from trainspec.cli.common import compile_streamed, report_foreign
-    from trainspec.compiler.output_sinks import SpilledStream, TreeTexts
+    from trainspec.compiler.output_sinks import SpilledStream, SpillFailed, TreeTexts
     from trainspec.compiler.pipeline import Stop
     from trainspec.dsl.diagnostics import escape_text
     from trainspec.progress import Progress, pass_reporter
@@ -75,21 +75,26 @@ def run(args: argparse.Namespace) -> int:
     to_dir = args.output != "-"
     # Each output is rendered as its batch of specs is lowered (flat memory at any repository size):
     # a tree's files kept as text for the tree writer, a stream spilled to a temporary file.
-    sink = TreeTexts(args.output) if to_dir else SpilledStream()
-    # On a terminal, thousands of specs show which pass the compile is in; piped output stays clean.
-    with Progress("compiling") as progress:
-        result = compile_streamed(
-            args,
-            Stop.LOWER,
-            sink,
-            gitops=args.gitops,
-            output=args.output if to_dir else None,
-            progress=pass_reporter(progress, PASS_LABELS),
-            ladder=args.ladder,
-        )
+    try:
+        sink = TreeTexts(args.output) if to_dir else SpilledStream()
+        # On a terminal, thousands of specs show which pass the compile is in; piped output stays clean.
+        with Progress("compiling") as progress:
+            result = compile_streamed(
+                args,
+                Stop.LOWER,
+                sink,
+                gitops=args.gitops,
+                output=args.output if to_dir else None,
+                progress=pass_reporter(progress, PASS_LABELS),
+                ladder=args.ladder,
+            )
+    except SpillFailed as exc:  # nothing was written: the output directory is as it was
+        report.write([_spill_problem(exc)], sys.stderr, args.format)
+        return 1
     report_foreign(result, args, sys.stderr)
-    if not result.ok:
-        report.write(result.diagnostics, sys.stderr, args.format)
+    collisions = [_collision(*found) for found in getattr(sink, "collisions", ())]
+    if not result.ok or collisions:
+        report.write([*result.diagnostics, *collisions], sys.stderr, args.format)
         return 1
     # No spec at all is an error (TS418) for an output directory, whose files it would all prune; an
     # empty stream is what validate says of the same inputs (nothing), and kubectl refuses to apply it.
@@ -104,10 +109,42 @@ def run(args: argparse.Namespace) -> int:
             print(f"trainspec compile: {escape_text(args.output)} was left as it was", file=sys.stderr)
         return 1
     with sink:
-        if isinstance(sink, SpilledStream):
-            sink.write_to(sys.stdout)
-            return 0
-        return _write_tree(args, result, sink)
+        try:
+            if isinstance(sink, SpilledStream):
+                sink.write_to(sys.stdout)
+                return 0
+            return _write_tree(args, result, sink)
+        except SpillFailed as exc:  # read back: a tree is swapped in whole or not at all
+            report.write([_spill_problem(exc)], sys.stderr, args.format)
+            return 1
+
+
+def _spill_problem(exc: Any) -> Any:
+    from trainspec.dsl import codes
+    from trainspec.dsl.diagnostics import Diagnostic, Severity
+
+    return Diagnostic(
+        code=codes.OUTPUT_UNWRITABLE,
+        message=f"{exc}: the compiled files are kept there until they are written out",
+        severity=Severity.ERROR,
+        file=exc.directory,
+        hint="free space there, or point TMPDIR at a directory with room",
+    )
+
+
+def _collision(path: str, kept: tuple[str, ...], lost: tuple[str, ...]) -> Any:
+    """TS407 for two outputs of one path: the tree holds one file there, so one would be lost."""
+    from trainspec.dsl import codes
+    from trainspec.dsl.diagnostics import Diagnostic, Severity
+
+    others = ", ".join(kept) or "another output"
+    return Diagnostic(
+        code=codes.OUTPUT_UNWRITABLE,
+        message=f"its output file {path} is also the file of {others}: the tree would lose one of them",
+        severity=Severity.ERROR,
+        file=next((source for source in lost if not source.startswith("<")), None),
+        hint="rename the job, or move it to another namespace (runtimes/ holds the runtimes' files)",
+    )
 
 
 def _write_tree(args: argparse.Namespace, result: Any, sink: Any) -> int:

@@ -82,6 +82,25 @@ def _streamed(*sides: Any) -> bool:
     return any(side.streamed_files for side in sides) and not any(d.is_error for s in sides for d in s.diagnostics)
 
 
+def _no_spec(args: argparse.Namespace, old: Any, new: Any) -> Any:
+    """TS418: neither side holds a spec; "no changes" would say nothing of what was given."""
+    from trainspec.dsl import codes
+    from trainspec.dsl.diagnostics import Diagnostic, Severity
+
+    foreign = len(old.foreign) + len(new.foreign)
+    what = f"{old.files + new.files} files read"
+    if foreign:
+        what += f"; {foreign} documents not trainspec's (compiled manifests?): --verbose lists them"
+    return Diagnostic(
+        code=codes.NO_SPECS,
+        message=f"no spec on either side ({what}): diff compares specs",
+        severity=Severity.ERROR,
+        file="<command line>",
+        path="PATH",
+        hint="give the spec directories (trainspec diff OLD-SPECS NEW-SPECS), or --git REF with the specs' path",
+    )
+
+
 def _nearest_project(path: str) -> str | None:
     from trainspec.dsl.spec.project import find_project_file
 
@@ -152,6 +171,9 @@ def run(args: argparse.Namespace) -> int:
     if failed:
         report.write(failed, sys.stderr)
         print("trainspec diff: the specs do not compile; fix the errors above to compare them", file=sys.stderr)
+        return EXIT_FAILED
+    if not any(side.specs or side.streamed for side in (old, new)):
+        report.write([_no_spec(args, old, new)], sys.stderr)
         return EXIT_FAILED
     diff = diff_results(old, new)
     sys.stdout.write(render(diff, args.format))

@@ -42,7 +42,45 @@ WAVES = {"ClusterTrainingRuntime": "-1", "TrainingRuntime": "-1"}
 # than it is). An object holding one is dumped again in ASCII, where each is a \uXXXX escape.
 _RAW_IN_VALUES = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
-_BaseDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+class _PythonSafeDumper(yaml.SafeDumper):
+    """PyYAML's pure-Python dumper (an install without libyaml), writing what libyaml writes.
+
+    The two differ on what they count as printable: libyaml does not count characters beyond the
+    BMP nor NEL (U+0085), so a string holding one is double-quoted with each escaped (``"done
+    \\U0001F389"``), where PyYAML's emitter writes them raw. The output must not depend on which
+    is installed.
+    """
+
+    def analyze_scalar(self, scalar: str) -> Any:
+        analysis = super().analyze_scalar(scalar)
+        if scalar and (max(scalar) > "\uffff" or "\x85" in scalar):  # libyaml: double quotes, escaped
+            analysis.allow_flow_plain = analysis.allow_block_plain = False
+            analysis.allow_single_quoted = analysis.allow_block = False
+        if "\r" in scalar:  # a line break to libyaml: a key holding one is not a simple key
+            analysis.multiline = True
+        return analysis
+
+    def check_simple_key(self) -> bool:
+        # libyaml writes a scalar key as ``key:`` unless it spans lines or its anchor, written tag
+        # and text pass 128 characters; PyYAML's emitter also refuses the empty key and counts an
+        # implicit tag (``'': x`` against ``? ''``).
+        event = self.event
+        if not isinstance(event, yaml.ScalarEvent):
+            return bool(super().check_simple_key())
+        if self.analysis is None:
+            self.analysis = self.analyze_scalar(event.value)
+        if self.analysis.multiline:
+            return False
+        length = len(self.analysis.scalar) + (len(event.anchor) if event.anchor else 0)
+        if event.tag is not None and not any(event.implicit):
+            if self.prepared_tag is None:
+                self.prepared_tag = self.prepare_tag(event.tag)
+            length += len(self.prepared_tag)
+        return length <= 128
+
+
+_BaseDumper: Any = getattr(yaml, "CSafeDumper", _PythonSafeDumper)
 
 
 class _Dumper(_BaseDumper):  # type: ignore[misc]  # the base is libyaml's dumper when built, else PyYAML's: Any

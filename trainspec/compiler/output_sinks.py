@@ -10,7 +10,8 @@ Each output is rendered to text as its batch is lowered, so no object outlives i
   seals and writes the tree as a whole).
 
 A runtime used by the jobs of several batches is lowered by each of them (the same text): the
-first is kept.
+first is kept. Two different texts for one path (a job named like a runtime in the namespace
+``runtimes``) are a collision the tree cannot hold: :attr:`TreeTexts.collisions` lists them.
 """
 
 from __future__ import annotations
@@ -22,11 +23,20 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from trainspec.compiler.emit import KUSTOMIZATION, dump_objects, kustomization, manifest_dicts, render_output
 from trainspec.compiler.yaml_writer import Writer
+from trainspec.dsl.errors import TrainspecError
 
 if TYPE_CHECKING:
     from trainspec.compiler.passes.products import Output
 
-__all__ = ["SpilledStream", "TreeTexts"]
+__all__ = ["SpillFailed", "SpilledStream", "TreeTexts"]
+
+
+class SpillFailed(TrainspecError):
+    """The temporary file the outputs are spilled to cannot be written (its file system is full)."""
+
+    def __init__(self, exc: OSError) -> None:
+        self.directory = tempfile.gettempdir()
+        super().__init__(f"cannot write a temporary file in {self.directory}: {exc.strerror or exc}")
 
 
 class _SpillFile:
@@ -36,18 +46,28 @@ class _SpillFile:
     """
 
     def __init__(self) -> None:
-        self._file = tempfile.TemporaryFile()  # noqa: SIM115  # closed by close()
+        try:
+            self._file = tempfile.TemporaryFile()  # noqa: SIM115  # closed by close()
+        except OSError as exc:
+            raise SpillFailed(exc) from exc
 
     def append(self, text: str) -> tuple[int, int]:
         """Spill ``text``; its (offset, length) in bytes."""
         data = text.encode("utf-8")
-        offset = self._file.seek(0, os.SEEK_END)
-        self._file.write(data)
+        try:
+            offset = self._file.seek(0, os.SEEK_END)
+            self._file.write(data)
+        except OSError as exc:  # a full file system says so here, or at the read that flushes
+            raise SpillFailed(exc) from exc
         return offset, len(data)
 
     def read(self, offset: int, length: int) -> str:
-        self._file.seek(offset)
-        return self._file.read(length).decode("utf-8")
+        try:
+            self._file.seek(offset)
+            data = self._file.read(length)
+        except OSError as exc:
+            raise SpillFailed(exc) from exc
+        return data.decode("utf-8")
 
     def clear(self) -> None:
         self._file.seek(0)
@@ -122,12 +142,18 @@ class TreeTexts:
         # path -> (wave, offset, length, the spec files it was compiled from)
         self._places: dict[str, tuple[int, int, int, tuple[str, ...]]] = {}
         self._writer = Writer()
+        #: (path, the spec files of the file kept, those of the other) for each path two different
+        #: outputs claimed: the tree would lose one of them, so the compile refuses it.
+        self.collisions: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = []
 
     def add(self, output: Output, gitops: str | None) -> None:
         """Render ``output`` as its file and spill it."""
-        if output.path in self._places:
-            return
         text = render_output(output, gitops=gitops, root=self._root, writer=self._writer)
+        place = self._places.get(output.path)
+        if place is not None:
+            if self._file.read(place[1], place[2]) != text:
+                self.collisions.append((output.path, place[3], output.sources))
+            return
         offset, length = self._file.append(text)
         self._places[output.path] = (output.wave, offset, length, output.sources)
 
@@ -139,6 +165,7 @@ class TreeTexts:
         """Forget every file."""
         self._file.clear()
         self._places.clear()
+        self.collisions.clear()
 
     def sources(self, paths: list[str] | None = None) -> list[str]:
         """The spec files the files at ``paths`` (None: all) were compiled from (built-in runtimes have none)."""
