@@ -606,3 +606,22 @@ def test_a_full_temporary_directory_is_a_located_error_not_an_internal_one(
     err = capsys.readouterr().err
     assert "TS407" in err and "No space left on device" in err and tempfile.gettempdir() in err, err
     assert "internal error" not in err and not (tmp_path / "deploy").exists()
+
+
+def test_a_hand_edit_of_a_field_the_cluster_keeps_is_ts411_and_force_discards_it(tmp_path: Path) -> None:
+    """A hand edit is not what trainspec last wrote: it says TS411 (the edit, in that file), not
+    TS440 against an unchanged spec, and --force puts trainspec's file back as documented."""
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    shutil.copy(EXAMPLES / "ddp-cpu.yaml", specs / "ddp-cpu.yaml")
+    out = tmp_path / "deploy"
+    ok(compile_(specs, out))
+    target = out / "ml-dev" / "ddp-cpu.yaml"
+    written = target.read_text()
+    assert "numNodes: 2\n" in written
+    target.write_text(written.replace("numNodes: 2\n", "numNodes: 5\n"))
+    for extra in ((), ("--check",)):
+        proc = compile_(specs, out, *extra)
+        assert proc.returncode == 1 and "TS411" in proc.stderr and "TS440" not in proc.stderr, proc.stderr
+    ok(compile_(specs, out, "--force"))
+    assert target.read_text() == written

@@ -405,6 +405,21 @@ def test_timestamps_stay_strings() -> None:
     assert doc.plain == {}
 
 
+@pytest.mark.parametrize("odd", ["\u2028", "\u2029", "\x85"])
+def test_lines_are_counted_as_editors_count_them(odd: str) -> None:
+    """YAML (libyaml) ends a line at NEL, LS and PS too; editors, grep and CI annotations do not:
+    each one in a file moved every later diagnostic a line down."""
+    text = f'a: "x{odd}y"\nb: 1\nc: 2\nb: 3\n'
+    docs, diags = load(text)
+    assert where(diags) == [("TS105", 4, 1)]
+    assert docs[0].values[("c",)] == Mark(3, 4) and docs[0].keys[("c",)] == Mark(3, 1)
+    assert docs[0].values[("a",)] == Mark(1, 4)
+    docs, _ = load(f"a: [1, 2]\nb: x{odd}  y\nc: 2\n")  # a plain scalar over a YAML line break
+    assert docs[0].values[("c",)] == Mark(3, 4) and docs[0].data["b"] in (f"x{odd}y", "x y")
+    _, diags = load(f"a: [1, 2]\nb: x{odd}y\nc: 2\n")  # "y" is a key without ":", found at "c"
+    assert where(diags) == [("TS103", 3, 1)]
+
+
 def test_an_explicit_timestamp_tag_is_refused_like_any_other_tag() -> None:
     """Only a timestamp YAML finds by itself stays text; ``!!timestamp`` written out is a tag specs
     do not allow (TS113), as ``!!binary`` is."""

@@ -27,6 +27,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from trainspec.dsl.spec.models import RunPolicy
+from trainspec.dsl.spec.semantics import RUN_ID_PLACEHOLDER
 from trainspec.k8s.wellknown import (
     FLUX_FORCE_ANNOTATION,
     JOB_LABEL,
@@ -48,7 +49,7 @@ RUN_SUFFIX_LENGTH = 1 + RUN_ID_LENGTH
 #: Lowering writes this where the run id goes (pod labels, ``TRAINSPEC_RUN_ID``); :func:`finish`
 #: computes the id with it in place (the id cannot be part of what it digests) and then puts the
 #: id there. A valid label value, so every rule that looks at a lowered object accepts it.
-PLACEHOLDER = "trainspec-run-id-0"
+PLACEHOLDER = RUN_ID_PLACEHOLDER  # a spec value equal to it is TS316
 #: The job object's labels that Kueue's webhook refuses to change on a running job: part of a run.
 RUN_DEFINING_LABELS = (QUEUE_NAME_LABEL, MAX_EXEC_TIME_LABEL)
 #: Kueue lets a running job move to another priority class, but not gain or lose one: whether the

@@ -124,6 +124,7 @@ PIPELINE_REFERENCE: Final = Code(
 )
 PIPELINE_CYCLE: Final = Code("TS314", "pipeline steps depend on each other in a cycle")
 PIPELINE_PARAMETER: Final = Code("TS315", "a pipeline parameter has no default, or a default not of its type")
+RUN_ID_PLACEHOLDER: Final = Code("TS316", "a value is the text trainspec writes where a job's run id goes")
 
 # -- compiling -------------------------------------------------------------------------------------
 RUNTIME_LIMIT: Final = Code("TS400", "resolved value conflicts with the runtime's limits")

@@ -254,6 +254,17 @@ def _other_values(job: TrainingJob) -> Iterator[Finding]:
 
 def _shaped(spec: Model, skip: tuple[tuple[str, ...], ...]) -> Iterator[Finding]:
     for path, value in _strings(spec):
+        if value == RUN_ID_PLACEHOLDER:
+            yield (
+                codes.RUN_ID_PLACEHOLDER,
+                path,
+                (
+                    f"{value!r} is the text trainspec writes where the job's run id goes, then replaces with "
+                    "the id: this value would be replaced too"
+                ),
+                "use another value",
+            )
+            continue
         if path[:2] in skip:
             continue
         env_name = str(path[-1]) if path[-2:-1] == ("env",) else ""
@@ -270,6 +281,13 @@ def _shaped(spec: Model, skip: tuple[tuple[str, ...], ...]) -> Iterator[Finding]
                 "command or args need it"
             ),
         )
+
+
+#: What lowering writes where a job's run id goes (pod labels, ``TRAINSPEC_RUN_ID``): the id is a
+#: digest of the objects with this text in place, then put there (trainspec.compiler.runs). A
+#: valid label value, so every rule that looks at a lowered object accepts it; and so a value a
+#: spec could hold as well, which would be replaced with it (TS316).
+RUN_ID_PLACEHOLDER = "trainspec-run-id-0"  # longer than _SHORTEST: _strings looks at it
 
 
 def _strings(spec: Model) -> list[tuple[tuple[Any, ...], str]]:

@@ -12,6 +12,7 @@ from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.dsl.load.safe_read import FileTooLarge, NotRegularFile, read_file
 from trainspec.dsl.load.strict_yaml.documents import SourceDoc
 from trainspec.dsl.load.strict_yaml.limits import DEFAULT_LIMITS, LoadLimits, too_big
+from trainspec.dsl.load.strict_yaml.lines import as_editors_count
 from trainspec.dsl.load.strict_yaml.scalars import NULL, TYPE_NAMES, loader_class, pyyaml
 from trainspec.dsl.load.strict_yaml.syntax import (
     decode,
@@ -128,7 +129,7 @@ def _load(text: str, file: str, limits: LoadLimits) -> tuple[list[SourceDoc], li
                 seen.add(key)
                 unique.append(d)
         diags = unique
-    return docs, diags
+    return docs, as_editors_count(text, docs, diags)
 
 
 def load_text(
