@@ -7,6 +7,7 @@ import functools
 import gc
 import math
 import os
+import re
 import sys
 import tracemalloc
 from collections.abc import Iterator
@@ -576,7 +577,7 @@ def test_property_every_path_has_a_mark_at_its_text(data: dict[str, Any], option
     docs, diags = load_text(text, "p.yaml")
     assert diags == []
     doc = docs[0]
-    lines = text.splitlines()
+    lines = re.split("\r\n|[\r\n]", text)  # as editors count lines (str.splitlines also breaks at NEL, LS, PS)
     for path, value in walk(doc.data):
         mark = doc.values[path]
         assert 1 <= mark.line <= len(lines)

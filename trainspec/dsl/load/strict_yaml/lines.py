@@ -25,7 +25,7 @@ _LINE_BREAK = re.compile("\r\n|[\r\n]")
 
 def as_editors_count(text: str, docs: list[SourceDoc], diags: list[Diagnostic]) -> list[Diagnostic]:
     """``docs``' marks (changed in place) and ``diags`` (returned) counted by editors' lines."""
-    if _ODD.search(text) is None:
+    if _ODD.search(text) is None:  # the caller looks first: this module is not imported for most files
         return diags
     move = _mover(text)
     for doc in docs:

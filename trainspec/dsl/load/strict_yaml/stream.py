@@ -12,7 +12,6 @@ from trainspec.dsl.diagnostics import Diagnostic, Severity
 from trainspec.dsl.load.safe_read import FileTooLarge, NotRegularFile, read_file
 from trainspec.dsl.load.strict_yaml.documents import SourceDoc
 from trainspec.dsl.load.strict_yaml.limits import DEFAULT_LIMITS, LoadLimits, too_big
-from trainspec.dsl.load.strict_yaml.lines import as_editors_count
 from trainspec.dsl.load.strict_yaml.scalars import NULL, TYPE_NAMES, loader_class, pyyaml
 from trainspec.dsl.load.strict_yaml.syntax import (
     decode,
@@ -129,7 +128,11 @@ def _load(text: str, file: str, limits: LoadLimits) -> tuple[list[SourceDoc], li
                 seen.add(key)
                 unique.append(d)
         diags = unique
-    return docs, as_editors_count(text, docs, diags)
+    if "\u2028" in text or "\x85" in text or "\u2029" in text:  # rare: YAML's lines are not an editor's
+        from trainspec.dsl.load.strict_yaml.lines import as_editors_count
+
+        diags = as_editors_count(text, docs, diags)
+    return docs, diags
 
 
 def load_text(
