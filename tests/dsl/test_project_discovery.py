@@ -67,6 +67,8 @@ def test_the_project_file_is_named_from_the_working_directory(tmp_path: Path) ->
     assert proc.returncode == 1 and [code for code, _ in findings(proc)] == ["TS200"], proc.stdout
     assert findings(proc)[0][1] == "../trainspec.yaml"
     assert find_project_file(sub) == os.path.join(sub, os.pardir, "trainspec.yaml")
+    found = find_project_file(sub / "job.yaml")  # a file: from its directory (diff --git passes one)
+    assert found == os.path.join(sub, os.pardir, "trainspec.yaml") and os.path.isfile(found)
 
 
 def test_a_project_file_reached_through_a_symlinked_directory_is_the_physical_parents(tmp_path: Path) -> None:

@@ -144,13 +144,15 @@ def find_project_file(start: str | os.PathLike[str]) -> str | None:
     symlinked directory, and holds no directory name above ``start`` (nothing of the machine's
     layout reaches a diagnostic). Any directory entry of that name is the project file: a
     dangling link, a directory or a FIFO is then reported when it is read, never skipped for a
-    parent's file or none (the project file holds the gate's policy). None when ``start`` no
-    longer exists (a removed working directory).
+    parent's file or none (the project file holds the gate's policy). A file as ``start``: its
+    directory. None when ``start`` no longer exists (a removed working directory).
     """
     try:
         directory = os.path.realpath(start, strict=True)
     except OSError:
         return None
+    if not os.path.isdir(directory):  # a file: the search starts where it is
+        directory, start = os.path.dirname(directory), os.path.dirname(os.fspath(start)) or os.curdir
     climbed: list[str] = []
     while True:
         path = os.path.join(directory, PROJECT_FILE)
