@@ -230,6 +230,9 @@ def test_a_day2_sequence_syncs_every_edit(tmp_path: Path, engine: str) -> None:
             line = f"ml-dev/{changed}: new run {new_runs[changed]} replaces {old_runs[changed]}"
             assert line in out, (what, out)
             assert f"resumes from claim {changed}-checkpoints" in out, (what, out)
+            said = next(text for text in out.splitlines() if line in text)
+            cause = {"queue": "queue ", "priority": "priority added", "rerun": "spec.rerun was raised"}.get(what)
+            assert cause is None or cause in said, (what, said)  # the cause named, not "a trainspec version"
             assert f"new run {new_runs[changed]} replaces {old_runs[changed]}" in diff, (what, diff)
         else:
             assert new_runs[changed] == old_runs[changed], what  # updated in place

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from trainspec.compiler.outtree.marker import LARGEST_FILE
-from trainspec.compiler.runs import RUN_KINDS
+from trainspec.compiler.runs import RUN_DEFINING_LABELS, RUN_KINDS
 from trainspec.dsl import codes
 from trainspec.dsl.record import replace
 from trainspec.dsl.spec.models import RunPolicy
-from trainspec.k8s.wellknown import JOB_LABEL, RUN_LABEL
+from trainspec.k8s.wellknown import JOB_LABEL, PRIORITY_CLASS_LABEL, RUN_LABEL
 
 if TYPE_CHECKING:
     from trainspec.check.manifests import Manifest
@@ -283,8 +283,9 @@ def changed_fields(manifest: Manifest, old: Mapping[str, Any]) -> str:
     """What differs between a new run object and the old one, named by spec field where known."""
     from trainspec.dsl.diagnostics import format_path
 
-    new_leaves = _leaves({"spec": manifest.data.get("spec")})
-    old_leaves = _leaves({"spec": old.get("spec")})
+    # The spec, and the labels Kueue keeps on a running job (queue, maximum run time): a run's parts.
+    new_leaves = _leaves({"spec": manifest.data.get("spec"), "metadata": {"labels": _defining(manifest.data)}})
+    old_leaves = _leaves({"spec": old.get("spec"), "metadata": {"labels": _defining(old)}})
     # The run id itself (TRAINSPEC_RUN_ID, the pods' run label) differs by definition: not a change.
     old_id = ((old.get("metadata") or {}).get("labels") or {}).get(RUN_LABEL)
     new_id = ((manifest.data.get("metadata") or {}).get("labels") or {}).get(RUN_LABEL)
@@ -303,10 +304,19 @@ def changed_fields(manifest: Manifest, old: Mapping[str, Any]) -> str:
             continue
         seen.add(label)
         parts.append(f"{label} {_show(before)} -> {_show(after)}")
-    if not parts:
-        return "what trainspec emits for it changed (a runtime or trainspec version)"
+    new_labels = (manifest.data.get("metadata") or {}).get("labels") or {}
+    old_labels = (old.get("metadata") or {}).get("labels") or {}
+    if (PRIORITY_CLASS_LABEL in new_labels) != (PRIORITY_CLASS_LABEL in old_labels):
+        parts.append("priority " + ("added" if PRIORITY_CLASS_LABEL in new_labels else "removed"))
+    if not parts:  # the object is the same but for its name: what was digested besides it changed
+        return "spec.rerun was raised, or what trainspec emits for it changed (a runtime or trainspec version)"
     more = f"; and {len(parts) - _SHOWN} more" if len(parts) > _SHOWN else ""
     return "; ".join(parts[:_SHOWN]) + more
+
+
+def _defining(obj: Mapping[str, Any]) -> dict[str, Any]:
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return {key: labels[key] for key in RUN_DEFINING_LABELS if key in labels}
 
 
 def _leaves(data: Any, prefix: tuple[str | int, ...] = ()) -> dict[tuple[str | int, ...], Any]:
