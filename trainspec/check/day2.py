@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from trainspec.compiler.outtree.marker import LARGEST_FILE
+from trainspec.compiler.outtree.marker import LARGEST_FILE, MARKER, ownership
 from trainspec.compiler.runs import RUN_DEFINING_LABELS, RUN_KINDS
 from trainspec.dsl import codes
 from trainspec.dsl.record import replace
@@ -122,20 +122,26 @@ def previous_tree(output: str, files: Mapping[str, str]) -> list[dict[str, Any]]
 
 
 def changed_files(output: str, files: Mapping[str, str]) -> dict[str, bytes]:
-    """Relative path -> current bytes of the output directory's files that ``files`` writes differently."""
+    """Relative path -> current bytes of the output directory's files that ``files`` writes differently.
+
+    A file edited by hand since trainspec sealed it is left out: it is not what trainspec last
+    wrote (the tree plan says TS411 of it, and --force discards the edit). An older trainspec's
+    tree has no seals: its central marker says what it wrote, and every file counts.
+    """
     import os
     from pathlib import Path
 
     from trainspec.dsl.load.safe_read import read_file
 
     root = Path(os.path.realpath(output))
+    sealed = not os.path.lexists(root / MARKER)
     changed: dict[str, bytes] = {}
     for rel, text in files.items():
         try:
             current = read_file(root / rel, max(MAX_PREVIOUS_FILE, len(text)), follow_symlinks=False)
         except OSError:  # FileTooLarge among them: not a file trainspec wrote (the tree plan says so)
             continue  # absent (a new file), a symlink, or unreadable: the tree's own checks say so
-        if current != text.encode("utf-8"):
+        if current != text.encode("utf-8") and not (sealed and ownership(current) == "edited"):
             changed[rel] = current
     return changed
 

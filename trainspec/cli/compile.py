@@ -149,13 +149,10 @@ def _collision(path: str, kept: tuple[str, ...], lost: tuple[str, ...]) -> Any:
 
 def _write_tree(args: argparse.Namespace, result: Any, sink: Any) -> int:
     """Day 2's checks over the directory's current files, then the tree written as a whole."""
-    import os
-
     from trainspec.check.day2 import changed_files, parse_objects, run_notes, update_diagnostics
     from trainspec.check.manifests import compiled_manifests
     from trainspec.cli import report
     from trainspec.compiler.outtree import emit_directory
-    from trainspec.compiler.outtree.marker import MARKER, ownership
     from trainspec.dsl.diagnostics import escape_text
 
     files_text = sink.files(result.gitops)
@@ -169,15 +166,7 @@ def _write_tree(args: argparse.Namespace, result: Any, sink: Any) -> int:
     ]
     # Day 2: the objects the tree holds now are what the cluster has; an update it would refuse
     # stops the compile before anything is written (and fails --check).
-    # A file edited by hand since trainspec sealed it is not what trainspec last wrote: the tree
-    # plan says TS411 of it (--force discards the edit), and its objects are no previous state.
-    # (An older trainspec's tree has no seals: its central marker says what it wrote.)
-    sealed = not os.path.lexists(os.path.join(args.output, MARKER))
-    changed = {
-        rel: data
-        for rel, data in changed_files(args.output, files_text).items()
-        if not (sealed and ownership(data) == "edited")
-    }
+    changed = changed_files(args.output, files_text)
     previous = parse_objects(list(changed.values()))
     if previous and result.streamed:
         # A streamed run kept no objects: compile again only what the changed files come from.

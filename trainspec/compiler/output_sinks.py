@@ -10,8 +10,9 @@ Each output is rendered to text as its batch is lowered, so no object outlives i
   seals and writes the tree as a whole).
 
 A runtime used by the jobs of several batches is lowered by each of them (the same text): the
-first is kept. Two different texts for one path (a job named like a runtime in the namespace
-``runtimes``) are a collision the tree cannot hold: :attr:`TreeTexts.collisions` lists them.
+first is kept. Two outputs of one path from different specs or waves (a job named like a runtime
+in the namespace ``runtimes``) are a collision the tree cannot hold: :attr:`TreeTexts.collisions`
+lists them.
 """
 
 from __future__ import annotations
@@ -148,12 +149,12 @@ class TreeTexts:
 
     def add(self, output: Output, gitops: str | None) -> None:
         """Render ``output`` as its file and spill it."""
-        text = render_output(output, gitops=gitops, root=self._root, writer=self._writer)
         place = self._places.get(output.path)
-        if place is not None:
-            if self._file.read(place[1], place[2]) != text:
+        if place is not None:  # a runtime lowered again by a later batch: the same file, kept once
+            if (place[0], place[3]) != (output.wave, output.sources):  # anything else: another file
                 self.collisions.append((output.path, place[3], output.sources))
             return
+        text = render_output(output, gitops=gitops, root=self._root, writer=self._writer)
         offset, length = self._file.append(text)
         self._places[output.path] = (output.wave, offset, length, output.sources)
 

@@ -28,18 +28,13 @@ class Values(dict):
         super().__init__(*args, **kwargs)
         #: Top-level key -> {path: (file, mark)} of the file that set it.
         self._origins: dict[Any, dict[tuple, tuple[str, Mark]]] = {}
-        #: Top-level key -> {path: text} of its unquoted scalars YAML read as a bool, number or null.
-        self._plain: dict[Any, dict[tuple, str]] = {}
+        #: Path -> text of the unquoted scalars YAML read as a bool, number or null (``1.10``, ``on``).
+        self.plain: dict[tuple, str] = {}
 
     @property
     def origins(self) -> dict[tuple, tuple[str, Mark]]:
         """Where each value (by path) was written; read on errors only, so built on demand."""
         return {path: origin for entries in self._origins.values() for path, origin in entries.items()}
-
-    @property
-    def plain(self) -> dict[tuple, str]:
-        """The text of each unquoted scalar YAML read as a bool, number or null (``1.10``, ``on``)."""
-        return {path: text for entries in self._plain.values() for path, text in entries.items()}
 
 
 def load_values(files: list[str] | tuple[str, ...]) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
@@ -82,10 +77,7 @@ def _merge(merged: Values, doc: SourceDoc, display: str) -> None:
     for path, mark in doc.values.items():
         if path and path[0] in entries:
             entries[path[0]][path] = (display, mark)
-    plain: dict[Any, dict[tuple, str]] = {key: {} for key in doc.data}
-    for path, text in doc.plain.items():
-        if path and path[0] in plain:
-            plain[path[0]][path] = text
     merged.update(doc.data)
     merged._origins.update(entries)  # a later file replaces the whole entry of a key
-    merged._plain.update(plain)
+    merged.plain = {path: text for path, text in merged.plain.items() if path[0] not in doc.data}
+    merged.plain.update((path, text) for path, text in doc.plain.items() if path)
